@@ -1,0 +1,131 @@
+// Package tool is sinew's tool model, JSON-compatible with Julep's (reference/julep-tools.md §1),
+// its validation rules (DESIGN §3.1), and the call envelope and results (DESIGN §3.2).
+package tool
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type is a tool's type: which executor runs it.
+type Type string
+
+const (
+	TypeFunction    Type = "function"
+	TypeIntegration Type = "integration"
+	TypeSystem      Type = "system"
+	TypeAPICall     Type = "api_call"
+)
+
+// Types lists the four types sinew runs, in Julep's priority order.
+var Types = []Type{TypeFunction, TypeIntegration, TypeSystem, TypeAPICall}
+
+// Tool is a tool definition: exactly one spec field is set and it agrees with Type.
+type Tool struct {
+	ID          string          `json:"id,omitempty"`
+	Name        string          `json:"name"`
+	Type        Type            `json:"type"`
+	Description string          `json:"description,omitempty"`
+	Function    *FunctionDef    `json:"function,omitempty"`
+	Integration *IntegrationDef `json:"integration,omitempty"`
+	System      *SystemDef      `json:"system,omitempty"`
+	APICall     *APICallDef     `json:"api_call,omitempty"`
+	CreatedAt   time.Time       `json:"created_at,omitzero"`
+	UpdatedAt   time.Time       `json:"updated_at,omitzero"`
+}
+
+// FunctionDef describes a tool the client runs itself. Name and Description are Julep's "DO NOT USE"
+// fields, accepted for compatibility and ignored: the model sees the tool's own name and description.
+type FunctionDef struct {
+	Name        *string        `json:"name,omitempty"`
+	Description *string        `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	// sinew's additions: how long the execution waits for the client (default 31 days, at most one
+	// year) and, when set, how often the client must heartbeat.
+	TimeoutSeconds   *int64 `json:"timeout_seconds,omitempty"`
+	HeartbeatSeconds *int64 `json:"heartbeat_seconds,omitempty"`
+}
+
+// Default and largest wait of a function tool (DESIGN §3.1).
+const (
+	DefaultFunctionTimeoutSeconds int64 = 31 * 24 * 3600
+	MaxFunctionTimeoutSeconds     int64 = 365 * 24 * 3600
+)
+
+// IntegrationDef names a provider, and optionally its method, setup (secrets, kept apart from the
+// tool when stored) and pre-applied arguments.
+type IntegrationDef struct {
+	Provider  string         `json:"provider"`
+	Method    string         `json:"method,omitempty"`
+	Setup     map[string]any `json:"setup,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// Providers is Julep's provider enum.
+var Providers = []string{
+	"dummy", "weather", "wikipedia", "spider", "brave", "browserbase", "email", "mailgun",
+	"remote_browser", "llama_parse", "ffmpeg", "cloudinary", "arxiv", "unstructured", "algolia",
+	"mcp", "google_sheets",
+}
+
+// SystemDef names one of sinew's own resource operations; Arguments are defaults the call overrides.
+type SystemDef struct {
+	Resource    string         `json:"resource"`
+	Operation   string         `json:"operation"`
+	ResourceID  string         `json:"resource_id,omitempty"`
+	Subresource string         `json:"subresource,omitempty"`
+	Arguments   map[string]any `json:"arguments,omitempty"`
+}
+
+// Julep's SystemDef enums.
+var (
+	SystemResources    = []string{"agent", "user", "task", "execution", "doc", "session", "job"}
+	SystemOperations   = []string{"create", "update", "patch", "create_or_update", "embed", "change_status", "search", "chat", "history", "delete", "get", "list"}
+	SystemSubresources = []string{"tool", "doc", "execution", "transition"}
+)
+
+// APICallDef is an HTTP request template. Every field is honoured (Julep ignores most of them).
+type APICallDef struct {
+	Method                 string               `json:"method"`
+	URL                    string               `json:"url"`
+	Schema                 map[string]any       `json:"schema,omitempty"`
+	Headers                map[string]string    `json:"headers,omitempty"`
+	Secrets                map[string]SecretRef `json:"secrets,omitempty"`
+	Content                *string              `json:"content,omitempty"`
+	Data                   map[string]any       `json:"data,omitempty"`
+	Files                  map[string]any       `json:"files,omitempty"`
+	JSON                   map[string]any       `json:"json,omitempty"`
+	Cookies                map[string]string    `json:"cookies,omitempty"`
+	Params                 json.RawMessage      `json:"params,omitempty"` // a string or an object
+	ParamsSchema           *ParameterSchema     `json:"params_schema,omitempty"`
+	FollowRedirects        *bool                `json:"follow_redirects,omitempty"`
+	Timeout                *int                 `json:"timeout,omitempty"` // seconds, at most 600
+	IncludeResponseContent *bool                `json:"include_response_content,omitempty"`
+}
+
+// HTTPMethods is the ApiCallDef method enum.
+var HTTPMethods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE"}
+
+// MaxAPICallTimeoutSeconds bounds api_call.timeout (DESIGN §5).
+const MaxAPICallTimeoutSeconds = 600
+
+// SecretRef names a developer secret.
+type SecretRef struct {
+	Name string `json:"name"`
+}
+
+// ParameterSchema is the JSON Schema subset Julep's params_schema allows.
+type ParameterSchema struct {
+	Type                 string                        `json:"type"`
+	Properties           map[string]PropertyDefinition `json:"properties"`
+	Required             []string                      `json:"required,omitempty"`
+	AdditionalProperties *bool                         `json:"additionalProperties,omitempty"`
+}
+
+// PropertyDefinition is one property of a ParameterSchema.
+type PropertyDefinition struct {
+	Type        string              `json:"type,omitempty"`
+	Description string              `json:"description,omitempty"`
+	Enum        []string            `json:"enum,omitempty"`
+	Items       *PropertyDefinition `json:"items,omitempty"`
+}
