@@ -1,0 +1,292 @@
+// Package apicall is the api_call executor (DESIGN §5): it builds an HTTP request from a tool's
+// APICallDef and the call's merged request parts, sends it through the network guard, and turns the
+// answer into the result {status_code, headers, json, content} or a typed error.
+//
+// Where Julep differs (reference/julep-tools.md §5), sinew does what a user expects: a call cannot
+// change the method, scheme, host or port; every APICallDef field is honoured (the definition's
+// params, json, data, content, files, cookies and timeout are the bottom layer of the merge;
+// include_response_content is honoured on every path; schema, "the schema of the response", is
+// checked against the response's JSON; params_schema is checked against the call's arguments);
+// redirects, time and response size are bounded; a 3xx that is not followed is a result.
+package apicall
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/netguard"
+	"sinew/internal/tool"
+)
+
+// Result is an api_call's output. Content is the body in standard base64, left out when
+// include_response_content is false; JSON is the body parsed, or null when it is not JSON.
+type Result struct {
+	StatusCode int               `json:"status_code"`
+	Headers    map[string]string `json:"headers"`
+	JSON       any               `json:"json"`
+	Content    *string           `json:"content,omitempty"`
+}
+
+// Input is what the executor receives besides the definition: the call's arguments and the
+// metadata entries for the tool (x-api_call-args, x-api_call-setup; nil when there are none).
+type Input struct {
+	Call      map[string]any
+	MetaArgs  map[string]any
+	MetaSetup map[string]any
+}
+
+// StatusError is the cause of an error for a status that is not a result: the status and the first
+// 500 characters of the body.
+type StatusError struct {
+	StatusCode int
+	Body       string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d", e.StatusCode) }
+
+// Executor runs api_calls. It is safe for concurrent use and keeps one connection pool.
+type Executor struct {
+	transport http.RoundTripper
+	log       *slog.Logger
+	maxBytes  int64
+}
+
+// Option configures an Executor.
+type Option func(*Executor)
+
+// WithMaxResponseBytes lowers the response size cap (it cannot be raised past MaxResponseBytes).
+func WithMaxResponseBytes(n int64) Option {
+	return func(e *Executor) {
+		if n > 0 && n < MaxResponseBytes {
+			e.maxBytes = n
+		}
+	}
+}
+
+// WithLogger sets the logger (default slog.Default()). Lines carry the method, host, status, size
+// and duration; never header values, the query or bodies, which may hold secrets.
+func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.log = l } }
+
+// New makes an Executor whose every connection goes through guard.
+func New(guard *netguard.Policy, opts ...Option) *Executor {
+	e := &Executor{transport: guard.NewTransport(), log: slog.Default(), maxBytes: MaxResponseBytes}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Execute makes the call: it merges the parts (MergeParts), checks them against params_schema,
+// builds the request, and sends it within the call's timeout (default 30 s, at most 600 s; a deadline
+// on ctx, such as the chat path's time budget, bounds it too). Errors are typed as DESIGN §3.3 says:
+// InvalidInput for bad arguments, Forbidden for guard refusals, Transient for failures worth a retry
+// (connection refused or reset, DNS, 408, 429, 500, 502, 503, 504, 524), Timeout when the call's own
+// time ran out, TooLarge for a response over the cap, Provider for other statuses.
+func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) (*Result, error) {
+	parts, err := MergeParts(def, in.Call, in.MetaArgs, in.MetaSetup)
+	if err != nil {
+		return nil, err
+	}
+	if def != nil {
+		if err := checkParamsSchema(def.ParamsSchema, in.Call, parts); err != nil {
+			return nil, err
+		}
+	}
+	p, err := prepare(def, parts)
+	if err != nil {
+		return nil, err
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	redirects := 0
+	if p.followRedirects {
+		redirects = MaxRedirects
+	}
+	client := netguard.NewClient(e.transport, redirects)
+	req, err := p.newRequest(callCtx)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		err = e.sendError(ctx, callCtx, p, err)
+		e.log.Info("api_call failed", "method", p.method, "host", p.url.Host, "kind", fault.KindOf(err), "ms", time.Since(start).Milliseconds())
+		return nil, err
+	}
+	defer resp.Body.Close()
+
+	res, n, err := e.readResponse(ctx, callCtx, p, resp, def)
+	e.log.Info("api_call", "method", p.method, "host", p.url.Host, "status", resp.StatusCode, "bytes", n, "kind", fault.KindOf(err), "ms", time.Since(start).Milliseconds())
+	return res, err
+}
+
+// sendError types an error from sending the request or following its redirects.
+func (e *Executor) sendError(ctx, callCtx context.Context, p *prepared, err error) error {
+	// Drop *url.Error's text: it repeats the URL, whose query may hold a key.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if te := timeoutError(ctx, callCtx, p); te != nil {
+		return te
+	}
+	var tm *netguard.TooManyRedirectsError
+	if errors.As(err, &tm) {
+		return fault.Wrap(fault.Provider, err, "the API at %s redirected more than %d times", p.url.Host, tm.Max)
+	}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	var cve *tls.CertificateVerificationError
+	if errors.As(err, &cve) {
+		return fault.Wrap(fault.Provider, err, "the TLS certificate of %s could not be verified", p.url.Host)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("api_call to %s: %w", p.url.Host, err)
+	}
+	return fault.Wrap(fault.Transient, err, "the request to %s failed", p.url.Host)
+}
+
+// timeoutError says whose time ran out, if any: the call's own timeout, or the caller's deadline.
+func timeoutError(ctx, callCtx context.Context, p *prepared) error {
+	if !errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fault.Wrap(fault.Timeout, ctx.Err(), "the api_call to %s ran out of the caller's time budget", p.url.Host)
+	}
+	return fault.Wrap(fault.Timeout, callCtx.Err(), "the api_call to %s did not finish within its timeout of %s", p.url.Host, p.timeout)
+}
+
+func (e *Executor) readResponse(ctx, callCtx context.Context, p *prepared, resp *http.Response, def *tool.APICallDef) (*Result, int, error) {
+	code := resp.StatusCode
+	if code < 200 || code >= 400 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4*errorBodyChars))
+		return nil, len(body), statusError(code, p.url.Host, body)
+	}
+	if resp.ContentLength > e.maxBytes {
+		return nil, 0, tooLarge(p, e.maxBytes, fmt.Sprintf(" (Content-Length %d)", resp.ContentLength))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, e.maxBytes+1))
+	if err != nil {
+		if te := timeoutError(ctx, callCtx, p); te != nil {
+			return nil, len(body), te
+		}
+		return nil, len(body), fault.Wrap(fault.Transient, err, "reading the response from %s failed", p.url.Host)
+	}
+	if int64(len(body)) > e.maxBytes {
+		return nil, len(body), tooLarge(p, e.maxBytes, "")
+	}
+
+	res := &Result{StatusCode: code, Headers: make(map[string]string, len(resp.Header))}
+	for _, k := range sortedHeaderKeys(resp.Header) {
+		lk := strings.ToLower(k)
+		if prev, ok := res.Headers[lk]; ok {
+			res.Headers[lk] = prev + ", " + strings.Join(resp.Header[k], ", ")
+			continue
+		}
+		res.Headers[lk] = strings.Join(resp.Header[k], ", ")
+	}
+	if len(body) > 0 {
+		if v, err := jsonv.Decode(body); err == nil {
+			res.JSON = v
+		}
+	}
+	if p.includeContent {
+		s := base64.StdEncoding.EncodeToString(body)
+		res.Content = &s
+	}
+	if def != nil && def.Schema != nil && code < 300 {
+		if res.JSON == nil && len(body) > 0 {
+			return nil, len(body), fault.New(fault.Provider, "the response from %s is not JSON, but the tool's api_call.schema describes a JSON response", p.url.Host)
+		}
+		if msg := validate(jsonv.Normalize(jsonv.Clone(map[string]any(def.Schema))).(map[string]any), res.JSON, "response"); msg != "" {
+			return nil, len(body), fault.New(fault.Provider, "the response from %s does not match the tool's api_call.schema: %s", p.url.Host, msg)
+		}
+	}
+	return res, len(body), nil
+}
+
+// sortedHeaderKeys is sorted so that two spellings of one name join in a stable order.
+func sortedHeaderKeys(h http.Header) []string { return slices.Sorted(maps.Keys(h)) }
+
+func tooLarge(p *prepared, limit int64, detail string) error {
+	return fault.New(fault.TooLarge, "the response from %s is larger than the %d-byte limit%s; ask the API for less (a page, a filter)", p.url.Host, limit, detail)
+}
+
+// statusError types a status that is not a result.
+func statusError(code int, host string, body []byte) error {
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	if utf8.RuneCountInString(text) > errorBodyChars {
+		text = string([]rune(text)[:errorBodyChars])
+	}
+	kind := fault.Provider
+	switch code {
+	case 408, 429, 500, 502, 503, 504, 524:
+		kind = fault.Transient
+	}
+	status := fmt.Sprintf("%d", code)
+	if st := http.StatusText(code); st != "" {
+		status += " " + st
+	}
+	msg := fmt.Sprintf("the API at %s answered %s", host, status)
+	if kind == fault.Provider && code >= 400 && code < 500 {
+		msg += " (the request was refused; check the tool's definition and arguments)"
+	}
+	if text != "" {
+		msg += ": " + text
+	}
+	return &fault.Error{Kind: kind, Msg: msg, Err: &StatusError{StatusCode: code, Body: text}}
+}
+
+// checkParamsSchema checks the call's own arguments against params_schema, which describes them to
+// the model: the types and enums of the parts the call gives, no other parts when additionalProperties
+// is false, and every required part present once the layers are merged (a part from the definition
+// or the metadata counts).
+func checkParamsSchema(ps *tool.ParameterSchema, call, merged map[string]any) error {
+	schema, err := paramsSchemaMap(ps)
+	if err != nil || schema == nil {
+		return err
+	}
+	required, _ := schema["required"].([]any)
+	delete(schema, "required")
+	if msg := validate(schema, jsonv.Normalize(jsonv.Clone(orEmpty(call))), ""); msg != "" {
+		field, _, _ := strings.Cut(msg, " ")
+		return fault.Invalid(field, "the arguments do not match the tool's params_schema: %s", msg)
+	}
+	for _, r := range required {
+		name, _ := r.(string)
+		key := name
+		if key == PartJSONAlias {
+			key = PartJSON
+		}
+		if _, ok := merged[key]; !ok {
+			return fault.Invalid(name, "the arguments do not match the tool's params_schema: %s is required", name)
+		}
+	}
+	return nil
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
