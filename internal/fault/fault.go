@@ -26,6 +26,7 @@ const (
 	TooLarge      Kind = "Sinew.TooLarge"      // a body or value over its limit
 	Unprocessable Kind = "Sinew.Unprocessable" // a valid request the current state refuses
 	Internal      Kind = "Sinew.Internal"      // a fault of sinew's own
+	Unauthorized  Kind = "Sinew.Unauthorized"  // no credentials, or a bad or expired token (HTTP 401)
 )
 
 // Error is a typed failure. Msg is safe to show to the caller: it never carries a secret.

@@ -1,0 +1,323 @@
+// Package config is sinew's configuration (API.md "Configuration"): every environment variable with
+// its default, parsed and validated once at start, so a bad setting stops a function at its first
+// cold start with a message naming the variable instead of failing a call later.
+package config
+
+import (
+	"errors"
+	"math"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sinew/internal/fault"
+	"sinew/internal/netguard"
+	"sinew/internal/tool"
+)
+
+// The variables' names. Code that sets them (infra/cdk, infra/local, internal/deploy) uses these
+// constants so a rename cannot leave one side behind.
+const (
+	EnvTable         = "SINEW_TABLE"
+	EnvToolCallARN   = "SINEW_TOOL_CALL_ARN"
+	EnvAgentLoopARN  = "SINEW_AGENT_LOOP_ARN"
+	EnvModel         = "SINEW_MODEL"
+	EnvOpenAIBaseURL = "SINEW_OPENAI_BASE_URL"
+	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
+	EnvAPICallAllow  = "SINEW_APICALL_ALLOW"
+	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
+	EnvJWTClaim      = "SINEW_JWT_CLAIM"
+	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
+	EnvSecretsKey    = "SINEW_SECRETS_KEY"
+	EnvEventBus      = "SINEW_EVENT_BUS"
+)
+
+// Functions are the folders under functions/, one per Lambda (DESIGN §2). Each has a
+// SINEW_FUNCTION_<NAME> variable holding its deployed name; internal/deploy describes each of them.
+var Functions = []string{"api", "chat", "prepare", "function", "integration", "apicall", "system", "model", "settle"}
+
+// FunctionEnv is the variable holding the deployed name of the function in folder name.
+func FunctionEnv(name string) string { return "SINEW_FUNCTION_" + strings.ToUpper(name) }
+
+// ProviderEnv is the variable that overrides the base URL of an integration provider.
+func ProviderEnv(provider string) string {
+	return "SINEW_" + strings.ToUpper(provider) + "_BASE_URL"
+}
+
+// Flags known to sinew (DESIGN §7, Julep's names), and their deploy-time default when
+// SINEW_FLAG_DEFAULTS does not set them.
+const (
+	FlagAutoRunToolsChat        = "auto_run_tools_chat"
+	FlagAutoToolCallsPromptStep = "auto_tool_calls_prompt_step"
+)
+
+// Flags lists the known flags.
+var Flags = []string{FlagAutoRunToolsChat, FlagAutoToolCallsPromptStep}
+
+// MaxChatBudget is API Gateway HTTP API's integration timeout: a chat answered later is lost.
+const MaxChatBudget = 30 * time.Second
+
+// Config is the parsed configuration.
+type Config struct {
+	Table        string
+	ToolCallARN  string
+	AgentLoopARN string
+	// FunctionNames maps a function's folder (config.Functions) to its deployed name.
+	FunctionNames map[string]string
+	Model         Model
+	OpenAIBaseURL string
+	OpenAIKey     string             // the Secrets Manager secret holding the OpenAI-compatible endpoint's key
+	APICallAllow  netguard.Allowlist // parsed by the guard's own parser, so both read it alike
+	FlagDefaults  map[string]bool    // every known flag, with its default
+	JWTClaim      string
+	ChatBudget    time.Duration
+	SecretsKey    string // the KMS key of setup secrets
+	EventBus      string
+	// ProviderBaseURLs maps a provider (tool.Providers) to its base URL override; absent means the
+	// provider's public endpoint.
+	ProviderBaseURLs map[string]string
+}
+
+// Model is SINEW_MODEL parsed: Provider is bedrock, openai or scripted; Name the model id, the
+// model name or the script file.
+type Model struct {
+	Provider string
+	Name     string
+}
+
+func (m Model) String() string { return m.Provider + ":" + m.Name }
+
+// Model providers accepted in SINEW_MODEL.
+var modelProviders = []string{"bedrock", "openai", "scripted"}
+
+// Var documents one variable.
+type Var struct {
+	Name    string
+	Default string
+	Doc     string
+}
+
+// Variables lists every variable sinew reads, with its default and a one-line doc, in a stable
+// order (the README prints it).
+func Variables() []Var {
+	vs := []Var{
+		{EnvTable, "sinew", "the DynamoDB table holding every record"},
+		{EnvToolCallARN, "", "the ARN of the tool_call state machine (needed by the routes that start it)"},
+		{EnvAgentLoopARN, "", "the ARN of the agent_loop state machine (needed by chat and task executions)"},
+	}
+	for _, f := range Functions {
+		vs = append(vs, Var{FunctionEnv(f), f, "the deployed name of the " + f + " function"})
+	}
+	vs = append(vs,
+		Var{EnvModel, defaultModel, "the default model: bedrock:<model id>, openai:<model> or scripted:<file>"},
+		Var{EnvOpenAIBaseURL, "", "the base URL of an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LiteLLM)"},
+		Var{EnvOpenAIKey, "", "the Secrets Manager secret holding that endpoint's API key"},
+		Var{EnvAPICallAllow, "", "comma-separated CIDRs and host:port targets the guarded dialer allows although their address is refused"},
+		Var{EnvFlagDefaults, "auto_run_tools_chat=false,auto_tool_calls_prompt_step=false", "the developers' flag defaults, name=true|false, comma-separated"},
+		Var{EnvJWTClaim, "sub", "the JWT claim that holds the developer id"},
+		Var{EnvChatBudget, "25", "seconds a synchronous chat may run before it answers 202 and goes on as agent_loop (under 30)"},
+		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
+		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
+	)
+	for _, p := range urlProviders() {
+		vs = append(vs, Var{ProviderEnv(p), "", "the base URL of the " + p + " provider, instead of its public endpoint"})
+	}
+	return vs
+}
+
+// urlProviders are the providers that call a service, so have a base URL to override; dummy echoes
+// its arguments and calls nothing.
+func urlProviders() []string {
+	var out []string
+	for _, p := range tool.Providers {
+		if p != "dummy" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ProviderEnvs lists the SINEW_<PROVIDER>_BASE_URL variables.
+func ProviderEnvs() []string {
+	var out []string
+	for _, p := range urlProviders() {
+		out = append(out, ProviderEnv(p))
+	}
+	return out
+}
+
+const defaultModel = "bedrock:anthropic.claude-3-haiku-20240307-v1:0"
+
+// LookupFunc reads one variable; os.LookupEnv is one.
+type LookupFunc func(name string) (string, bool)
+
+// FromEnv parses the process environment.
+func FromEnv() (*Config, error) { return Load(os.LookupEnv) }
+
+// Load parses the configuration through lookup. It reports every invalid variable at once, each as a
+// fault.InvalidInput naming the variable.
+func Load(lookup LookupFunc) (*Config, error) {
+	defaults := map[string]string{}
+	for _, v := range Variables() {
+		defaults[v.Name] = v.Default
+	}
+	get := func(name string) string {
+		if s, ok := lookup(name); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+		return defaults[name]
+	}
+
+	var errs []error
+	c := &Config{
+		Table:            get(EnvTable),
+		ToolCallARN:      get(EnvToolCallARN),
+		AgentLoopARN:     get(EnvAgentLoopARN),
+		OpenAIKey:        get(EnvOpenAIKey),
+		SecretsKey:       get(EnvSecretsKey),
+		EventBus:         get(EnvEventBus),
+		FunctionNames:    map[string]string{},
+		ProviderBaseURLs: map[string]string{},
+	}
+	c.JWTClaim = get(EnvJWTClaim)
+	for _, f := range Functions {
+		c.FunctionNames[f] = get(FunctionEnv(f))
+	}
+
+	var err error
+	if c.Model, err = ParseModel(get(EnvModel)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.OpenAIBaseURL, err = parseBaseURL(EnvOpenAIBaseURL, get(EnvOpenAIBaseURL)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.APICallAllow, err = netguard.ParseAllowlist(get(EnvAPICallAllow)); err != nil {
+		errs = append(errs, fault.Invalid(EnvAPICallAllow, "%s: %v", EnvAPICallAllow, err))
+	}
+	if c.FlagDefaults, err = ParseFlagDefaults(get(EnvFlagDefaults)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ChatBudget, err = parseChatBudget(get(EnvChatBudget)); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range urlProviders() {
+		name := ProviderEnv(p)
+		u, err := parseBaseURL(name, get(name))
+		if err != nil {
+			errs = append(errs, err)
+		} else if u != "" {
+			c.ProviderBaseURLs[p] = u
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Need reports, as one InvalidInput error, which of the named variables are unset in c: a function
+// calls it at start for the variables without a usable default that it cannot run without.
+func (c *Config) Need(names ...string) error {
+	var missing []string
+	for _, n := range names {
+		var v string
+		switch n {
+		case EnvToolCallARN:
+			v = c.ToolCallARN
+		case EnvAgentLoopARN:
+			v = c.AgentLoopARN
+		case EnvOpenAIBaseURL:
+			v = c.OpenAIBaseURL
+		case EnvOpenAIKey:
+			v = c.OpenAIKey
+		case EnvSecretsKey:
+			v = c.SecretsKey
+		case EnvTable:
+			v = c.Table
+		case EnvEventBus:
+			v = c.EventBus
+		default:
+			return fault.New(fault.Internal, "config.Need: %s is not a variable that can be missing", n)
+		}
+		if v == "" {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fault.Invalid(missing[0], "required configuration is not set: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// ParseModel parses SINEW_MODEL: provider:name with a known provider and a non-empty name.
+func ParseModel(s string) (Model, error) {
+	p, name, ok := strings.Cut(s, ":")
+	if !ok || !slices.Contains(modelProviders, p) || strings.TrimSpace(name) == "" {
+		return Model{}, fault.Invalid(EnvModel, "%s=%q: want bedrock:<model id>, openai:<model> or scripted:<file>", EnvModel, s)
+	}
+	return Model{Provider: p, Name: name}, nil
+}
+
+// ParseFlagDefaults parses SINEW_FLAG_DEFAULTS (name=true,name=false) over the built-in defaults
+// (every flag false, as Julep's): each name must be a known flag, set at most once, to true or false.
+func ParseFlagDefaults(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range Flags {
+		out[f] = false
+	}
+	seen := map[string]bool{}
+	for _, raw := range strings.Split(s, ",") {
+		e := strings.TrimSpace(raw)
+		if e == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(e, "=")
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if !ok || name == "" {
+			return nil, fault.Invalid(EnvFlagDefaults, "%s: %q is not name=true or name=false", EnvFlagDefaults, e)
+		}
+		if !slices.Contains(Flags, name) {
+			return nil, fault.Invalid(EnvFlagDefaults, "%s: unknown flag %q (known: %s)", EnvFlagDefaults, name, strings.Join(Flags, ", "))
+		}
+		if seen[name] {
+			return nil, fault.Invalid(EnvFlagDefaults, "%s: flag %q is set more than once", EnvFlagDefaults, name)
+		}
+		seen[name] = true
+		switch val {
+		case "true":
+			out[name] = true
+		case "false":
+			out[name] = false
+		default:
+			return nil, fault.Invalid(EnvFlagDefaults, "%s: flag %q must be true or false, not %q", EnvFlagDefaults, name, val)
+		}
+	}
+	return out, nil
+}
+
+func parseChatBudget(s string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fault.Invalid(EnvChatBudget, "%s=%q: want a number of seconds, like 25", EnvChatBudget, s)
+	}
+	d := time.Duration(f * float64(time.Second))
+	if d <= 0 || d >= MaxChatBudget {
+		return 0, fault.Invalid(EnvChatBudget, "%s=%q: want more than 0 and less than %d seconds (API Gateway's limit)", EnvChatBudget, s, int(MaxChatBudget/time.Second))
+	}
+	return d, nil
+}
+
+// parseBaseURL checks an optional base URL: absolute http or https with a host, no query.
+func parseBaseURL(name, s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fault.Invalid(name, "%s=%q: want an absolute http or https URL without query, like https://api.example.com/v1", name, s)
+	}
+	return strings.TrimSuffix(s, "/"), nil
+}
