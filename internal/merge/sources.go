@@ -1,0 +1,44 @@
+// Package merge computes what a tool call finally runs with, from the call, the tool's definition
+// and the metadata of the agent and of the task or session (DESIGN §3.4, §5). The functions here
+// are pure; store.MergeSources reads their inputs in one BatchGetItem.
+package merge
+
+// The metadata keys of DESIGN §3.4 (Julep's intended, singular names). Each maps a tool name to an
+// object.
+const (
+	KeyIntegrationArgs  = "x-integration-args"
+	KeyIntegrationSetup = "x-integration-setup"
+	KeyAPICallArgs      = "x-api_call-args"
+	KeyAPICallSetup     = "x-api_call-setup"
+)
+
+// SetupKeys are the metadata keys whose values are secrets.
+var SetupKeys = []string{KeyIntegrationSetup, KeyAPICallSetup}
+
+// ArgsKeys are the metadata keys whose values are plain arguments.
+var ArgsKeys = []string{KeyIntegrationArgs, KeyAPICallArgs}
+
+// Entries are one level's metadata entries for one tool, by key (KeyIntegrationArgs ...); a key is
+// absent when the level has no entry for the tool under it. An empty object is an entry.
+type Entries map[string]map[string]any
+
+// Sources is everything the merge needs from storage for one call.
+type Sources struct {
+	Agent Entries // the agent's entries for the tool
+	Scope Entries // the task's or the session's (nil when the call names neither)
+	// ToolSetup is the stored tool's own integration.setup, opened; nil for an inline tool or one
+	// without setup.
+	ToolSetup map[string]any
+}
+
+// Metadata gives the entry under key for the tool: the scope's entry replaces the agent's whole
+// (shallow, at tool-name level); nil when neither has one.
+func (s Sources) Metadata(key string) map[string]any {
+	if e, ok := s.Scope[key]; ok {
+		return e
+	}
+	if e, ok := s.Agent[key]; ok {
+		return e
+	}
+	return nil
+}

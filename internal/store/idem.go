@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+)
+
+// IdemRecord is an idempotency record (DESIGN §3.9): what a key's first use produced, kept until
+// ExpiresAt (TTL).
+type IdemRecord struct {
+	Key       string    `json:"key"`
+	Value     any       `json:"value"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func idemKey(dev, key string) itemKey { return itemKey{devPK(dev) + "#IDEM#" + esc(key), "IDEM"} }
+
+func decodeIdem(it map[string]types.AttributeValue) (*IdemRecord, error) {
+	var r IdemRecord
+	if err := decodeDoc(it, &r); err != nil {
+		return nil, err
+	}
+	r.Value = normAny(r.Value)
+	return &r, nil
+}
+
+// PutIdempotency records value under key for ttl if the key has no live record, and answers the
+// record that holds: the new one (true), or the one already there (false). A record whose TTL has
+// passed but that DynamoDB has not removed yet counts as absent.
+func (s *Store) PutIdempotency(ctx context.Context, dev, key string, value any, ttl time.Duration) (*IdemRecord, bool, error) {
+	if err := checkDev(dev); err != nil {
+		return nil, false, err
+	}
+	if err := checkOpaque("key", key, 512); err != nil {
+		return nil, false, err
+	}
+	if ttl <= 0 {
+		return nil, false, fault.Invalid("ttl", "an idempotency record needs a positive time to live")
+	}
+	now := s.clock()
+	r := IdemRecord{Key: key, Value: value, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	item, err := idemItem(dev, &r)
+	if err != nil {
+		return nil, false, err
+	}
+	in := putInput(s, item, "attribute_not_exists(#pk) OR #ttl <= :now",
+		map[string]string{"#pk": AttrPK, "#ttl": AttrTTL}, map[string]types.AttributeValue{":now": num(now.Unix())})
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	_, err = s.db.PutItem(ctx, in)
+	if ccf, ok := isCondFailed(err); ok {
+		old, err := decodeIdem(ccf.Item)
+		return old, false, err
+	}
+	if err != nil {
+		return nil, false, dbErr(err, "record idempotency key")
+	}
+	r.Value = jsonv.Normalize(r.Value)
+	return &r, true, nil
+}
+
+func idemItem(dev string, r *IdemRecord) (map[string]types.AttributeValue, error) {
+	doc, err := encodeDoc(r)
+	if err != nil {
+		return nil, err
+	}
+	item := idemKey(dev, r.Key).av()
+	item[attrDoc], item[attrKind], item[AttrTTL] = doc, str("idem"), ttlOf(r.ExpiresAt)
+	return item, nil
+}
+
+// UpdateIdempotency replaces the value of a live record (e.g. "running" by the result), keeping
+// its expiry; NotFound when there is none.
+func (s *Store) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*IdemRecord, error) {
+	r, err := s.GetIdempotency(ctx, dev, key)
+	if err != nil {
+		return nil, err
+	}
+	r.Value = value
+	item, err := idemItem(dev, r)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.db.PutItem(ctx, putInput(s, item, "attribute_exists(#pk) AND #ttl > :now",
+		map[string]string{"#pk": AttrPK, "#ttl": AttrTTL}, map[string]types.AttributeValue{":now": num(s.clock().Unix())}))
+	if _, ok := isCondFailed(err); ok {
+		return nil, notFound("idempotency key", key)
+	}
+	if err != nil {
+		return nil, dbErr(err, "update idempotency record")
+	}
+	r.Value = jsonv.Normalize(r.Value)
+	return r, nil
+}
+
+// GetIdempotency reads a live record; NotFound when there is none or its TTL has passed.
+func (s *Store) GetIdempotency(ctx context.Context, dev, key string) (*IdemRecord, error) {
+	if err := checkDev(dev); err != nil {
+		return nil, err
+	}
+	if err := checkOpaque("key", key, 512); err != nil {
+		return nil, err
+	}
+	it, err := s.get(ctx, idemKey(dev, key), "idempotency record")
+	if err != nil {
+		return nil, err
+	}
+	if it == nil || s.ttlPassed(it) {
+		return nil, notFound("idempotency key", key)
+	}
+	return decodeIdem(it)
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute names of the table's keys, its one index and its TTL. The CDK and local mode read them
+// from here (through TableSpec), so every place that makes the table agrees on them.
+const (
+	AttrPK     = "pk"
+	AttrSK     = "sk"
+	AttrGSI1PK = "gsi1pk"
+	AttrGSI1SK = "gsi1sk"
+	// AttrTTL holds epoch seconds; DynamoDB's TTL removes the item some time after that instant, so
+	// readers also compare it with the clock and treat a passed item as gone.
+	AttrTTL = "ttl"
+	// GSI1 serves the two lists that cross partitions: a developer's executions, newest first, and a
+	// developer's function calls by status (GET /calls?status=pending). It is sparse: only those
+	// items carry gsi1pk.
+	GSI1 = "gsi1"
+)
+
+// TableSpec is the definition of sinew's one table: on-demand billing, string keys pk/sk, the
+// sparse index GSI1 (all attributes projected), and TTL on AttrTTL (set after creation with
+// UpdateTimeToLive; see TTLSpec). Encryption at rest with a key of its own is the CDK's concern.
+func TableSpec(name string) *dynamodb.CreateTableInput {
+	return &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrGSI1PK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrGSI1SK), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(GSI1),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(AttrGSI1PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(AttrGSI1SK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+	}
+}
+
+// TTLSpec is the TTL setting of the table named name.
+func TTLSpec(name string) *dynamodb.UpdateTimeToLiveInput {
+	return &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(AttrTTL),
+			Enabled:       aws.Bool(true),
+		},
+	}
+}
+
+// AdminAPI is the part of the DynamoDB client that makes and removes tables: local mode and tests
+// use it; the deployed table is made by the CDK from the same TableSpec.
+type AdminAPI interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	DeleteTable(context.Context, *dynamodb.DeleteTableInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
+}
+
+// CreateTable makes the table named name from TableSpec, waits until it is active and turns TTL on.
+// An existing table is an error: callers that want "create if missing" check first.
+func CreateTable(ctx context.Context, c AdminAPI, name string) error {
+	if _, err := c.CreateTable(ctx, TableSpec(name)); err != nil {
+		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 50 * time.Millisecond
+		o.MaxDelay = time.Second
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
+		return fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	if _, err := c.UpdateTimeToLive(ctx, TTLSpec(name)); err != nil {
+		return fmt.Errorf("enable TTL on %s: %w", name, err)
+	}
+	return nil
+}
+
+// EnsureTable makes the table named name unless it exists (local mode starts on a DynamoDB Local
+// that may already hold it).
+func EnsureTable(ctx context.Context, c AdminAPI, name string) error {
+	_, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err == nil {
+		return nil
+	}
+	var nf *types.ResourceNotFoundException
+	if !errors.As(err, &nf) {
+		return fmt.Errorf("describe table %s: %w", name, err)
+	}
+	return CreateTable(ctx, c, name)
+}

@@ -1,0 +1,56 @@
+package ddbcount_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
+	"sinew/internal/testenv/ddbcount"
+)
+
+// TestCountsEveryAttempt: a server that fails twice with a retryable error, then answers. The
+// counter sits after the SDK's retry middleware, so it sees the three requests on the wire.
+func TestCountsEveryAttempt(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		if hits.Add(1) <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"TableNames":[]}`))
+	}))
+	defer srv.Close()
+
+	var c ddbcount.Counter
+	db := dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(srv.URL),
+		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
+	})
+	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Ops(); got["ListTables"] != 3 || c.Total() != 3 || hits.Load() != 3 {
+		t.Errorf("counted %v (total %d) for %d requests, want 3 ListTables", got, c.Total(), hits.Load())
+	}
+	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Total() != 4 {
+		t.Errorf("total %d after a fourth request", c.Total())
+	}
+	c.Reset()
+	if c.Total() != 0 || len(c.Ops()) != 0 {
+		t.Errorf("after Reset: %v", c.Ops())
+	}
+}

