@@ -1,0 +1,131 @@
+package integrations
+
+import (
+	"encoding/json"
+
+	"sinew/internal/fault"
+)
+
+// Info is a provider's catalogue info. Julep's GET /integrations/{provider} sends it as a JSON
+// string; sinew always sends the object.
+type Info struct {
+	URL          string `json:"url"`
+	Docs         string `json:"docs"`
+	Icon         string `json:"icon"`
+	FriendlyName string `json:"friendly_name"`
+}
+
+// MethodInfo describes one method: its argument and output schemas.
+type MethodInfo struct {
+	Method      string         `json:"method"`
+	Description string         `json:"description"`
+	Arguments   map[string]any `json:"arguments"`
+	Output      map[string]any `json:"output"`
+}
+
+// ProviderEntry is one provider in the catalogue (julep-tools §3.1); Setup is null for a provider
+// without setup.
+type ProviderEntry struct {
+	Provider string         `json:"provider"`
+	Setup    map[string]any `json:"setup"`
+	Methods  []MethodInfo   `json:"methods"`
+	Info     Info           `json:"info"`
+}
+
+// Function is the model-facing function schema of a method (OpenAI style). The HTTP route wraps it
+// as {"type":"function","function":...}.
+type Function struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// AsTool wraps the function as an OpenAI tool, {"type":"function","function":...}: the body of GET
+// /integrations/{provider}[/{method}]/tool.
+func (f Function) AsTool() map[string]any {
+	return map[string]any{"type": "function", "function": f}
+}
+
+// Catalogue is GET /integrations: every provider, alphabetically.
+func (r *Registry) Catalogue() []ProviderEntry {
+	names := r.Names()
+	out := make([]ProviderEntry, 0, len(names))
+	for _, n := range names {
+		e, err := r.ProviderInfo(n)
+		if err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ProviderInfo is GET /integrations/{provider}. An unknown provider is fault.NotFound (the route's
+// 404 "Integration not found").
+func (r *Registry) ProviderInfo(name string) (ProviderEntry, error) {
+	r.mu.RLock()
+	e := r.providers[name]
+	r.mu.RUnlock()
+	if e == nil {
+		return ProviderEntry{}, fault.New(fault.NotFound, "integration provider %q not found", name)
+	}
+	p := e.p
+	out := ProviderEntry{
+		Provider: p.Name,
+		Setup:    decodeSchema(e.setupSchema),
+		Info:     Info{URL: p.URL, Docs: p.Docs, Icon: p.Icon, FriendlyName: p.FriendlyName},
+	}
+	for _, m := range e.methods {
+		out.Methods = append(out.Methods, MethodInfo{
+			Method:      m.m.Name,
+			Description: m.m.Description,
+			Arguments:   decodeSchema(m.argsSchema),
+			Output:      decodeSchema(m.outSchema),
+		})
+	}
+	return out, nil
+}
+
+// ToolSchema is the function a model sees for a provider method ("" = the default method): the
+// method's description and its argument schema. name is the tool's own name (sinew shows tools by
+// their names, DESIGN §6); an empty name gives Julep's "<provider>_<method>", as GET
+// /integrations/{provider}[/{method}]/tool answers. Unknown provider or method: fault.NotFound.
+func (r *Registry) ToolSchema(provider, method, name string) (Function, error) {
+	e, m, err := r.lookup(provider, method)
+	if err != nil {
+		return Function{}, &fault.Error{Kind: fault.NotFound, Field: fault.FieldOf(err), Msg: fault.Message(err)}
+	}
+	if name == "" {
+		name = e.p.Name + "_" + m.m.Name
+	}
+	return Function{Name: name, Description: m.m.Description, Parameters: decodeSchema(m.argsSchema)}, nil
+}
+
+// ArgumentsSchema is the JSON Schema of a method's arguments ("" = the default method).
+func (r *Registry) ArgumentsSchema(provider, method string) (map[string]any, error) {
+	_, m, err := r.lookup(provider, method)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSchema(m.argsSchema), nil
+}
+
+// OutputSchema is the JSON Schema of a method's output ("" = the default method).
+func (r *Registry) OutputSchema(provider, method string) (map[string]any, error) {
+	_, m, err := r.lookup(provider, method)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSchema(m.outSchema), nil
+}
+
+// decodeSchema gives a fresh copy of a stored schema, so callers may change what they get.
+func decodeSchema(raw []byte) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil // schemas are produced by json.Marshal at registration
+	}
+	return m
+}

@@ -1,0 +1,38 @@
+// Package dummy is the dummy integration: it echoes the merged arguments as its output and opens no
+// connection (julep-tools §4 step 5). Setup and arguments are free-form objects. Unlike Julep, where
+// dummy is handled in agents-api and is missing from the catalogue, sinew registers it as a provider,
+// so it has a catalogue entry and a model-facing schema (a free-form object).
+package dummy
+
+import (
+	"context"
+
+	"sinew/internal/integrations"
+)
+
+// Setup is free-form; dummy ignores it.
+type Setup = map[string]any
+
+// Arguments are free-form; dummy returns them.
+type Arguments = map[string]any
+
+// Output is the merged arguments, unchanged.
+type Output = map[string]any
+
+func echo(_ context.Context, _ integrations.Env, _ Setup, args Arguments) (Output, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
+}
+
+// Provider is the dummy provider.
+var Provider = &integrations.Provider{
+	Name:         "dummy",
+	FriendlyName: "Dummy",
+	URL:          "https://docs.julep.ai/integrations",
+	Docs:         "https://docs.julep.ai/integrations",
+	Methods: []*integrations.Method{
+		integrations.NewMethod("echo", "Return the arguments unchanged (for testing tool wiring).", echo),
+	},
+}
