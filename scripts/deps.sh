@@ -12,6 +12,10 @@ if ! command -v java >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 
+# Debian packages the provider tests run for real: ffmpeg (the ffmpeg provider) and chromium
+# (remote_browser over CDP). apt.sh does nothing when they are already there.
+scripts/apt.sh ffmpeg chromium
+
 # npm writes node_modules/.package-lock.json on install: reinstall only when the lockfile is newer.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing npm packages with npm ci (DynamoDB Local, asl-validator)..."

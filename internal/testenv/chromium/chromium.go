@@ -1,0 +1,126 @@
+// Package chromium starts Debian's headless Chromium for tests, with its DevTools endpoint on
+// 127.0.0.1 and a port the browser picks, read back from the DevToolsActivePort file. A test that
+// needs it fails with the install command when the browser is missing (scripts/apt.sh chromium, as
+// make test runs), unless SINEW_SKIP_CHROMIUM=1, which skips it loudly.
+package chromium
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvSkip, set to 1, skips the tests that need Chromium when it is not installed.
+const EnvSkip = "SINEW_SKIP_CHROMIUM"
+
+// Browser is a running headless Chromium.
+type Browser struct {
+	Port int
+	// WSURL is the browser's DevTools websocket, ws://127.0.0.1:PORT/devtools/browser/ID.
+	WSURL string
+	// HTTPURL is http://127.0.0.1:PORT, whose /json/version names WSURL.
+	HTTPURL string
+}
+
+// Path finds the browser binary: SINEW_CHROMIUM_PATH, else chromium or chromium-browser on PATH.
+func Path() (string, error) {
+	if p := os.Getenv("SINEW_CHROMIUM_PATH"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no chromium on PATH")
+}
+
+// Start runs a browser until the test ends.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	bin, err := Path()
+	if err != nil {
+		if os.Getenv(EnvSkip) == "1" {
+			t.Skipf("SKIPPED: Chromium is not installed and %s=1; install it with: scripts/apt.sh chromium", EnvSkip)
+		}
+		t.Fatalf("Chromium is not installed: run `scripts/apt.sh chromium` (as make test does), or set %s=1 to skip these tests", EnvSkip)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--no-default-browser-check", "--mute-audio",
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+		"--user-data-dir="+dir, "about:blank")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	// The browser writes the port and the browser path once DevTools listens.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	portFile := filepath.Join(dir, "DevToolsActivePort")
+	for {
+		if b, err := os.ReadFile(portFile); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) == 2 {
+				port, err := strconv.Atoi(lines[0])
+				if err == nil && port > 0 {
+					return &Browser{
+						Port:    port,
+						WSURL:   fmt.Sprintf("ws://127.0.0.1:%d%s", port, lines[1]),
+						HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", port),
+					}
+				}
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("chromium exited before DevTools listened:\n%s", stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("chromium's DevTools did not come up within 60 s:\n%s", stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 64<<10 {
+		return len(p), nil // keep the start, where the reason a launch failed is
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
