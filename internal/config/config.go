@@ -125,7 +125,19 @@ func Variables() []Var {
 	for _, p := range urlProviders() {
 		vs = append(vs, Var{ProviderEnv(p), "", "the base URL of the " + p + " provider, instead of its public endpoint"})
 	}
-	return vs
+	return append(vs, providerSettings...)
+}
+
+// providerSettings are the providers' own settings beyond their base URLs (read by the providers
+// through integrations.Env, listed here so the README documents them).
+var providerSettings = []Var{
+	{"SINEW_EMAIL_CA_FILE", "", "a PEM file of extra CAs the email provider trusts for STARTTLS (certificates are always verified)"},
+	{"SINEW_FFMPEG_PATH", "ffmpeg on PATH (/opt/bin in the layer)", "the ffmpeg binary the ffmpeg provider runs"},
+	{"SINEW_GOOGLE_SHEETS_TOKEN_URL", "the service account's token_uri", "where google_sheets exchanges its service-account JWT for a token"},
+	{"SINEW_GOOGLE_SHEETS_SERVICE_ACCOUNT_JSON", "", "the service account google_sheets uses when a tool sets use_julep_service"},
+	{"SINEW_CLOUDINARY_DELIVERY_URL", "https://res.cloudinary.com", "where cloudinary's transformed media is downloaded from"},
+	{"SINEW_BROWSERBASE_GITHUB_URL", "https://github.com", "where browserbase's install_extension_from_github downloads extensions"},
+	{"SINEW_LLAMA_PARSE_POLL_INTERVAL", "1s", "how often llama_parse polls its parsing job within one call"},
 }
 
 // urlProviders are the providers that call a service, so have a base URL to override; dummy echoes
