@@ -1,0 +1,187 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"sinew/internal/fault"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+)
+
+// TaskPrompt is a task's optional prompt (DESIGN §1): what agent_loop sends the model when the task
+// is executed.
+type TaskPrompt struct {
+	Messages      []any          `json:"messages,omitempty"`
+	Settings      map[string]any `json:"settings,omitempty"`
+	AutoRunTools  *bool          `json:"auto_run_tools,omitempty"`
+	Model         string         `json:"model,omitempty"`
+	ToolChoice    any            `json:"tool_choice,omitempty"`
+	MaxIterations *int64         `json:"max_iterations,omitempty"`
+}
+
+// TaskInput is the body of POST /agents/{agent_id}/tasks (with tools) and of PUT /tasks/{task_id}
+// (without: a task's tools change through /tasks/{task_id}/tools).
+type TaskInput struct {
+	Name         string            `json:"name"`
+	Description  string            `json:"description,omitempty"`
+	Tools        []json.RawMessage `json:"tools,omitempty"`
+	InheritTools bool              `json:"inherit_tools,omitempty"`
+	Metadata     map[string]any    `json:"metadata,omitempty"`
+	Prompt       *TaskPrompt       `json:"prompt,omitempty"`
+}
+
+func (in *TaskInput) check() error {
+	if err := checkText("name", in.Name, true, maxName); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description, false, maxAbout); err != nil {
+		return err
+	}
+	if p := in.Prompt; p != nil {
+		for i, m := range p.Messages {
+			if _, ok := m.(map[string]any); !ok {
+				return fault.Invalid("prompt.messages["+strconv.Itoa(i)+"]", "prompt.messages[%d] must be an object {role, content}", i)
+			}
+		}
+		if p.MaxIterations != nil && (*p.MaxIterations < 1 || *p.MaxIterations > 100) {
+			return fault.Invalid("prompt.max_iterations", "prompt.max_iterations must be between 1 and 100")
+		}
+	}
+	return nil
+}
+
+func (in *TaskInput) apply(t *store.Task) error {
+	t.Name, t.Description, t.InheritTools, t.Metadata = in.Name, in.Description, in.InheritTools, in.Metadata
+	t.Prompt = nil
+	if in.Prompt != nil {
+		p, err := toValue(in.Prompt)
+		if err != nil {
+			return err
+		}
+		t.Prompt = p
+	}
+	return nil
+}
+
+func taskInputOf(t *store.Task) (*TaskInput, error) {
+	in := &TaskInput{Name: t.Name, Description: t.Description, InheritTools: t.InheritTools, Metadata: t.Metadata}
+	if t.Prompt != nil {
+		b, err := json.Marshal(t.Prompt)
+		if err != nil {
+			return nil, fault.Wrap(fault.Internal, err, "encode the task's prompt")
+		}
+		in.Prompt = &TaskPrompt{}
+		if err := json.Unmarshal(b, in.Prompt); err != nil {
+			return nil, fault.Wrap(fault.Internal, err, "the stored prompt of task %s does not fit its schema", t.ID)
+		}
+	}
+	return in, nil
+}
+
+// TaskView is a task as the API answers it: the task and its own tools.
+type TaskView struct {
+	store.Task
+	Tools []tool.Tool `json:"tools"`
+}
+
+// CreateTask creates a task of an agent with its tools, in one transaction.
+func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []byte) (*TaskView, error) {
+	in, err := decodeInput[TaskInput](body)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]tool.Tool, 0, len(in.Tools))
+	for i, raw := range in.Tools {
+		t, err := decodeToolBody(raw, "tools["+strconv.Itoa(i)+"].")
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, *t)
+	}
+	var t store.Task
+	if err := in.apply(&t); err != nil {
+		return nil, err
+	}
+	task, made, err := s.Store.CreateTask(ctx, dev, agentID, t, tools)
+	if err != nil {
+		return nil, err
+	}
+	if made == nil {
+		made = []tool.Tool{}
+	}
+	return &TaskView{Task: *task, Tools: made}, nil
+}
+
+// GetTask reads a task with its tools.
+func (s *Service) GetTask(ctx context.Context, dev, id string) (*TaskView, error) {
+	task, err := s.Store.GetTask(ctx, dev, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, dev, task)
+}
+
+// maxTaskTools bounds the tools a task answer lists (CreateTask's transaction holds about 30).
+const maxTaskTools = store.MaxToolsPerOwner
+
+func (s *Service) view(ctx context.Context, dev string, task *store.Task) (*TaskView, error) {
+	tools := []tool.Tool{}
+	p := store.Page{Limit: store.MaxLimit}
+	for {
+		l, err := s.Store.ListTools(ctx, dev, taskOwner(task.ID), p)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, l.Items...)
+		if l.NextCursor == nil || len(tools) >= maxTaskTools {
+			return &TaskView{Task: *task, Tools: tools}, nil
+		}
+		p.Cursor = *l.NextCursor
+	}
+}
+
+var errTaskTools = fault.Invalid("tools", "a task's tools change through /tasks/{task_id}/tools, not in an update of the task")
+
+// ReplaceTask replaces a task's own fields (PUT); its tools stay.
+func (s *Service) ReplaceTask(ctx context.Context, dev, id string, body []byte) (*TaskView, error) {
+	in, err := decodeInput[TaskInput](body)
+	if err != nil {
+		return nil, err
+	}
+	if in.Tools != nil {
+		return nil, errTaskTools
+	}
+	task, err := s.Store.UpdateTask(ctx, dev, id, in.apply)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, dev, task)
+}
+
+// PatchTask merges a patch into a task's own fields (PATCH).
+func (s *Service) PatchTask(ctx context.Context, dev, id string, body []byte) (*TaskView, error) {
+	patch, err := decodePatch(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := patch["tools"]; ok {
+		return nil, errTaskTools
+	}
+	task, err := s.Store.UpdateTask(ctx, dev, id, func(t *store.Task) error {
+		cur, err := taskInputOf(t)
+		if err != nil {
+			return err
+		}
+		in, err := patchInput[TaskInput](cur, patch)
+		if err != nil {
+			return err
+		}
+		return in.apply(t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, dev, task)
+}
