@@ -2,8 +2,6 @@
 SHELL := /bin/bash
 PHASE := scripts/phase.sh
 GO_PACKAGES := ./...
-FUNCTIONS := $(notdir $(wildcard functions/*))
-BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: all deps test unit lint asl build demo clean
 
@@ -24,13 +22,9 @@ asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; npx --no-install asl-validator $$args' 
 
 build:
-	@mkdir -p dist
-	@$(PHASE) "build: every function as linux/arm64 bootstrap" bash -c 'set -e; for f in $(FUNCTIONS); do \
-		mkdir -p dist/$$f; \
-		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(BUILD_FLAGS) -o dist/$$f/bootstrap ./functions/$$f; \
-		echo "  dist/$$f/bootstrap $$(du -h dist/$$f/bootstrap | cut -f1)"; done'
+	@$(PHASE) "build: every function as a linux/arm64 bootstrap" scripts/build.sh arm64
 
-test: deps lint asl unit build
+test: deps lint asl unit build cdk-test
 	@echo "make test: all phases passed"
 
 demo: deps
@@ -38,3 +32,18 @@ demo: deps
 
 clean:
 	rm -rf dist .local
+
+# The CDK app (infra/cdk, its own Go module). synth: the real stack in infra/cdk/cdk.out, each
+# bootstrap built by go build, cdk-nag and cfn-lint clean; it names the functions still missing.
+synth:
+	@$(PHASE) "synth: the CDK stack (cdk-nag, cfn-lint)" infra/cdk/check.sh synth
+
+# cdk-test: the CDK app's Go tests (template assertions, IAM, cdk-nag, cfn-lint), asl-validator on
+# every state machine, and the real synth once every function exists.
+cdk-test:
+	@$(PHASE) "test: CDK app (assertions, cdk-nag, cfn-lint, asl-validator)" infra/cdk/check.sh test
+
+# The whole system on one machine (DESIGN §8): endpoints printed at start and written to .local/endpoints.json.
+.PHONY: local
+local:
+	go run ./infra/local $(LOCAL_FLAGS)

@@ -1,0 +1,147 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/jsii-runtime-go"
+
+	"sinew/internal/deploy"
+	"sinew/internal/httpapi"
+)
+
+type builtAPI struct {
+	url          *string
+	pool, client *string // the Cognito user pool and client ids; nil with an external issuer
+}
+
+// accessLogs implements awsapigatewayv2.IAccessLogSettings for the stage.
+type accessLogs struct {
+	dest   awsapigatewayv2.IAccessLogDestination
+	format awsapigateway.AccessLogFormat
+}
+
+func (a *accessLogs) Destination() awsapigatewayv2.IAccessLogDestination { return a.dest }
+func (a *accessLogs) Format() awsapigateway.AccessLogFormat              { return a.format }
+
+// httpAPI makes the HTTP API: the JWT authorizer (the stack's Cognito user pool, or the operator's
+// OIDC issuer), the $default route to the api function behind it, the routes the router marks public
+// without it, each route of another function to that function, CORS, access logs and throttling.
+func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
+	var out builtAPI
+	var auth awsapigatewayv2.IHttpRouteAuthorizer
+	if s.settings.OIDCIssuer != "" {
+		auth = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("Jwt"), jsii.String(s.settings.OIDCIssuer),
+			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: jsii.Strings(s.settings.OIDCAudience...)})
+	} else {
+		pool := awscognito.NewUserPool(s.Stack, jsii.String("Developers"), &awscognito.UserPoolProps{
+			UserPoolName: jsii.String(s.physical("developers")),
+			// Developers are invited by the operator (admin-create-user); nobody signs up.
+			SelfSignUpEnabled: jsii.Bool(false),
+			SignInAliases:     &awscognito.SignInAliases{Email: jsii.Bool(true)},
+			PasswordPolicy: &awscognito.PasswordPolicy{MinLength: jsii.Number(12), RequireDigits: jsii.Bool(true),
+				RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true), RequireSymbols: jsii.Bool(true)},
+			Mfa:                awscognito.Mfa_OPTIONAL,
+			MfaSecondFactor:    &awscognito.MfaSecondFactor{Otp: jsii.Bool(true), Sms: jsii.Bool(false)},
+			AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
+			DeletionProtection: jsii.Bool(!s.settings.Destroy),
+			RemovalPolicy:      s.removal(),
+		})
+		client := pool.AddClient(jsii.String("Client"), &awscognito.UserPoolClientOptions{
+			UserPoolClientName: jsii.String(s.physical("client")),
+			GenerateSecret:     jsii.Bool(false),
+			// SRP for apps; password auth so a developer can get a token with the AWS CLI
+			// (cognito-idp initiate-auth), as the deploy guide shows.
+			AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true), UserPassword: jsii.Bool(true)},
+			PreventUserExistenceErrors: jsii.Bool(true),
+			AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
+			IdTokenValidity:            awscdk.Duration_Hours(jsii.Number(1)),
+		})
+		auth = awsapigatewayv2authorizers.NewHttpUserPoolAuthorizer(jsii.String("Cognito"), pool,
+			&awsapigatewayv2authorizers.HttpUserPoolAuthorizerProps{UserPoolClients: &[]awscognito.IUserPoolClient{client}})
+		out.pool, out.client = pool.UserPoolId(), client.UserPoolClientId()
+		nag(pool, "AwsSolutions-COG2", "MFA is optional (TOTP) rather than required: sinew's callers are often programs holding a developer's token; an operator who wants it required sets the pool's MFA to ON, or brings an OIDC issuer (oidcIssuer).")
+		nag(pool, "AwsSolutions-COG8", "The Plus feature plan is a per-user charge the operator chooses; the pool has no self sign-up and requires strong passwords. Switch the pool to Plus when its threat protection is wanted.")
+		nag(pool, "AwsSolutions-COG3", "Threat protection (advanced security) needs Cognito's Plus plan, a per-user charge; the pool has no self sign-up, so accounts exist only when the operator makes them. Enable it in the pool when the plan is wanted.")
+	}
+
+	integrations := map[string]awsapigatewayv2.HttpRouteIntegration{}
+	integ := func(fn string) awsapigatewayv2.HttpRouteIntegration {
+		if i, ok := integrations[fn]; ok {
+			return i
+		}
+		i := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(logicalID(fn)+"Integration"), s.Functions[fn],
+			&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
+		integrations[fn] = i
+		return i
+	}
+	httpFn := "api"
+	for _, f := range deploy.Functions() {
+		for _, t := range f.Triggers {
+			if t == deploy.TriggerHTTP {
+				httpFn = f.Name
+			}
+		}
+	}
+
+	var cors *awsapigatewayv2.CorsPreflightOptions
+	if len(s.settings.CORSOrigins) > 0 {
+		cors = &awsapigatewayv2.CorsPreflightOptions{
+			AllowOrigins: jsii.Strings(s.settings.CORSOrigins...),
+			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST,
+				awsapigatewayv2.CorsHttpMethod_PUT, awsapigatewayv2.CorsHttpMethod_PATCH, awsapigatewayv2.CorsHttpMethod_DELETE},
+			AllowHeaders: jsii.Strings("authorization", "content-type", "idempotency-key"),
+			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
+		}
+	}
+	api := awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		ApiName:            jsii.String(s.physical("api")),
+		Description:        jsii.String("sinew's HTTP API (API.md)"),
+		CreateDefaultStage: jsii.Bool(false),
+		// Every request no explicit route takes goes to the api function behind the JWT
+		// authorizer; the router answers unknown paths with its own 404/405.
+		DefaultIntegration: integ(httpFn),
+		DefaultAuthorizer:  auth,
+		CorsPreflight:      cors,
+	})
+	for _, r := range routes {
+		if !r.Public && r.Function == httpFn {
+			continue // served by $default
+		}
+		opts := &awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(r.Path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
+			Integration: integ(r.Function),
+		}
+		if r.Public {
+			opts.Authorizer = awsapigatewayv2.NewHttpNoneAuthorizer()
+		}
+		for _, route := range *api.AddRoutes(opts) {
+			if r.Public {
+				nag(route, "AwsSolutions-APIG4", "The router marks "+r.Method+" "+r.Path+" public (API.md: only the OpenAPI document and the liveness check need no token); it returns no caller data.")
+			}
+		}
+	}
+
+	lg := s.logs("ApiAccessLogs", "/aws/vendedlogs/apigateway/"+s.physical("api"))
+	stage := awsapigatewayv2.NewHttpStage(s.Stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    api,
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(s.settings.ThrottleRate), BurstLimit: jsii.Number(float64(s.settings.ThrottleBurst))},
+		AccessLogSettings: &accessLogs{
+			dest: awsapigatewayv2.NewLogGroupLogDestination(lg),
+			format: awsapigateway.AccessLogFormat_Custom(jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
+				`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey",` +
+				`"path":"$context.path","status":"$context.status","responseLength":"$context.responseLength",` +
+				`"latencyMs":"$context.responseLatency","integrationLatencyMs":"$context.integrationLatency",` +
+				`"integrationError":"$context.integrationErrorMessage","authorizerError":"$context.authorizer.error",` +
+				`"developer":"$context.authorizer.claims.sub"}`)),
+		},
+	})
+	out.url = stage.Url()
+	return out
+}

@@ -1,0 +1,318 @@
+package stack
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+
+	"sinew/internal/config"
+	"sinew/internal/deploy"
+	"sinew/internal/store"
+)
+
+// The DynamoDB actions behind the abstract table permissions. Transactions are authorized by these
+// per-item actions (there is no TransactWriteItems action); ConditionCheckItem is a transaction's
+// condition on an item.
+var (
+	tableReadActions  = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}
+	tableWriteActions = []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+	// The table key, as DynamoDB uses it on the caller's behalf (kms:ViaService).
+	tableKeyRead  = []string{"kms:Decrypt", "kms:DescribeKey"}
+	tableKeyWrite = []string{"kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"}
+)
+
+// indexedItems are the item kinds listed through the table's GSI (store.GSI1): a developer's
+// executions and function calls by status. Only a function reading them may query the index.
+var indexedItems = []deploy.ItemKind{deploy.ItemExecutions, deploy.ItemPendingCalls}
+
+// role makes a function's execution role with nothing but writing its own logs; the permissions of
+// its description are added by function. No AWS managed policy: AWSLambdaBasicExecutionRole would
+// let it write to every log group.
+func (s *Sinew) role(f deploy.Function) awsiam.Role {
+	return awsiam.NewRole(s.Stack, jsii.String(logicalID(f.Name)+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("sinew " + f.Name + " function"),
+	})
+}
+
+// secretsKey makes the key of setup secrets (DESIGN §3.5). Its key policy lets the account
+// administer the key but not use it; only the roles whose description allows it may seal
+// (GenerateDataKey) or unseal (Decrypt), so no IAM policy elsewhere in the account can open a secret.
+func (s *Sinew) secretsKey(fns []deploy.Function) {
+	// In a key policy "*" is the key itself; AWS allows no other resource there.
+	admin := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("AccountAdministersButDoesNotUse"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
+		Actions: jsii.Strings("kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*",
+			"kms:Revoke*", "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
+			"kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand"),
+		Resources: jsii.Strings("*"),
+	})
+	doc := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{admin}})
+	for _, use := range []struct {
+		sid    string
+		action deploy.Action
+		kms    string
+	}{{"SealBy", deploy.SecretsKeyEncrypt, "kms:GenerateDataKey"}, {"UnsealBy", deploy.SecretsKeyDecrypt, "kms:Decrypt"}} {
+		var principals []awsiam.IPrincipal
+		var names []string
+		for _, f := range fns {
+			if slices.ContainsFunc(Permissions(f), func(p deploy.Permission) bool { return p.Action == use.action }) {
+				principals = append(principals, s.Roles[f.Name])
+				names = append(names, logicalID(f.Name))
+			}
+		}
+		if len(principals) == 0 {
+			continue
+		}
+		doc.AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String(use.sid + strings.Join(names, "")),
+			Principals: &principals,
+			Actions:    jsii.Strings(use.kms),
+			Resources:  jsii.Strings("*"),
+		}))
+	}
+	s.SecretsKey = awskms.NewKey(s.Stack, jsii.String("SecretsKey"), &awskms.KeyProps{
+		Description:       jsii.String("sinew: envelope-encrypts setup secrets; only the executors may decrypt"),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     s.removal(),
+		Policy:            doc,
+	})
+}
+
+// events makes the bus for ToolCallPending, or adopts the operator's.
+func (s *Sinew) events() {
+	if n := s.settings.EventBusName; n != "" {
+		s.EventBus = awsevents.EventBus_FromEventBusName(s.Stack, jsii.String("EventBus"), jsii.String(n))
+		return
+	}
+	s.EventBus = awsevents.NewEventBus(s.Stack, jsii.String("EventBus"), &awsevents.EventBusProps{
+		EventBusName: jsii.String(s.physical("events")),
+		Description:  jsii.String("sinew: ToolCallPending events, one per function call waiting for its client"),
+	})
+}
+
+// env gives the function's environment: each variable's value from where deploy.ValueOf says it
+// comes, operator settings only when set (the function applies config's default otherwise).
+func (s *Sinew) env(f deploy.Function) *map[string]*string {
+	out := map[string]*string{}
+	for _, name := range f.Env {
+		v := deploy.ValueOf(name)
+		switch v.Kind {
+		case deploy.TableName:
+			out[name] = s.Table.TableName()
+		case deploy.FunctionName:
+			out[name] = jsii.String(s.physical(v.Target))
+		case deploy.FunctionARN:
+			out[name] = s.functionARN(v.Target)
+		case deploy.StateMachineARN:
+			out[name] = s.stateMachineARN(v.Target)
+		case deploy.SecretsKeyID:
+			out[name] = s.SecretsKey.KeyArn()
+		case deploy.EventBusName:
+			out[name] = s.EventBus.EventBusName()
+		case deploy.OperatorSetting:
+			if name == config.EnvOpenAIKey {
+				if s.modelKey != nil {
+					out[name] = s.modelKey
+				}
+			} else if val, ok := s.settings.Env[name]; ok {
+				out[name] = jsii.String(val)
+			}
+		default:
+			panic(fmt.Sprintf("stack: %s of %s: value kind %q unknown to the stack", name, f.Name, v.Kind))
+		}
+	}
+	return &out
+}
+
+// alsoRuns maps a function to another whose work it can do: the system function runs session.chat
+// (DESIGN §4), so it gets what chat needs too.
+var alsoRuns = map[string]string{"system": "chat"}
+
+// Permissions are the abstract permissions of f's role: its description's, and those of the
+// function whose work it can also do (alsoRuns) that it lacks; table grants merge their item kinds.
+func Permissions(f deploy.Function) []deploy.Permission {
+	out := slices.Clone(f.Permissions)
+	other, ok := deploy.FunctionByName(alsoRuns[f.Name])
+	if !ok {
+		return out
+	}
+	for _, p := range other.Permissions {
+		i := slices.IndexFunc(out, func(q deploy.Permission) bool { return q.Action == p.Action && q.Target == p.Target })
+		switch {
+		case i < 0:
+			out = append(out, p)
+		case p.Action == deploy.TableRead || p.Action == deploy.TableWrite:
+			items := slices.Clone(out[i].Items)
+			for _, it := range p.Items {
+				if !slices.Contains(items, it) {
+					items = append(items, it)
+				}
+			}
+			out[i].Items = items
+		}
+	}
+	return out
+}
+
+// Statements turns a function's abstract permissions (Permissions) into IAM statements. Each names its exact
+// resources; the only wildcards are those AWS forces, each said where it is made.
+func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
+	var out []awsiam.PolicyStatement
+	add := func(sid string, actions []string, resources []*string, cond map[string]any) {
+		props := &awsiam.PolicyStatementProps{Sid: jsii.String(sid), Actions: jsii.Strings(actions...), Resources: &resources}
+		if cond != nil {
+			props.Conditions = &cond
+		}
+		out = append(out, awsiam.NewPolicyStatement(props))
+	}
+	viaDynamo := map[string]any{"StringEquals": map[string]any{"kms:ViaService": "dynamodb." + *awscdk.Aws_REGION() + ".amazonaws.com"}}
+	for _, p := range Permissions(f) {
+		switch p.Action {
+		case deploy.TableRead:
+			res := []*string{s.Table.TableArn()}
+			for _, it := range p.Items {
+				if slices.Contains(indexedItems, it) {
+					// The one index, by name: the function lists executions or calls.
+					res = append(res, jsii.String(*s.Table.TableArn()+"/index/"+store.GSI1))
+					break
+				}
+			}
+			add("TableRead", tableReadActions, res, nil)
+			add("TableKeyRead", tableKeyRead, []*string{s.TableKey.KeyArn()}, viaDynamo)
+		case deploy.TableWrite:
+			add("TableWrite", tableWriteActions, []*string{s.Table.TableArn()}, nil)
+			add("TableKeyWrite", tableKeyWrite, []*string{s.TableKey.KeyArn()}, viaDynamo)
+		case deploy.InvokeFunction:
+			add("Invoke"+logicalID(p.Target), []string{"lambda:InvokeFunction"}, []*string{s.functionARN(p.Target)}, nil)
+		case deploy.StartExecution:
+			add("Start"+logicalID(p.Target), []string{"states:StartExecution"}, []*string{s.stateMachineARN(p.Target)}, nil)
+		case deploy.ManageExecution:
+			// Executions are named at run time: their ARN pattern is the narrowest AWS offers.
+			add("Manage"+logicalID(p.Target)+"Executions", []string{"states:DescribeExecution", "states:StopExecution"},
+				[]*string{s.executionsARN(p.Target)}, nil)
+		case deploy.SendTaskResult:
+			add("TaskResult"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
+				[]*string{s.stateMachineARN(p.Target)}, nil)
+		case deploy.SecretsKeyEncrypt:
+			add("SealSecrets", []string{"kms:GenerateDataKey"}, []*string{s.SecretsKey.KeyArn()}, nil)
+		case deploy.SecretsKeyDecrypt:
+			add("UnsealSecrets", []string{"kms:Decrypt"}, []*string{s.SecretsKey.KeyArn()}, nil)
+		case deploy.PutEvents:
+			add("PutEvents", []string{"events:PutEvents"}, []*string{s.EventBus.EventBusArn()}, nil)
+		case deploy.BedrockInvoke:
+			// With a model that is not Bedrock's and no bedrockModels there is nothing to invoke.
+			if res := s.bedrockResources(); len(res) > 0 {
+				add("InvokeModels", []string{"bedrock:InvokeModel"}, res, nil)
+			}
+		case deploy.ReadModelKeySecret:
+			// Without an OpenAI-compatible endpoint there is no key to read.
+			if s.modelRes != nil {
+				add("ReadModelKey", []string{"secretsmanager:GetSecretValue"}, s.modelRes, nil)
+			}
+		default:
+			panic(fmt.Sprintf("stack: %s: permission %q unknown to the stack", f.Name, p.Action))
+		}
+	}
+	return out
+}
+
+// bedrockResources are the configured models: a foundation model by its ARN in this Region; a
+// cross-Region inference profile (us., eu., ...) by its ARN in this account plus its model in every
+// Region the profile may route to, which AWS requires and does not list, hence that Region wildcard.
+func (s *Sinew) bedrockResources() []*string {
+	var out []*string
+	for _, m := range s.settings.BedrockModels {
+		prefix, rest, ok := strings.Cut(m, ".")
+		if ok && slices.Contains([]string{"us", "eu", "apac", "us-gov", "global"}, prefix) {
+			out = append(out,
+				jsii.String(fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(), m)),
+				jsii.String(fmt.Sprintf("arn:%s:bedrock:*::foundation-model/%s", *awscdk.Aws_PARTITION(), rest)))
+			continue
+		}
+		out = append(out, jsii.String(fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), m)))
+	}
+	return out
+}
+
+// function makes one Lambda from its description.
+func (s *Sinew) function(f deploy.Function, code CodeSource) {
+	id := logicalID(f.Name)
+	role := s.Roles[f.Name]
+	lg := s.logs(id+"Logs", "/aws/lambda/"+s.physical(f.Name))
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("OwnLogs"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: &[]*string{lg.LogGroupArn()},
+	}))
+	// The description's permissions go in a policy of their own, apart from the role's default
+	// policy where the CDK puts tracing's X-Ray statement: only that one is acknowledged for its
+	// Resource "*", so a wildcard that crept into these would fail cdk-nag.
+	stmts := s.Statements(f)
+	var perms awsiam.Policy
+	if len(stmts) > 0 {
+		perms = awsiam.NewPolicy(s.Stack, jsii.String(id+"Permissions"), &awsiam.PolicyProps{
+			Roles: &[]awsiam.IRole{role}, Statements: &stmts,
+		})
+		s.Policies[f.Name] = perms
+	}
+	desc := f.Purpose
+	if len(desc) > 256 { // Lambda's limit
+		desc = desc[:253] + "..."
+	}
+	props := &awslambda.FunctionProps{
+		FunctionName: jsii.String(s.physical(f.Name)),
+		Description:  jsii.String(desc),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String(deploy.Handler),
+		Code:         code(f.Name),
+		MemorySize:   jsii.Number(f.MemoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
+		Environment:  s.env(f),
+		Role:         role,
+		Tracing:      awslambda.Tracing_ACTIVE,
+		LogGroup:     lg,
+	}
+	if f.Name == "integration" {
+		props.Layers = s.ffmpegLayer()
+	}
+	fn := awslambda.NewFunction(s.Stack, jsii.String(id), props)
+	s.Functions[f.Name] = fn
+	if perms != nil {
+		// A function starts only once it may do its work.
+		fn.Node().AddDependency(perms)
+		nagExecutions(perms, f)
+		nagBedrock(perms, f, s.settings.BedrockModels)
+	}
+	// Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*" to the role's
+	// default policy: X-Ray has no resource-level permissions.
+	nagOn(role.Node().FindChild(jsii.String("DefaultPolicy")), "AwsSolutions-IAM5",
+		"X-Ray's PutTraceSegments and PutTelemetryRecords accept only Resource '*' (X-Ray defines no resource types); the CDK adds them to the role's default policy for active tracing. That policy holds only them and the function's own log group.",
+		"Resource::*")
+}
+
+// ffmpegLayer is the operator's ffmpeg layer for the integration function, if any.
+func (s *Sinew) ffmpegLayer() *[]awslambda.ILayerVersion {
+	switch {
+	case s.settings.FFmpegLayerARN != "":
+		return &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(s.Stack, jsii.String("FFmpegLayer"), jsii.String(s.settings.FFmpegLayerARN))}
+	case s.settings.FFmpegLayerZip != "":
+		return &[]awslambda.ILayerVersion{awslambda.NewLayerVersion(s.Stack, jsii.String("FFmpegLayer"), &awslambda.LayerVersionProps{
+			Code:                    awslambda.Code_FromAsset(jsii.String(s.settings.FFmpegLayerZip), nil),
+			CompatibleRuntimes:      &[]awslambda.Runtime{awslambda.Runtime_PROVIDED_AL2023()},
+			CompatibleArchitectures: &[]awslambda.Architecture{awslambda.Architecture_ARM_64()},
+			Description:             jsii.String("ffmpeg for sinew's integration function"),
+			RemovalPolicy:           s.removal(),
+		})}
+	}
+	return nil
+}

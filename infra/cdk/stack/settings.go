@@ -1,0 +1,242 @@
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sinew/internal/config"
+	"sinew/internal/deploy"
+	"sinew/internal/fault"
+)
+
+// Context keys of the stack's own settings (`cdk deploy -c key=value`, or cdk.json's context).
+// The functions' operator settings are set by their variable's name instead (-c SINEW_MODEL=...),
+// see OperatorVariables.
+const (
+	CtxRemovalPolicy      = "removalPolicy"      // retain (default) or destroy: the table, the keys, the user pool, the logs
+	CtxOIDCIssuer         = "oidcIssuer"         // an existing OIDC issuer URL instead of the stack's Cognito user pool
+	CtxOIDCAudience       = "oidcAudience"       // that issuer's audience(s), comma-separated; required with oidcIssuer
+	CtxCORSOrigins        = "corsOrigins"        // comma-separated browser origins allowed to call the API; none by default
+	CtxThrottleRate       = "throttleRateLimit"  // steady requests per second for the whole API
+	CtxThrottleBurst      = "throttleBurstLimit" // burst of requests for the whole API
+	CtxLogRetentionDays   = "logRetentionDays"   // retention of every log group the stack makes
+	CtxAlarmEmail         = "alarmEmail"         // an e-mail address subscribed to the alarm topic
+	CtxEventBusName       = "eventBusName"       // an existing bus for ToolCallPending instead of the stack's own
+	CtxBedrockModels      = "bedrockModels"      // further Bedrock model ids the model-calling functions may invoke
+	CtxOpenAIKeySecretARN = "openAIKeySecretArn" // an existing secret with the OpenAI-compatible key
+	CtxFFmpegLayerARN     = "ffmpegLayerArn"     // a Lambda layer with ffmpeg for the integration function
+	CtxFFmpegLayerZip     = "ffmpegLayerZip"     // a zip (path) of such a layer for the stack to publish
+)
+
+// Settings are the operator's choices for one deployment, validated.
+type Settings struct {
+	Destroy            bool // removal policy destroy; retain otherwise
+	OIDCIssuer         string
+	OIDCAudience       []string
+	CORSOrigins        []string
+	ThrottleRate       float64
+	ThrottleBurst      int
+	LogRetentionDays   int
+	AlarmEmail         string
+	EventBusName       string
+	BedrockModels      []string // every model id granted: SINEW_MODEL's when it is a Bedrock one, then bedrockModels
+	OpenAIKeySecretARN string
+	FFmpegLayerARN     string
+	FFmpegLayerZip     string
+	// Env holds the functions' operator settings that were given (SINEW_MODEL, SINEW_APICALL_ALLOW,
+	// ...); unset ones take config's defaults in the function.
+	Env map[string]string
+}
+
+// Defaults of the settings without a value.
+const (
+	DefaultThrottleRate     = 50
+	DefaultThrottleBurst    = 100
+	DefaultLogRetentionDays = 30
+)
+
+// retentionDays are the values CloudWatch Logs accepts for a log group's retention.
+var retentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+// OperatorVariables are the function variables whose value is the operator's (deploy.ValueOf gives
+// OperatorSetting), except the OpenAI key's secret, which the stack fills with the secret it makes or
+// is given. They are the SINEW_* context keys the stack accepts.
+func OperatorVariables() []string {
+	var out []string
+	for _, f := range deploy.Functions() {
+		for _, e := range f.Env {
+			if deploy.ValueOf(e).Kind == deploy.OperatorSetting && e != config.EnvOpenAIKey && !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ContextFunc reads one context value; the CDK's node.TryGetContext gives strings from -c and any
+// JSON value from cdk.json.
+type ContextFunc func(key string) (any, bool)
+
+// ParseSettings reads and validates the settings. keys lists every context key present, so an
+// unknown SINEW_* key (a typo) is refused rather than ignored. Every invalid setting is reported at
+// once, each as an InvalidInput fault naming the setting.
+func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
+	var errs []error
+	str := func(key string) string {
+		v, ok := get(key)
+		if !ok || v == nil {
+			return ""
+		}
+		return strings.TrimSpace(fmt.Sprint(v))
+	}
+	list := func(key string) []string {
+		var out []string
+		for _, s := range strings.Split(str(key), ",") {
+			if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	num := func(key string, def float64, lo, hi float64) float64 {
+		s := str(key)
+		if s == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < lo || f > hi {
+			errs = append(errs, fault.Invalid(key, "%s=%q: want a number from %g to %g", key, s, lo, hi))
+			return def
+		}
+		return f
+	}
+
+	s := Settings{Env: map[string]string{}}
+	switch rp := strings.ToLower(str(CtxRemovalPolicy)); rp {
+	case "", "retain":
+	case "destroy":
+		s.Destroy = true
+	default:
+		errs = append(errs, fault.Invalid(CtxRemovalPolicy, "%s=%q: want retain or destroy", CtxRemovalPolicy, rp))
+	}
+
+	s.OIDCIssuer, s.OIDCAudience = str(CtxOIDCIssuer), list(CtxOIDCAudience)
+	switch {
+	case s.OIDCIssuer == "" && len(s.OIDCAudience) > 0:
+		errs = append(errs, fault.Invalid(CtxOIDCAudience, "%s is set without %s: give both, or neither for the stack's Cognito user pool", CtxOIDCAudience, CtxOIDCIssuer))
+	case s.OIDCIssuer != "":
+		if u, err := url.Parse(s.OIDCIssuer); err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fault.Invalid(CtxOIDCIssuer, "%s=%q: want the issuer's https URL, like https://login.example.com/", CtxOIDCIssuer, s.OIDCIssuer))
+		}
+		if len(s.OIDCAudience) == 0 {
+			errs = append(errs, fault.Invalid(CtxOIDCAudience, "%s is required with %s: the audience (client id) the tokens are issued for", CtxOIDCAudience, CtxOIDCIssuer))
+		}
+	}
+
+	s.CORSOrigins = list(CtxCORSOrigins)
+	for _, o := range s.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			errs = append(errs, fault.Invalid(CtxCORSOrigins, "%s: %q is not an origin; want scheme://host[:port], like https://app.example.com, or *", CtxCORSOrigins, o))
+		}
+	}
+
+	s.ThrottleRate = num(CtxThrottleRate, DefaultThrottleRate, 1, 10000)
+	s.ThrottleBurst = int(num(CtxThrottleBurst, DefaultThrottleBurst, 1, 5000))
+	s.LogRetentionDays = int(num(CtxLogRetentionDays, DefaultLogRetentionDays, 1, 3653))
+	if !slices.Contains(retentionDays, s.LogRetentionDays) {
+		errs = append(errs, fault.Invalid(CtxLogRetentionDays, "%s=%d: CloudWatch Logs accepts only %v", CtxLogRetentionDays, s.LogRetentionDays, retentionDays))
+	}
+
+	if s.AlarmEmail = str(CtxAlarmEmail); s.AlarmEmail != "" {
+		if a, err := mail.ParseAddress(s.AlarmEmail); err != nil || a.Address != s.AlarmEmail {
+			errs = append(errs, fault.Invalid(CtxAlarmEmail, "%s=%q: want a bare e-mail address, like ops@example.com", CtxAlarmEmail, s.AlarmEmail))
+		}
+	}
+	if s.EventBusName = str(CtxEventBusName); s.EventBusName != "" && !eventBusNameRE.MatchString(s.EventBusName) {
+		errs = append(errs, fault.Invalid(CtxEventBusName, "%s=%q: want an event bus name (letters, digits, . - _ /, at most 256)", CtxEventBusName, s.EventBusName))
+	}
+	if s.OpenAIKeySecretARN = str(CtxOpenAIKeySecretARN); s.OpenAIKeySecretARN != "" && !secretARNRE.MatchString(s.OpenAIKeySecretARN) {
+		errs = append(errs, fault.Invalid(CtxOpenAIKeySecretARN, "%s=%q: want a Secrets Manager secret ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>", CtxOpenAIKeySecretARN, s.OpenAIKeySecretARN))
+	}
+	s.FFmpegLayerARN, s.FFmpegLayerZip = str(CtxFFmpegLayerARN), str(CtxFFmpegLayerZip)
+	switch {
+	case s.FFmpegLayerARN != "" && s.FFmpegLayerZip != "":
+		errs = append(errs, fault.Invalid(CtxFFmpegLayerARN, "%s and %s are both set: give one", CtxFFmpegLayerARN, CtxFFmpegLayerZip))
+	case s.FFmpegLayerARN != "" && !layerARNRE.MatchString(s.FFmpegLayerARN):
+		errs = append(errs, fault.Invalid(CtxFFmpegLayerARN, "%s=%q: want a layer version ARN, arn:aws:lambda:<region>:<account>:layer:<name>:<version>", CtxFFmpegLayerARN, s.FFmpegLayerARN))
+	case s.FFmpegLayerZip != "" && !strings.HasSuffix(s.FFmpegLayerZip, ".zip"):
+		errs = append(errs, fault.Invalid(CtxFFmpegLayerZip, "%s=%q: want the path of a .zip file", CtxFFmpegLayerZip, s.FFmpegLayerZip))
+	}
+
+	// The functions' own settings, validated by the parser the functions use at cold start, so a bad
+	// value stops the synth instead of every function.
+	operator := OperatorVariables()
+	for _, k := range keys {
+		if strings.HasPrefix(k, "SINEW_") && !slices.Contains(operator, k) {
+			errs = append(errs, fault.Invalid(k, "%s is not a setting of the deployment; the SINEW_* settings are %s (the others are filled by the stack)", k, strings.Join(operator, ", ")))
+		}
+	}
+	for _, k := range operator {
+		if v := str(k); v != "" {
+			s.Env[k] = v
+		}
+	}
+	cfg, err := config.Load(func(name string) (string, bool) { v, ok := s.Env[name]; return v, ok })
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	for _, m := range list(CtxBedrockModels) {
+		if !bedrockModelRE.MatchString(m) {
+			errs = append(errs, fault.Invalid(CtxBedrockModels, "%s: %q is not a Bedrock model id, like anthropic.claude-3-haiku-20240307-v1:0", CtxBedrockModels, m))
+		}
+	}
+	if cfg != nil && cfg.Model.Provider == "bedrock" {
+		if !bedrockModelRE.MatchString(cfg.Model.Name) {
+			errs = append(errs, fault.Invalid(config.EnvModel, "%s=%q: %q is not a Bedrock model id", config.EnvModel, cfg.Model, cfg.Model.Name))
+		}
+		s.BedrockModels = append(s.BedrockModels, cfg.Model.Name)
+	}
+	for _, m := range list(CtxBedrockModels) {
+		if !slices.Contains(s.BedrockModels, m) {
+			s.BedrockModels = append(s.BedrockModels, m)
+		}
+	}
+	if cfg != nil && cfg.Model.Provider == "scripted" {
+		errs = append(errs, fault.Invalid(config.EnvModel, "%s=%q: the scripted model is for tests and local mode; a deployment needs bedrock:<model id> or openai:<model>", config.EnvModel, cfg.Model))
+	}
+	if cfg != nil && cfg.Model.Provider == "openai" && cfg.OpenAIBaseURL == "" {
+		errs = append(errs, fault.Invalid(config.EnvOpenAIBaseURL, "%s=%q needs %s, the endpoint's base URL", config.EnvModel, cfg.Model, config.EnvOpenAIBaseURL))
+	}
+	if s.OpenAIKeySecretARN != "" && (cfg == nil || cfg.OpenAIBaseURL == "") {
+		errs = append(errs, fault.Invalid(CtxOpenAIKeySecretARN, "%s is set but %s is not: the key is for that endpoint", CtxOpenAIKeySecretARN, config.EnvOpenAIBaseURL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// UsesOpenAI reports whether the deployment talks to an OpenAI-compatible endpoint, so needs its
+// key's secret.
+func (s Settings) UsesOpenAI() bool { return s.Env[config.EnvOpenAIBaseURL] != "" }
+
+var (
+	eventBusNameRE = regexp.MustCompile(`^[A-Za-z0-9._\-/]{1,256}$`)
+	secretARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$`)
+	layerARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]+:\d+$`)
+	// A foundation model id (provider.model[:version]) or a cross-region inference profile id
+	// (us., eu., apac., global. before it).
+	bedrockModelRE = regexp.MustCompile(`^(?:(?:us|eu|apac|us-gov|global)\.)?[a-z0-9-]+\.[A-Za-z0-9._-]+(?::[A-Za-z0-9._-]+)*$`)
+)
