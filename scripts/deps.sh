@@ -22,5 +22,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
+# aws-cdk ships Go template files (%name%.template.go) that would break `go vet ./...`: a go.mod
+# makes node_modules a module of its own, which ./... of this module leaves out.
+[ -f node_modules/go.mod ] || printf 'module sinew.invalid/node_modules\n' > node_modules/go.mod
+
 echo "downloading Go modules (go mod download)..."
 go mod download

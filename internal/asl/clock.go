@@ -1,0 +1,164 @@
+package asl
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Clock is the engine's only source of time, so waits, back-offs and timeouts can run instantly in
+// tests and be replayed after a restart.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx ends.
+	Sleep(ctx context.Context, d time.Duration) error
+	// AfterFunc calls f once d has passed; stop cancels it (reporting whether it did).
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+	// WaitFunc is AfterFunc for a Wait state: a parked execution's wake-up. It differs only on a
+	// VirtualClock, where waits pass at once (as Sleep does) while timeouts wait for Advance.
+	WaitFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// RealClock is wall-clock time.
+type RealClock struct{}
+
+func (RealClock) Now() time.Time { return time.Now().UTC() }
+
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (RealClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+func (RealClock) WaitFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// VirtualClock is a clock for tests and simulations. Sleep returns at once and moves the clock
+// forward by d (firing timers that fall due on the way), so a Wait of a day or a back-off of an hour
+// costs nothing. Timers set by AfterFunc (task timeouts, heartbeats) fire only when time is moved past
+// them, by a Sleep or by Advance, so a test decides whether a callback or a timeout comes first.
+type VirtualClock struct {
+	// ManualWaits makes parked Wait states wait for Advance like timeouts do (to test parking);
+	// by default they pass at once.
+	ManualWaits bool
+
+	mu     sync.Mutex
+	now    time.Time
+	seq    int
+	timers []*vtimer
+}
+
+type vtimer struct {
+	at   time.Time
+	seq  int
+	f    func()
+	done bool
+}
+
+// NewVirtualClock starts a virtual clock at start.
+func NewVirtualClock(start time.Time) *VirtualClock { return &VirtualClock{now: start.UTC()} }
+
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d > 0 {
+		c.Advance(d)
+	}
+	return ctx.Err()
+}
+
+func (c *VirtualClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	c.seq++
+	t := &vtimer{at: c.now.Add(d), seq: c.seq, f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if t.done {
+			return false
+		}
+		t.done = true
+		return true
+	}
+}
+
+// WaitFunc moves the clock forward by d at once (firing timers that fall due) and then calls f on
+// its own goroutine: a Wait state passes instantly, as Sleep does.
+func (c *VirtualClock) WaitFunc(d time.Duration, f func()) func() bool {
+	if c.ManualWaits {
+		return c.AfterFunc(d, f)
+	}
+	if d > 0 {
+		c.Advance(d)
+	}
+	go f()
+	return func() bool { return false }
+}
+
+// Advance moves the clock forward by d and runs, in time order, the timers that fall due.
+func (c *VirtualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	target := c.now.Add(d)
+	var due []*vtimer
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.done:
+		case !t.at.After(target):
+			t.done = true
+			due = append(due, t)
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	if target.After(c.now) {
+		c.now = target
+	}
+	c.mu.Unlock()
+	sort.Slice(due, func(i, j int) bool {
+		if due[i].at.Equal(due[j].at) {
+			return due[i].seq < due[j].seq
+		}
+		return due[i].at.Before(due[j].at)
+	})
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// Pending reports how many timers are armed.
+func (c *VirtualClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.done {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,468 @@
+package asl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+)
+
+// Rand is the engine's randomness for retry jitter, injectable so tests are deterministic.
+type Rand interface {
+	Float64() float64
+}
+
+// Config sets up an Engine. Only what is needed is required: an engine without a LambdaInvoker
+// refuses Lambda tasks at run time, with AWS's error.
+type Config struct {
+	Clock        Clock                  // default RealClock
+	Rand         Rand                   // default math/rand/v2
+	Lambda       LambdaInvoker          // legacy Lambda ARNs and lambda:invoke
+	Integrations map[string]Integration // extra "service:api" integrations, e.g. "dynamodb:getItem"
+	Region       string                 // default "us-east-1"
+	Account      string                 // default "000000000000"
+	Partition    string                 // default "aws"
+	RoleArn      string                 // shown in ExecutionStarted
+	Machines     MachineResolver        // state machines that states:startExecution tasks may start
+	// OnStatus, when set, hears every status change (RUNNING at start, then the final status): the
+	// local stand-in for Step Functions' "Execution Status Change" events. It runs on the
+	// execution's goroutine, outside the engine's locks; it must not block for long.
+	OnStatus func(Description)
+	Logger   *slog.Logger
+}
+
+// Engine runs executions. It is safe for concurrent use.
+type Engine struct {
+	cfg          Config
+	clock        Clock
+	rnd          Rand
+	randMu       sync.Mutex
+	integrations map[string]Integration
+	log          *slog.Logger
+
+	mu    sync.Mutex
+	execs map[string]*Execution
+
+	tokMu   sync.Mutex
+	pending map[string]*pendingTask
+	closed  map[string]string // token -> "timedout" | "done"
+}
+
+// New makes an engine.
+func New(cfg Config) *Engine {
+	e := &Engine{cfg: cfg, clock: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger,
+		execs: map[string]*Execution{}, pending: map[string]*pendingTask{}, closed: map[string]string{},
+		integrations: map[string]Integration{}}
+	if e.clock == nil {
+		e.clock = RealClock{}
+	}
+	if e.rnd == nil {
+		e.rnd = mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.cfg.Region == "" {
+		e.cfg.Region = "us-east-1"
+	}
+	if e.cfg.Account == "" {
+		e.cfg.Account = "000000000000"
+	}
+	if e.cfg.Partition == "" {
+		e.cfg.Partition = "aws"
+	}
+	if e.cfg.RoleArn == "" {
+		e.cfg.RoleArn = fmt.Sprintf("arn:%s:iam::%s:role/sinew-local", e.cfg.Partition, e.cfg.Account)
+	}
+	if cfg.Lambda != nil {
+		e.integrations["lambda:invoke"] = &lambdaInvoke{invoker: cfg.Lambda}
+	}
+	for k, v := range cfg.Integrations {
+		e.integrations[k] = v
+	}
+	return e
+}
+
+func (e *Engine) random() float64 {
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return e.rnd.Float64()
+}
+
+// Status of an execution.
+const (
+	StatusRunning   = "RUNNING"
+	StatusSucceeded = "SUCCEEDED"
+	StatusFailed    = "FAILED"
+	StatusTimedOut  = "TIMED_OUT"
+	StatusAborted   = "ABORTED"
+)
+
+// StartInput starts an execution.
+type StartInput struct {
+	Machine         *Machine
+	StateMachineArn string // default arn:aws:states:<region>:<account>:stateMachine:<name>
+	Name            string // execution name; default a random one
+	Input           string // JSON; default "{}"
+}
+
+// Execution is one run of a machine.
+type Execution struct {
+	eng        *Engine
+	ARN        string
+	Name       string
+	MachineARN string
+	machine    *Machine
+	input      any
+	inputJSON  string
+	startTime  time.Time
+	ctxExec    map[string]any // the context object's Execution and StateMachine parts, read-only
+	ctxMachine map[string]any
+
+	hist  history
+	chain chain
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	parked  *stateRun     // the top-level Task or Wait state the execution is parked in, if any
+	parkedP *pendingTask  // a parked task's token record
+	parkedW *parkedWait   // a parked Wait's wake-up
+	unwound chan struct{} // closed once the goroutine that parked has returned
+
+	stopTimer func() bool // the execution's TimeoutSeconds timer
+	status    string
+	output    string
+	errName   string
+	cause     string
+	stopTime  time.Time
+}
+
+// Description is DescribeExecution's answer.
+type Description struct {
+	ExecutionArn    string    `json:"executionArn"`
+	StateMachineArn string    `json:"stateMachineArn"`
+	Name            string    `json:"name"`
+	Status          string    `json:"status"`
+	StartDate       time.Time `json:"startDate"`
+	StopDate        time.Time `json:"stopDate,omitzero"`
+	Input           string    `json:"input"`
+	Output          string    `json:"output,omitempty"`
+	Error           string    `json:"error,omitempty"`
+	Cause           string    `json:"cause,omitempty"`
+}
+
+// abortCause marks a context cancelled by StopExecution or the execution's TimeoutSeconds.
+type abortCause struct {
+	status string // StatusAborted or StatusTimedOut
+	err    *StatesError
+}
+
+func (a *abortCause) Error() string { return a.status }
+
+// Start validates the input and starts the execution in its own goroutine.
+func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
+	if in.Machine == nil {
+		return nil, fault.Invalid("stateMachine", "a parsed state machine is required")
+	}
+	raw := in.Input
+	if strings.TrimSpace(raw) == "" {
+		raw = "{}"
+	}
+	if len(raw) > MaxPayloadBytes {
+		return nil, &fault.Error{Kind: fault.TooLarge, Field: "input", Msg: "InvalidExecutionInput: the input is larger than 262144 bytes"}
+	}
+	input, err := jsonv.DecodeString(raw)
+	if err != nil {
+		return nil, &fault.Error{Kind: fault.InvalidInput, Field: "input", Msg: "Invalid State Machine Execution Input: '" + err.Error() + "'", Err: err}
+	}
+	name := in.Name
+	if name == "" {
+		name = newID()
+	}
+	if len(name) > 80 {
+		return nil, fault.Invalid("name", "InvalidName: the execution name must be 1 to 80 characters")
+	}
+	smArn := in.StateMachineArn
+	if smArn == "" {
+		smArn = fmt.Sprintf("arn:%s:states:%s:%s:stateMachine:machine", e.cfg.Partition, e.cfg.Region, e.cfg.Account)
+	}
+	smName := smArn[strings.LastIndex(smArn, ":")+1:]
+	execArn := strings.Replace(smArn, ":stateMachine:", ":execution:", 1) + ":" + name
+
+	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
+		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
+	x.ctxExec = map[string]any{"Id": execArn, "Input": input, "Name": name, "RoleArn": e.cfg.RoleArn,
+		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
+	x.ctxMachine = map[string]any{"Id": smArn, "Name": smName}
+
+	e.mu.Lock()
+	if _, dup := e.execs[execArn]; dup {
+		e.mu.Unlock()
+		return nil, &fault.Error{Kind: fault.Conflict, Field: "name", Msg: "Execution Already Exists: '" + execArn + "'"}
+	}
+	e.execs[execArn] = x
+	e.mu.Unlock()
+
+	// The execution outlives the request that started it.
+	x.ctx, x.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
+		Input: raw, InputDetails: notTruncated, RoleArn: e.cfg.RoleArn}})
+	if in.Machine.TimeoutSeconds > 0 {
+		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
+		x.stopTimer = e.clock.AfterFunc(time.Duration(in.Machine.TimeoutSeconds)*time.Second, func() {
+			x.abort(&abortCause{status: StatusTimedOut, err: newErr(ErrTimeout, "")})
+		})
+	}
+	if e.cfg.OnStatus != nil {
+		e.cfg.OnStatus(x.Describe())
+	}
+	go x.run()
+	return x, nil
+}
+
+// Execution finds an execution by ARN.
+func (e *Engine) Execution(arn string) (*Execution, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.execs[arn]
+	return x, ok
+}
+
+// Done is closed when the execution has ended.
+func (x *Execution) Done() <-chan struct{} { return x.done }
+
+// Wait blocks until the execution ends or ctx does.
+func (x *Execution) Wait(ctx context.Context) (Description, error) {
+	select {
+	case <-x.done:
+		return x.Describe(), nil
+	case <-ctx.Done():
+		return x.Describe(), ctx.Err()
+	}
+}
+
+// Describe reports the execution's state.
+func (x *Execution) Describe() Description {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return Description{ExecutionArn: x.ARN, StateMachineArn: x.MachineARN, Name: x.Name, Status: x.status,
+		StartDate: x.startTime, StopDate: x.stopTime, Input: x.inputJSON, Output: x.output, Error: x.errName, Cause: x.cause}
+}
+
+// History is the execution's events so far.
+func (x *Execution) History() []Event { return x.hist.snapshot() }
+
+// Stop aborts a running execution (StopExecution).
+func (e *Engine) Stop(arn, errName, cause string) error {
+	x, ok := e.Execution(arn)
+	if !ok {
+		return &fault.Error{Kind: fault.NotFound, Field: "executionArn", Msg: "Execution Does Not Exist: '" + arn + "'"}
+	}
+	se := &StatesError{Name: errName, Cause: cause, hasName: errName != "", hasCause: cause != ""}
+	x.abort(&abortCause{status: StatusAborted, err: se})
+	<-x.done
+	return nil
+}
+
+func (x *Execution) run() {
+	f := &frame{top: true, x: x, m: x.machine, chain: &x.chain, scope: newScope(nil)}
+	out, outJSON, serr := f.runMachine(x.ctx, x.input, x.inputJSON)
+	x.finish(out, outJSON, serr)
+}
+
+// abort stops the execution (StopExecution, its TimeoutSeconds, a full history). A parked
+// execution has no goroutine to notice, so its task gets the news.
+func (x *Execution) abort(cause *abortCause) {
+	x.cancel(cause)
+	x.mu.Lock()
+	p, w := x.parkedP, x.parkedW
+	x.mu.Unlock()
+	if p != nil {
+		p.deliver(taskOutcome{aborted: true})
+	}
+	if w != nil {
+		w.wake(true)
+	}
+}
+
+func (x *Execution) setParked(r *stateRun) {
+	x.mu.Lock()
+	x.parked, x.parkedP, x.parkedW, x.unwound = r, nil, nil, nil
+	if r != nil && r.waiting != nil {
+		x.parkedP, x.unwound = r.waiting.p, r.waiting.unwound
+	}
+	if r != nil && r.pwait != nil {
+		x.parkedW, x.unwound = r.pwait, r.pwait.unwound
+	}
+	x.mu.Unlock()
+}
+
+// Parked reports whether the execution is waiting on a task token with no goroutine of its own.
+func (x *Execution) Parked() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.parked != nil
+}
+
+// resume continues a parked execution with its task's outcome, on a new goroutine.
+func (x *Execution) resume(r *stateRun, w *waiting, o taskOutcome) {
+	<-w.unwound
+	x.setParked(nil)
+	ctx := x.ctx
+	res, err := r.endWait(ctx, o)
+	for err != nil && err != errParked {
+		again, serr := r.retry(ctx, err, r.counts)
+		if !again {
+			err = serr
+			break
+		}
+		res, err = r.taskAttempt(ctx)
+	}
+	if err == errParked {
+		x.finish(nil, "", err)
+		return
+	}
+	f := r.f
+	out, assigned, err := r.taskFinish(ctx, res, err)
+	out, outJSON, next, err := f.complete(ctx, r, out, r.st.Next, assigned, err)
+	if err == nil && next != "" {
+		out, outJSON, err = f.runFrom(ctx, next, out, outJSON)
+	}
+	x.finish(out, outJSON, err)
+}
+
+// resumeWait continues an execution parked in a Wait state once it is woken.
+func (x *Execution) resumeWait(r *stateRun, w *parkedWait, aborted bool) {
+	<-w.unwound
+	x.setParked(nil)
+	r.pwait = nil
+	ctx := x.ctx
+	var out any
+	var assigned map[string]any
+	var err *StatesError
+	if aborted || ctx.Err() != nil {
+		err = stopped(ctx)
+	} else {
+		out, assigned, err = r.waitFinish(ctx, w.input)
+	}
+	f := r.f
+	out, outJSON, next, err := f.complete(ctx, r, out, r.st.Next, assigned, err)
+	if err == nil && next != "" {
+		out, outJSON, err = f.runFrom(ctx, next, out, outJSON)
+	}
+	x.finish(out, outJSON, err)
+}
+
+// finish ends the execution, or, when it parked, lets the waiting resume go ahead.
+func (x *Execution) finish(out any, outJSON string, serr *StatesError) {
+	if serr == errParked {
+		x.mu.Lock()
+		ch := x.unwound
+		x.mu.Unlock()
+		close(ch)
+		return
+	}
+	defer close(x.done)
+	if x.stopTimer != nil {
+		x.stopTimer()
+	}
+	if x.eng.cfg.OnStatus != nil {
+		defer func() { x.eng.cfg.OnStatus(x.Describe()) }()
+	}
+	now := x.eng.clock.Now()
+	var ev Event
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.stopTime = now
+	if ac := abortOf(x.ctx); ac != nil {
+		x.status = ac.status
+		x.errName, x.cause = ac.err.Name, ac.err.Cause
+		d := &ErrorDetails{Error: ac.err.Name, Cause: ac.err.Cause}
+		switch ac.status {
+		case StatusTimedOut:
+			ev = Event{Type: "ExecutionTimedOut", ExecutionTimedOutEventDetails: d}
+		case StatusFailed:
+			ev = Event{Type: "ExecutionFailed", ExecutionFailedEventDetails: d}
+		default:
+			ev = Event{Type: "ExecutionAborted", ExecutionAbortedEventDetails: d}
+		}
+	} else if serr != nil {
+		x.status = StatusFailed
+		x.errName, x.cause = serr.Name, serr.Cause
+		ev = Event{Type: "ExecutionFailed", ExecutionFailedEventDetails: &ErrorDetails{Error: serr.Name, Cause: serr.Cause}}
+	} else {
+		x.status = StatusSucceeded
+		x.output = outJSON
+		if x.output == "" {
+			x.output = compactJSON(out)
+		}
+		ev = Event{Type: "ExecutionSucceeded", ExecutionSucceededEventDetails: &OutputDetails{Output: x.output, OutputDetails: notTruncated}}
+	}
+	if _, ok := x.hist.add(&x.chain, now, ev); !ok {
+		x.forceHistoryFailure(now)
+	}
+	x.cancel(nil)
+}
+
+// forceHistoryFailure records the end of an execution whose history is full: AWS fails it, and the
+// closing event is the one allowed past the limit.
+func (x *Execution) forceHistoryFailure(now time.Time) {
+	x.status = StatusFailed
+	x.errName = ErrRuntime
+	x.cause = fmt.Sprintf("The execution reached the maximum number of history events (%d).", MaxHistoryEvents)
+	x.hist.force(&x.chain, now, Event{Type: "ExecutionFailed", ExecutionFailedEventDetails: &ErrorDetails{Error: x.errName, Cause: x.cause}})
+}
+
+func abortOf(ctx context.Context) *abortCause {
+	var ac *abortCause
+	if errors.As(context.Cause(ctx), &ac) {
+		return ac
+	}
+	return nil
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func newToken() string {
+	var b [48]byte
+	_, _ = rand.Read(b[:])
+	return "AQ" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func compactJSON(v any) string { return encodeJSON(v) }
+
+// Forget drops a finished execution from the engine (a retention policy's job); running executions
+// are kept. It reports whether the execution was dropped.
+func (e *Engine) Forget(arn string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.execs[arn]
+	if !ok {
+		return false
+	}
+	select {
+	case <-x.done:
+		delete(e.execs, arn)
+		return true
+	default:
+		return false
+	}
+}

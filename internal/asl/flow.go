@@ -1,0 +1,309 @@
+package asl
+
+import (
+	"context"
+	"math"
+	"sync"
+)
+
+// maxInlineConcurrency bounds an inline Map whose MaxConcurrency is 0 (unbounded): AWS runs up to 40
+// iterations of an inline Map at once.
+const maxInlineConcurrency = 40
+
+func (r *stateRun) parallel(ctx context.Context) (any, map[string]any, *StatesError) {
+	st := r.st
+	input, err := r.branchInput(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
+		r.f.emit(ctx, Event{Type: "ParallelStateStarted"})
+		out, err := r.fanOut(ctx, len(st.Branches), len(st.Branches), -1, -1, func(i int) (*frame, any, *StatesError) {
+			return &frame{x: r.f.x, m: st.Branches[i], scope: newScope(r.f.scope)}, input, nil
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.f.emit(ctx, Event{Type: "ParallelStateSucceeded"})
+		return out, nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.f.emit(ctx, Event{Type: "ParallelStateFailed"})
+		}
+		return nil, nil, err
+	}
+	if r.jsonPath() {
+		return r.finishJSONPath(ctx, result, false)
+	}
+	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+}
+
+// branchInput is what Parallel's branches get: the effective input through Parameters (JSONPath),
+// or Arguments (JSONata).
+func (r *stateRun) branchInput(ctx context.Context) (any, *StatesError) {
+	if !r.jsonPath() {
+		if r.st.Arguments == nil {
+			return r.raw, nil
+		}
+		v, err := r.st.Arguments.eval(ctx, r.jenv(nil), "Arguments")
+		if err != nil {
+			return nil, r.fromEval(err)
+		}
+		return v, nil
+	}
+	eff, err := r.inputPath(r.raw)
+	if err != nil {
+		return nil, err
+	}
+	return r.applyTemplate(r.st.Parameters, eff)
+}
+
+// iterHooks lets Map write its per-iteration events.
+type iterHooks struct {
+	started   func(i int) int64
+	succeeded func(c *chain, i int)
+	failed    func(c *chain, i int)
+	aborted   func(c *chain, i int)
+}
+
+// fanOut runs n child frames, at most conc at a time, and gathers their outputs in order. A child's
+// failure stops the others, unless tolerated (tolCount/tolPct; -1 = not set), in which case its
+// slot holds its error output. The parent's chain continues from the last child's.
+func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, tolPct float64,
+	mk func(i int) (*frame, any, *StatesError), hooks *iterHooks) ([]any, *StatesError) {
+	results := make([]any, n)
+	if n == 0 {
+		return results, nil
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu       sync.Mutex
+		firstErr *StatesError
+		failures int
+		wg       sync.WaitGroup
+	)
+	sem := make(chan struct{}, conc)
+	hist := &r.f.x.hist
+	tolerated := func() bool {
+		if tolCount < 0 && tolPct < 0 {
+			return false
+		}
+		okCount := tolCount >= 0 && float64(failures) <= tolCount
+		okPct := tolPct >= 0 && float64(failures)*100/float64(n) <= tolPct
+		return okCount || okPct
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-cctx.Done():
+		}
+		if cctx.Err() != nil {
+			break
+		}
+		child, input, err := mk(i)
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			cancel(errCancelled)
+			<-sem
+			break
+		}
+		c := &chain{}
+		if hooks != nil {
+			c.last = hooks.started(i)
+		} else {
+			c.last = hist.lastOf(r.f.chain)
+		}
+		child.chain = c
+		wg.Add(1)
+		go func(i int, child *frame, input any) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out, _, err := child.runMachine(cctx, input, "")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && cctx.Err() != nil && firstErr != nil {
+				if hooks != nil {
+					hooks.aborted(c, i)
+				}
+				return
+			}
+			if err != nil {
+				if hooks != nil {
+					hooks.failed(c, i)
+				}
+				failures++
+				if tolerated() {
+					results[i] = err.errorOutput()
+				} else if firstErr == nil {
+					firstErr = err
+					if tolCount >= 0 || tolPct >= 0 {
+						firstErr = newErr(ErrExceedToleratedFailures, "The specified tolerated failure threshold was exceeded")
+					}
+					cancel(errCancelled)
+				}
+			} else {
+				results[i] = out
+				if hooks != nil {
+					hooks.succeeded(c, i)
+				}
+			}
+			hist.link(r.f.chain, hist.lastOf(c))
+		}(i, child, input)
+		if hooks != nil && conc == 1 {
+			// Sequential iterations: wait, so events and chains follow AWS's order exactly.
+			wg.Wait()
+		}
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, stopped(ctx)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return results, nil
+}
+
+func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesError) {
+	st := r.st
+	var eff any = r.raw
+	var items []any
+	if r.jsonPath() {
+		var err *StatesError
+		if eff, err = r.inputPath(r.raw); err != nil {
+			return nil, nil, err
+		}
+		v := eff
+		if st.ItemsPath.Set && !st.ItemsPath.Null {
+			var e error
+			if v, e = st.ItemsPath.Path.Eval(r.env(eff)); e != nil {
+				return nil, nil, r.runtime("Invalid path '%s' : %s", st.ItemsPath.Path.String(), pathMsg(e))
+			}
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, nil, r.runtime("Invalid path '%s': The Map state's ItemsPath must reference an array, but the value is %s", itemsPathSrc(st), compactJSON(v))
+		}
+		items = arr
+	} else {
+		v := r.raw
+		if st.Items != nil {
+			var e error
+			if v, e = st.Items.eval(ctx, r.jenv(nil), "Items"); e != nil {
+				return nil, nil, r.fromEval(e)
+			}
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			e := r.runtime("The Items field must evaluate to a JSON array, but was %s", compactJSON(v))
+			e.Name = ErrQueryEvaluation
+			return nil, nil, e
+		}
+		items = arr
+	}
+	conc, err := r.optNumber(ctx, st.MaxConcurrency, "MaxConcurrency", eff, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	tolCount, err := r.optNumber(ctx, st.ToleratedFailureCount, "ToleratedFailureCount", eff, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	tolPct, err := r.optNumber(ctx, st.ToleratedFailurePercentage, "ToleratedFailurePercentage", eff, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if conc <= 0 || conc > maxInlineConcurrency {
+		conc = maxInlineConcurrency
+	}
+	hist := &r.f.x.hist
+	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
+		r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
+		var lastSucceeded int64
+		hooks := &iterHooks{
+			started: func(i int) int64 {
+				return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			},
+			succeeded: func(c *chain, i int) {
+				lastSucceeded, _ = hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			},
+			failed: func(c *chain, i int) {
+				hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationFailed", MapIterationFailedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			},
+			aborted: func(c *chain, i int) {
+				hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationAborted", MapIterationAbortedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			},
+		}
+		out, err := r.fanOut(ctx, len(items), int(conc), tolCount, tolPct, func(i int) (*frame, any, *StatesError) {
+			item := map[string]any{"Index": int64(i), "Value": items[i]}
+			child := &frame{x: r.f.x, m: st.Processor, scope: newScope(r.f.scope), mapItem: item}
+			input := items[i]
+			if st.ItemSelector != nil {
+				sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, mapItem: item}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
+				if st.ItemSelector.jsonata != nil {
+					v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
+					if e != nil {
+						return nil, nil, sr.fromEval(e)
+					}
+					input = v
+				} else {
+					v, e := sr.applyTemplate(st.ItemSelector, eff)
+					if e != nil {
+						return nil, nil, e
+					}
+					input = v
+				}
+			}
+			return child, input, nil
+		}, hooks)
+		if err != nil {
+			return nil, err
+		}
+		if lastSucceeded > 0 {
+			// After the last iteration, AWS links the Map's next events to the last
+			// MapIterationSucceeded (recorded in the localstack-sfn Map histories).
+			hist.link(r.f.chain, lastSucceeded)
+		}
+		r.f.emit(ctx, Event{Type: "MapStateSucceeded"})
+		arr := make([]any, len(out))
+		copy(arr, out)
+		return arr, nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.f.emit(ctx, Event{Type: "MapStateFailed"})
+		}
+		return nil, nil, err
+	}
+	if r.jsonPath() {
+		return r.finishJSONPath(ctx, result, false)
+	}
+	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+}
+
+func itemsPathSrc(st *State) string {
+	if st.ItemsPath.Path != nil {
+		return st.ItemsPath.Path.String()
+	}
+	return "$"
+}
+
+func (r *stateRun) optNumber(ctx context.Context, n *numField, name string, input any, def float64) (float64, *StatesError) {
+	if n == nil {
+		return def, nil
+	}
+	f, err := r.intValue(ctx, n, name, input)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || math.IsNaN(f) {
+		return 0, r.runtime("The value of the field '%s' must be a non-negative number, but was %v", name, f)
+	}
+	return f, nil
+}

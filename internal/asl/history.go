@@ -1,0 +1,342 @@
+package asl
+
+import (
+	"sync"
+	"time"
+)
+
+// Event is one history event, shaped as GetExecutionHistory returns it (service-2.json
+// HistoryEvent): exactly one *EventDetails member is set, and inputs and outputs are JSON text.
+type Event struct {
+	Timestamp       time.Time `json:"timestamp"`
+	Type            string    `json:"type"`
+	ID              int64     `json:"id"`
+	PreviousEventID int64     `json:"previousEventId"`
+
+	ExecutionStartedEventDetails   *ExecutionStartedDetails `json:"executionStartedEventDetails,omitempty"`
+	ExecutionSucceededEventDetails *OutputDetails           `json:"executionSucceededEventDetails,omitempty"`
+	ExecutionFailedEventDetails    *ErrorDetails            `json:"executionFailedEventDetails,omitempty"`
+	ExecutionAbortedEventDetails   *ErrorDetails            `json:"executionAbortedEventDetails,omitempty"`
+	ExecutionTimedOutEventDetails  *ErrorDetails            `json:"executionTimedOutEventDetails,omitempty"`
+
+	StateEnteredEventDetails *StateEnteredDetails `json:"stateEnteredEventDetails,omitempty"`
+	StateExitedEventDetails  *StateExitedDetails  `json:"stateExitedEventDetails,omitempty"`
+
+	TaskScheduledEventDetails *TaskScheduledDetails `json:"taskScheduledEventDetails,omitempty"`
+	TaskStartedEventDetails   *TaskDetails          `json:"taskStartedEventDetails,omitempty"`
+	TaskSubmittedEventDetails *TaskDetails          `json:"taskSubmittedEventDetails,omitempty"`
+	TaskSucceededEventDetails *TaskDetails          `json:"taskSucceededEventDetails,omitempty"`
+	TaskFailedEventDetails    *TaskDetails          `json:"taskFailedEventDetails,omitempty"`
+	TaskTimedOutEventDetails  *TaskDetails          `json:"taskTimedOutEventDetails,omitempty"`
+
+	LambdaFunctionScheduledEventDetails *LambdaScheduledDetails `json:"lambdaFunctionScheduledEventDetails,omitempty"`
+	LambdaFunctionSucceededEventDetails *OutputDetails          `json:"lambdaFunctionSucceededEventDetails,omitempty"`
+	LambdaFunctionFailedEventDetails    *ErrorDetails           `json:"lambdaFunctionFailedEventDetails,omitempty"`
+	LambdaFunctionTimedOutEventDetails  *ErrorDetails           `json:"lambdaFunctionTimedOutEventDetails,omitempty"`
+
+	MapStateStartedEventDetails       *MapStateStartedDetails `json:"mapStateStartedEventDetails,omitempty"`
+	MapIterationStartedEventDetails   *MapIterationDetails    `json:"mapIterationStartedEventDetails,omitempty"`
+	MapIterationSucceededEventDetails *MapIterationDetails    `json:"mapIterationSucceededEventDetails,omitempty"`
+	MapIterationFailedEventDetails    *MapIterationDetails    `json:"mapIterationFailedEventDetails,omitempty"`
+	MapIterationAbortedEventDetails   *MapIterationDetails    `json:"mapIterationAbortedEventDetails,omitempty"`
+
+	EvaluationFailedEventDetails *EvaluationFailedDetails `json:"evaluationFailedEventDetails,omitempty"`
+}
+
+// DataDetails says whether a payload was truncated (never, here: payloads over the limit fail).
+type DataDetails struct {
+	Truncated bool `json:"truncated"`
+}
+
+type ExecutionStartedDetails struct {
+	Input        string       `json:"input"`
+	InputDetails *DataDetails `json:"inputDetails"`
+	RoleArn      string       `json:"roleArn"`
+}
+
+type OutputDetails struct {
+	Output        string       `json:"output"`
+	OutputDetails *DataDetails `json:"outputDetails"`
+}
+
+type ErrorDetails struct {
+	Error string `json:"error,omitempty"`
+	Cause string `json:"cause,omitempty"`
+}
+
+type StateEnteredDetails struct {
+	Name         string       `json:"name"`
+	Input        string       `json:"input"`
+	InputDetails *DataDetails `json:"inputDetails"`
+}
+
+type StateExitedDetails struct {
+	Name                     string            `json:"name"`
+	Output                   string            `json:"output"`
+	OutputDetails            *DataDetails      `json:"outputDetails"`
+	AssignedVariables        map[string]string `json:"assignedVariables,omitempty"`
+	AssignedVariablesDetails *DataDetails      `json:"assignedVariablesDetails,omitempty"`
+}
+
+type TaskScheduledDetails struct {
+	ResourceType       string `json:"resourceType"`
+	Resource           string `json:"resource"`
+	Region             string `json:"region"`
+	Parameters         string `json:"parameters"`
+	TimeoutInSeconds   *int64 `json:"timeoutInSeconds,omitempty"`
+	HeartbeatInSeconds *int64 `json:"heartbeatInSeconds,omitempty"`
+}
+
+// TaskDetails serves TaskStarted, TaskSubmitted, TaskSucceeded, TaskFailed and TaskTimedOut.
+type TaskDetails struct {
+	ResourceType  string       `json:"resourceType"`
+	Resource      string       `json:"resource"`
+	Output        *string      `json:"output,omitempty"`
+	OutputDetails *DataDetails `json:"outputDetails,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	Cause         string       `json:"cause,omitempty"`
+}
+
+type LambdaScheduledDetails struct {
+	Resource         string       `json:"resource"`
+	Input            string       `json:"input"`
+	InputDetails     *DataDetails `json:"inputDetails"`
+	TimeoutInSeconds *int64       `json:"timeoutInSeconds,omitempty"`
+}
+
+type MapStateStartedDetails struct {
+	Length int `json:"length"`
+}
+
+type MapIterationDetails struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+}
+
+type EvaluationFailedDetails struct {
+	Error    string `json:"error"`
+	Cause    string `json:"cause"`
+	Location string `json:"location,omitempty"`
+	State    string `json:"state"`
+}
+
+var notTruncated = &DataDetails{}
+
+// history is one execution's event list. Ids are 1-based and global to the execution;
+// previousEventId follows AWS's chains: each frame (the execution, a branch, an iteration) links to
+// its own previous event, and the events that close an iteration or a Map/Parallel state
+// (MapIterationSucceeded/Failed, MapStateSucceeded, ParallelStateSucceeded) and ExecutionStarted do
+// not become anyone's previous event (recorded in the localstack-sfn Map and Pass histories).
+// Events are kept compact (type, ids, time and one details pointer) and expanded on read: a
+// waiting execution should cost little memory.
+type history struct {
+	mu      sync.Mutex
+	records []record
+	full    bool
+}
+
+type record struct {
+	at   time.Time
+	typ  string
+	id   int64
+	prev int64
+	d    any // the *...Details of the event, or nil
+}
+
+// chain is a frame's link to its last event.
+type chain struct {
+	last int64
+}
+
+var nonLinking = map[string]bool{
+	"ExecutionStarted": true, "MapIterationSucceeded": true, "MapIterationFailed": true, "MapIterationAborted": true,
+	"MapStateSucceeded": true, "ParallelStateSucceeded": true,
+}
+
+// add appends an event and reports its id; false when the history is full.
+func (h *history) add(c *chain, at time.Time, e Event) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.records) >= MaxHistoryEvents {
+		h.full = true
+		return 0, false
+	}
+	r := record{at: at, typ: e.Type, id: int64(len(h.records) + 1), d: e.details()}
+	if c != nil {
+		r.prev = c.last
+		if !nonLinking[e.Type] {
+			c.last = r.id
+		}
+	}
+	h.records = append(h.records, r)
+	return r.id, true
+}
+
+// addAfter appends an event whose previous event is prev rather than the chain's last; the
+// chain then continues from it.
+func (h *history) addAfter(c *chain, prev int64, at time.Time, e Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.records) >= MaxHistoryEvents {
+		h.full = true
+		return
+	}
+	r := record{at: at, typ: e.Type, id: int64(len(h.records) + 1), prev: prev, d: e.details()}
+	c.last = r.id
+	h.records = append(h.records, r)
+}
+
+// force appends a closing event past the limit.
+func (h *history) force(c *chain, at time.Time, e Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, record{at: at, typ: e.Type, id: int64(len(h.records) + 1), prev: c.last, d: e.details()})
+}
+
+func (h *history) snapshot() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Event, len(h.records))
+	for i, r := range h.records {
+		out[i] = r.event()
+	}
+	return out
+}
+
+func (h *history) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.records)
+}
+
+// details gives the one details member that is set.
+func (e *Event) details() any {
+	switch {
+	case e.ExecutionStartedEventDetails != nil:
+		return e.ExecutionStartedEventDetails
+	case e.ExecutionSucceededEventDetails != nil:
+		return e.ExecutionSucceededEventDetails
+	case e.ExecutionFailedEventDetails != nil:
+		return e.ExecutionFailedEventDetails
+	case e.ExecutionAbortedEventDetails != nil:
+		return e.ExecutionAbortedEventDetails
+	case e.ExecutionTimedOutEventDetails != nil:
+		return e.ExecutionTimedOutEventDetails
+	case e.StateEnteredEventDetails != nil:
+		return e.StateEnteredEventDetails
+	case e.StateExitedEventDetails != nil:
+		return e.StateExitedEventDetails
+	case e.TaskScheduledEventDetails != nil:
+		return e.TaskScheduledEventDetails
+	case e.TaskStartedEventDetails != nil:
+		return e.TaskStartedEventDetails
+	case e.TaskSubmittedEventDetails != nil:
+		return e.TaskSubmittedEventDetails
+	case e.TaskSucceededEventDetails != nil:
+		return e.TaskSucceededEventDetails
+	case e.TaskFailedEventDetails != nil:
+		return e.TaskFailedEventDetails
+	case e.TaskTimedOutEventDetails != nil:
+		return e.TaskTimedOutEventDetails
+	case e.LambdaFunctionScheduledEventDetails != nil:
+		return e.LambdaFunctionScheduledEventDetails
+	case e.LambdaFunctionSucceededEventDetails != nil:
+		return e.LambdaFunctionSucceededEventDetails
+	case e.LambdaFunctionFailedEventDetails != nil:
+		return e.LambdaFunctionFailedEventDetails
+	case e.LambdaFunctionTimedOutEventDetails != nil:
+		return e.LambdaFunctionTimedOutEventDetails
+	case e.MapStateStartedEventDetails != nil:
+		return e.MapStateStartedEventDetails
+	case e.MapIterationStartedEventDetails != nil:
+		return e.MapIterationStartedEventDetails
+	case e.MapIterationSucceededEventDetails != nil:
+		return e.MapIterationSucceededEventDetails
+	case e.MapIterationFailedEventDetails != nil:
+		return e.MapIterationFailedEventDetails
+	case e.MapIterationAbortedEventDetails != nil:
+		return e.MapIterationAbortedEventDetails
+	case e.EvaluationFailedEventDetails != nil:
+		return e.EvaluationFailedEventDetails
+	}
+	return nil
+}
+
+// event expands a record into the API shape; the details member is chosen by the event type.
+func (r record) event() Event {
+	e := Event{Timestamp: r.at, Type: r.typ, ID: r.id, PreviousEventID: r.prev}
+	switch d := r.d.(type) {
+	case *ExecutionStartedDetails:
+		e.ExecutionStartedEventDetails = d
+	case *StateEnteredDetails:
+		e.StateEnteredEventDetails = d
+	case *StateExitedDetails:
+		e.StateExitedEventDetails = d
+	case *TaskScheduledDetails:
+		e.TaskScheduledEventDetails = d
+	case *LambdaScheduledDetails:
+		e.LambdaFunctionScheduledEventDetails = d
+	case *MapStateStartedDetails:
+		e.MapStateStartedEventDetails = d
+	case *EvaluationFailedDetails:
+		e.EvaluationFailedEventDetails = d
+	case *OutputDetails:
+		switch r.typ {
+		case "ExecutionSucceeded":
+			e.ExecutionSucceededEventDetails = d
+		default:
+			e.LambdaFunctionSucceededEventDetails = d
+		}
+	case *ErrorDetails:
+		switch r.typ {
+		case "ExecutionFailed":
+			e.ExecutionFailedEventDetails = d
+		case "ExecutionAborted":
+			e.ExecutionAbortedEventDetails = d
+		case "ExecutionTimedOut":
+			e.ExecutionTimedOutEventDetails = d
+		case "LambdaFunctionFailed":
+			e.LambdaFunctionFailedEventDetails = d
+		case "LambdaFunctionTimedOut":
+			e.LambdaFunctionTimedOutEventDetails = d
+		}
+	case *TaskDetails:
+		switch r.typ {
+		case "TaskStarted":
+			e.TaskStartedEventDetails = d
+		case "TaskSubmitted":
+			e.TaskSubmittedEventDetails = d
+		case "TaskSucceeded":
+			e.TaskSucceededEventDetails = d
+		case "TaskFailed":
+			e.TaskFailedEventDetails = d
+		case "TaskTimedOut":
+			e.TaskTimedOutEventDetails = d
+		}
+	case *MapIterationDetails:
+		switch r.typ {
+		case "MapIterationStarted":
+			e.MapIterationStartedEventDetails = d
+		case "MapIterationSucceeded":
+			e.MapIterationSucceededEventDetails = d
+		case "MapIterationFailed":
+			e.MapIterationFailedEventDetails = d
+		case "MapIterationAborted":
+			e.MapIterationAbortedEventDetails = d
+		}
+	}
+	return e
+}
+
+// link makes v the chain's last event.
+func (h *history) link(c *chain, v int64) {
+	h.mu.Lock()
+	c.last = v
+	h.mu.Unlock()
+}
+
+func (h *history) lastOf(c *chain) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return c.last
+}

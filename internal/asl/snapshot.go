@@ -1,0 +1,209 @@
+package asl
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+)
+
+// Persistence. An execution parked on a task token, or in a Wait state of its top level, holds no
+// goroutine: it is data. Snapshot gives that data in a JSON-serialisable form; Restore brings it
+// back in another engine (after a crash or a restart) with its token, its timers (re-armed for the
+// time left) and its history, so SendTask* with the old token resumes it, and a Wait ends when it
+// was due. The durable store of local mode saves a snapshot when an execution parks and deletes it
+// when the execution ends.
+//
+// TODO(persistence): what a snapshot does not cover yet, and a durable engine must: executions
+// that are running (they re-run from their last saved point: at-least-once, which the executors'
+// idempotency by call id absorbs), retry back-offs (they hold a goroutine; they should park like
+// waits do), and waits or tasks inside Map iterations and Parallel branches.
+
+// Snapshot is a parked execution, serialisable as JSON.
+type Snapshot struct {
+	ExecutionArn    string            `json:"executionArn"`
+	StateMachineArn string            `json:"stateMachineArn"`
+	Name            string            `json:"name"`
+	Input           string            `json:"input"`
+	StartTime       time.Time         `json:"startTime"`
+	Events          []Event           `json:"events"`
+	LastEventID     int64             `json:"lastEventId"` // the execution chain's previous event
+	Variables       map[string]string `json:"variables"`   // JSON text by name
+	Task            *ParkedTask       `json:"task,omitempty"`
+	Wait            *ParkedWait       `json:"wait,omitempty"`
+}
+
+// ParkedWait is the Wait state visit the execution sleeps in.
+type ParkedWait struct {
+	State       string    `json:"state"`
+	RawInput    string    `json:"rawInput"`
+	EffInput    string    `json:"effectiveInput"`
+	EnteredID   int64     `json:"enteredEventId"`
+	EnteredTime time.Time `json:"enteredTime"`
+	Until       time.Time `json:"until"`
+}
+
+// ParkedTask is the Task state visit that waits on its token.
+type ParkedTask struct {
+	State       string     `json:"state"`
+	RawInput    string     `json:"rawInput"`       // the state's input, JSON
+	EffInput    string     `json:"effectiveInput"` // after InputPath, JSON
+	EnteredID   int64      `json:"enteredEventId"`
+	EnteredTime time.Time  `json:"enteredTime"`
+	RetryCount  int        `json:"retryCount"`
+	Counts      []int      `json:"retrierCounts"`
+	Token       string     `json:"taskToken"`
+	TimeoutAt   *time.Time `json:"timeoutAt,omitempty"`
+	HeartbeatS  int64      `json:"heartbeatSeconds,omitempty"`
+	HeartbeatAt *time.Time `json:"heartbeatAt,omitempty"`
+}
+
+// Snapshot gives the durable form of a parked execution; ok is false when it is not parked.
+func (x *Execution) Snapshot() (*Snapshot, bool) {
+	x.mu.Lock()
+	r, pw := x.parked, x.parkedW
+	x.mu.Unlock()
+	if r == nil {
+		return nil, false
+	}
+	s := &Snapshot{ExecutionArn: x.ARN, StateMachineArn: x.MachineARN, Name: x.Name, Input: x.inputJSON, StartTime: x.startTime,
+		Events: x.History(), LastEventID: x.hist.lastOf(&x.chain), Variables: map[string]string{}}
+	for k, v := range r.f.scope.snapshot() {
+		s.Variables[k] = compactJSON(v)
+	}
+	if pw != nil {
+		s.Wait = &ParkedWait{State: r.st.Name, RawInput: compactJSON(r.raw), EffInput: compactJSON(pw.input), EnteredID: r.entered,
+			EnteredTime: r.enteredAt, Until: pw.until}
+		return s, true
+	}
+	w := r.waiting
+	if w == nil {
+		return nil, false
+	}
+	s.Task = &ParkedTask{State: r.st.Name, RawInput: compactJSON(r.raw), EffInput: compactJSON(r.eff), EnteredID: r.entered,
+		EnteredTime: r.enteredAt, RetryCount: r.retryCount, Counts: append([]int(nil), r.counts...), Token: r.token}
+	if !w.timeoutAt.IsZero() {
+		t := w.timeoutAt
+		s.Task.TimeoutAt = &t
+	}
+	if w.heartbeat > 0 {
+		w.hbMu.Lock()
+		t := w.heartbeatAt
+		w.hbMu.Unlock()
+		s.Task.HeartbeatS = int64(w.heartbeat / time.Second)
+		s.Task.HeartbeatAt = &t
+	}
+	return s, true
+}
+
+// Restore brings a parked execution back into this engine, for machine m (the same definition).
+func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
+	var stateName, rawText, effText string
+	switch {
+	case s.Task != nil:
+		stateName, rawText, effText = s.Task.State, s.Task.RawInput, s.Task.EffInput
+	case s.Wait != nil:
+		stateName, rawText, effText = s.Wait.State, s.Wait.RawInput, s.Wait.EffInput
+	default:
+		return nil, fault.Invalid("snapshot", "the snapshot has neither a task nor a wait")
+	}
+	st, ok := m.States[stateName]
+	if !ok || (s.Task != nil && st.Type != TypeTask) || (s.Wait != nil && st.Type != TypeWait) {
+		return nil, fault.Invalid("snapshot", "the snapshot's state %q is not a %s of this machine", stateName, map[bool]string{true: "Task", false: "Wait"}[s.Task != nil])
+	}
+	dec := func(field, text string) (any, error) {
+		v, err := jsonv.DecodeString(text)
+		if err != nil {
+			return nil, fault.Invalid("snapshot", "%s is not JSON: %v", field, err)
+		}
+		return v, nil
+	}
+	input, err := dec("input", s.Input)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := dec("rawInput", rawText)
+	if err != nil {
+		return nil, err
+	}
+	eff, err := dec("effectiveInput", effText)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]any{}
+	for k, text := range s.Variables {
+		if vars[k], err = dec("variable "+k, text); err != nil {
+			return nil, err
+		}
+	}
+	if s.Task != nil && !validTokenShape(s.Task.Token) {
+		return nil, fault.Invalid("snapshot", "the snapshot's task token is malformed")
+	}
+	smName := s.StateMachineArn[strings.LastIndex(s.StateMachineArn, ":")+1:]
+	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: input,
+		inputJSON: s.Input, startTime: s.StartTime, status: StatusRunning, done: make(chan struct{})}
+	x.ctxExec = map[string]any{"Id": x.ARN, "Input": input, "Name": x.Name, "RoleArn": e.cfg.RoleArn,
+		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
+	x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": smName}
+	for _, ev := range s.Events {
+		x.hist.records = append(x.hist.records, record{at: ev.Timestamp, typ: ev.Type, id: ev.ID, prev: ev.PreviousEventID, d: ev.details()})
+	}
+	x.chain.last = s.LastEventID
+	x.ctx, x.cancel = context.WithCancelCause(context.Background())
+
+	e.mu.Lock()
+	if _, dup := e.execs[x.ARN]; dup {
+		e.mu.Unlock()
+		return nil, &fault.Error{Kind: fault.Conflict, Field: "executionArn", Msg: "Execution Already Exists: '" + x.ARN + "'"}
+	}
+	e.execs[x.ARN] = x
+	e.mu.Unlock()
+
+	scope := newScope(nil)
+	scope.set(vars)
+	f := &frame{top: true, x: x, m: m, chain: &x.chain, scope: scope}
+	now := e.clock.Now()
+	if m.TimeoutSeconds > 0 {
+		left := x.startTime.Add(time.Duration(m.TimeoutSeconds) * time.Second).Sub(now)
+		x.stopTimer = e.clock.AfterFunc(max(left, 0), func() { x.abort(&abortCause{status: StatusTimedOut, err: newErr(ErrTimeout, "")}) })
+	}
+	if s.Wait != nil {
+		r := &stateRun{f: f, st: st, raw: raw, eff: eff, entered: s.Wait.EnteredID, enteredAt: s.Wait.EnteredTime}
+		w := &parkedWait{until: s.Wait.Until, input: eff, unwound: make(chan struct{})}
+		close(w.unwound) // nothing to unwind: no goroutine ran this execution here
+		w.woke = func(aborted bool) { x.resumeWait(r, w, aborted) }
+		r.pwait = w
+		x.setParked(r)
+		stop := e.clock.WaitFunc(max(w.until.Sub(now), 0), func() { w.wake(false) })
+		w.mu.Lock()
+		w.stop = stop
+		w.mu.Unlock()
+		return x, nil
+	}
+	r := &stateRun{f: f, st: st, raw: raw, eff: eff, entered: s.Task.EnteredID, enteredAt: s.Task.EnteredTime,
+		retryCount: s.Task.RetryCount, counts: append([]int(nil), s.Task.Counts...), token: s.Task.Token}
+	if len(r.counts) != len(st.Retry) {
+		r.counts = make([]int, len(st.Retry))
+	}
+	p := &pendingTask{x: x}
+	e.tokMu.Lock()
+	e.pending[r.token] = p
+	e.tokMu.Unlock()
+	w := &waiting{p: p, unwound: make(chan struct{})}
+	close(w.unwound) // nothing to unwind: no goroutine ran this execution here
+	r.waiting = w
+	if s.Task.TimeoutAt != nil {
+		w.timeoutAt = *s.Task.TimeoutAt
+		w.stopTimeout = e.clock.AfterFunc(max(w.timeoutAt.Sub(now), 0), func() { p.deliver(taskOutcome{timedOut: true}) })
+	}
+	if s.Task.HeartbeatS > 0 && s.Task.HeartbeatAt != nil {
+		w.heartbeat = time.Duration(s.Task.HeartbeatS) * time.Second
+		w.armHeartbeat(e.clock, max(s.Task.HeartbeatAt.Sub(now), 0))
+		p.heartbeat = func() { w.armHeartbeat(e.clock, w.heartbeat) }
+	}
+	x.setParked(r)
+	p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+	return x, nil
+}

@@ -1,0 +1,365 @@
+package asl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"sinew/internal/jsonv"
+)
+
+var errTaskTimeout = errors.New("task timed out")
+
+// waiting is a task attempt parked on its token: everything needed to finish it later.
+type waiting struct {
+	p           *pendingTask
+	stopTimeout func() bool
+	timeoutAt   time.Time // zero without TimeoutSeconds
+	hbMu        sync.Mutex
+	stopHB      func() bool
+	heartbeat   time.Duration // zero without HeartbeatSeconds
+	heartbeatAt time.Time
+	unwound     chan struct{} // closed once the parking goroutine has returned
+}
+
+// armHeartbeat (re)starts the heartbeat timer to fire after d.
+func (w *waiting) armHeartbeat(clock Clock, d time.Duration) {
+	w.hbMu.Lock()
+	defer w.hbMu.Unlock()
+	if w.stopHB != nil {
+		w.stopHB()
+	}
+	w.heartbeatAt = clock.Now().Add(d)
+	p := w.p
+	w.stopHB = clock.AfterFunc(d, func() { p.deliver(taskOutcome{timedOut: true, heartbeat: true}) })
+}
+
+func (w *waiting) stopTimers() {
+	if w.stopTimeout != nil {
+		w.stopTimeout()
+	}
+	w.hbMu.Lock()
+	if w.stopHB != nil {
+		w.stopHB()
+	}
+	w.hbMu.Unlock()
+}
+
+func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError) {
+	r.eff = r.raw
+	if r.jsonPath() {
+		var err *StatesError
+		if r.eff, err = r.inputPath(r.raw); err != nil {
+			return nil, nil, err
+		}
+	}
+	r.counts = make([]int, len(r.st.Retry))
+	result, err := r.taskAttempts(ctx)
+	return r.taskFinish(ctx, result, err)
+}
+
+// taskFinish is the data flow after the task's result: ResultSelector, ResultPath, OutputPath and
+// Assign (JSONPath), or Output and Assign (JSONata).
+func (r *stateRun) taskFinish(ctx context.Context, result any, err *StatesError) (any, map[string]any, *StatesError) {
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.jsonPath() {
+		return r.finishJSONPath(ctx, result, false)
+	}
+	return r.finishJSONata(ctx, r.st.Output, r.st.Assign, result, map[string]any{"result": result})
+}
+
+// taskAttempts runs attempts until one succeeds, the retriers give up, or one parks.
+func (r *stateRun) taskAttempts(ctx context.Context) (any, *StatesError) {
+	for {
+		res, err := r.taskAttempt(ctx)
+		if err == nil || err == errParked {
+			return res, err
+		}
+		if again, serr := r.retry(ctx, err, r.counts); !again {
+			return nil, serr
+		}
+	}
+}
+
+// taskAttempt runs the task once, with its history events and time bounds.
+func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
+	st := r.st
+	eng := r.f.x.eng
+	ref := st.resource
+	r.token, r.ctxObj, r.waiting = "", nil, nil
+	var p *pendingTask
+	if ref.Pattern == PatternWaitForToken {
+		r.token, p = eng.registerToken(r.f.x)
+	}
+	fail := func(err *StatesError) (any, *StatesError) {
+		if r.token != "" {
+			eng.closeToken(r.token, "done")
+		}
+		return nil, err
+	}
+	var params any
+	if r.jsonPath() {
+		var err *StatesError
+		if params, err = r.applyTemplate(st.Parameters, r.eff); err != nil {
+			return fail(err)
+		}
+	} else if st.Arguments != nil {
+		v, e := st.Arguments.eval(ctx, r.jenv(nil), "Arguments")
+		if e != nil {
+			return fail(r.fromEval(e))
+		}
+		params = v
+	} else {
+		params = r.raw
+	}
+	timeout, err := r.optSeconds(ctx, st.TimeoutSeconds, "TimeoutSeconds", r.eff)
+	if err != nil {
+		return fail(err)
+	}
+	heartbeat, err := r.optSeconds(ctx, st.HeartbeatSeconds, "HeartbeatSeconds", r.eff)
+	if err != nil {
+		return fail(err)
+	}
+	paramsJSON := compactJSON(params)
+	ev := &taskEvents{r: r, ref: ref}
+	if ref.Legacy {
+		r.f.emit(ctx, Event{Type: "LambdaFunctionScheduled", LambdaFunctionScheduledEventDetails: &LambdaScheduledDetails{
+			Resource: ref.Function, Input: paramsJSON, InputDetails: notTruncated, TimeoutInSeconds: timeout}})
+		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
+	} else {
+		r.f.emit(ctx, Event{Type: "TaskScheduled", TaskScheduledEventDetails: &TaskScheduledDetails{
+			ResourceType: ref.Service, Resource: ref.historyResource(), Region: eng.cfg.Region, Parameters: paramsJSON,
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}})
+		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
+	}
+
+	tctx, cancel := context.WithCancelCause(ctx)
+	var stopTimeout func() bool
+	var timeoutAt time.Time
+	if timeout != nil {
+		timeoutAt = eng.clock.Now().Add(time.Duration(*timeout) * time.Second)
+		stopTimeout = eng.clock.AfterFunc(time.Duration(*timeout)*time.Second, func() {
+			cancel(errTaskTimeout)
+			if p != nil {
+				p.deliver(taskOutcome{timedOut: true})
+			}
+		})
+	}
+	result, serr := r.call(tctx, params, ev)
+	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil {
+		// A result that comes after the deadline is discarded.
+		result, serr = nil, &StatesError{Name: ErrTimeout, hasName: true}
+	}
+	if serr != nil || p == nil {
+		if stopTimeout != nil {
+			stopTimeout()
+		}
+		cancel(nil)
+		if p != nil {
+			eng.closeToken(r.token, "done")
+		}
+		return r.settle(ctx, ev, result, serr)
+	}
+	cancel(nil)
+
+	// .waitForTaskToken: the service call went out; now the token decides.
+	ev.submitted(result)
+	w := &waiting{p: p, stopTimeout: stopTimeout, timeoutAt: timeoutAt}
+	r.waiting = w
+	if heartbeat != nil {
+		w.heartbeat = time.Duration(*heartbeat) * time.Second
+		arm := func() { w.armHeartbeat(eng.clock, w.heartbeat) }
+		p.mu.Lock()
+		p.heartbeat = arm
+		p.mu.Unlock()
+		arm()
+	}
+	if r.f.top {
+		// Park: release the goroutine; the first outcome resumes the execution.
+		w.unwound = make(chan struct{})
+		x := r.f.x
+		x.setParked(r)
+		p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+		if ctx.Err() != nil {
+			// Stopped while parking: abort may have looked before we were parked.
+			p.deliver(taskOutcome{aborted: true})
+		}
+		return nil, errParked
+	}
+	// Inside a Map iteration or a Parallel branch the goroutine waits.
+	// TODO(persistence): park nested frames too, so a Map of waiting calls holds no goroutines.
+	ch := make(chan taskOutcome, 1)
+	p.setHandler(func(o taskOutcome) { ch <- o })
+	var o taskOutcome
+	select {
+	case o = <-ch:
+	case <-ctx.Done():
+		o = taskOutcome{aborted: true}
+	}
+	return r.endWait(ctx, o)
+}
+
+// endWait finishes a waiting attempt with its outcome.
+func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesError) {
+	w := r.waiting
+	r.waiting = nil
+	w.stopTimers()
+	eng := r.f.x.eng
+	ev := &taskEvents{r: r, ref: r.st.resource}
+	switch {
+	case o.aborted || ctx.Err() != nil:
+		eng.closeToken(r.token, "done")
+		return nil, stopped(ctx)
+	case o.timedOut:
+		eng.closeToken(r.token, "timedout")
+		return r.settle(ctx, ev, nil, &StatesError{Name: ErrTimeout, hasName: true, heartbeat: o.heartbeat})
+	default:
+		eng.closeToken(r.token, "done")
+		return r.settle(ctx, ev, o.output, o.err)
+	}
+}
+
+// settle writes the attempt's closing event and gives its result or failure.
+func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
+	if serr == nil && len(compactJSON(result)) > MaxPayloadBytes {
+		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the
+		// function ARN for the legacy resource).
+		who := r.st.resource.Service
+		if r.st.resource.Legacy {
+			who = r.st.resource.Function
+		}
+		serr = errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", who)
+	}
+	if serr != nil {
+		if ctx.Err() != nil {
+			return nil, stopped(ctx)
+		}
+		switch {
+		case serr.Name == ErrTimeout:
+			ev.timedOut(serr)
+		case serr.Name != ErrRuntime:
+			ev.failed(serr)
+		}
+		return nil, serr
+	}
+	ev.succeeded(result)
+	return result, nil
+}
+
+// call invokes the resource (without waiting on a token).
+func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *StatesError) {
+	eng := r.f.x.eng
+	ref := r.st.resource
+	if ref.Key() == "states:startExecution" && eng.integrations[ref.Key()] == nil {
+		return r.startExecution(ctx, params, ev)
+	}
+	if ref.Legacy {
+		if eng.cfg.Lambda == nil {
+			return nil, newErr("Lambda.ResourceNotFoundException", "Function not found: "+ref.Function)
+		}
+		resp, err := eng.cfg.Lambda.Invoke(ctx, LambdaRequest{FunctionName: ref.Function, Payload: []byte(compactJSON(params))})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, newErr(ErrTimeout, "")
+			}
+			return nil, lambdaServiceError(err)
+		}
+		if resp.FunctionError != "" {
+			return nil, functionError(resp, false)
+		}
+		v, derr := jsonv.Decode(resp.Payload)
+		if derr != nil {
+			return string(resp.Payload), nil
+		}
+		return v, nil
+	}
+	integ, ok := eng.integrations[ref.Key()]
+	if !ok || ref.Activity {
+		return nil, r.runtime("The resource '%s' is not supported by this engine", r.st.Resource)
+	}
+	call := &TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
+		TaskToken: r.token, ExecutionArn: r.f.x.ARN, StateName: r.st.Name}
+	// TODO(.sync): registered integrations run request-response; only states:startExecution
+	// (above) implements .sync and .sync:2.
+	out, err := integ.Invoke(ctx, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, newErr(ErrTimeout, "")
+		}
+		var se *StatesError
+		if errors.As(err, &se) {
+			return nil, se
+		}
+		return nil, newErr(ErrTaskFailed, err.Error())
+	}
+	return out, nil
+}
+
+// optSeconds resolves TimeoutSeconds/HeartbeatSeconds (literal, path or JSONata) to whole seconds.
+func (r *stateRun) optSeconds(ctx context.Context, n *numField, name string, input any) (*int64, *StatesError) {
+	if n == nil {
+		return nil, nil
+	}
+	f, err := r.intValue(ctx, n, name, input)
+	if err != nil {
+		return nil, err
+	}
+	if f < 1 || f != float64(int64(f)) {
+		return nil, r.runtime("The value of the field '%s' must be a positive integer, but was %v", name, f)
+	}
+	v := int64(f)
+	return &v, nil
+}
+
+// taskEvents writes the closing event of a task attempt in the shape of its resource kind.
+type taskEvents struct {
+	r   *stateRun
+	ref resourceRef
+}
+
+func (t *taskEvents) emit(e Event) { t.r.f.emit(context.Background(), e) }
+
+func (t *taskEvents) base() *TaskDetails {
+	return &TaskDetails{ResourceType: t.ref.Service, Resource: t.ref.historyResource()}
+}
+
+func (t *taskEvents) submitted(out any) {
+	d := t.base()
+	s := compactJSON(out)
+	d.Output, d.OutputDetails = &s, notTruncated
+	t.emit(Event{Type: "TaskSubmitted", TaskSubmittedEventDetails: d})
+}
+
+func (t *taskEvents) succeeded(out any) {
+	s := compactJSON(out)
+	if t.ref.Legacy {
+		t.emit(Event{Type: "LambdaFunctionSucceeded", LambdaFunctionSucceededEventDetails: &OutputDetails{Output: s, OutputDetails: notTruncated}})
+		return
+	}
+	d := t.base()
+	d.Output, d.OutputDetails = &s, notTruncated
+	t.emit(Event{Type: "TaskSucceeded", TaskSucceededEventDetails: d})
+}
+
+func (t *taskEvents) failed(e *StatesError) {
+	if t.ref.Legacy {
+		t.emit(Event{Type: "LambdaFunctionFailed", LambdaFunctionFailedEventDetails: &ErrorDetails{Error: e.Name, Cause: e.Cause}})
+		return
+	}
+	d := t.base()
+	d.Error, d.Cause = e.Name, e.Cause
+	t.emit(Event{Type: "TaskFailed", TaskFailedEventDetails: d})
+}
+
+func (t *taskEvents) timedOut(e *StatesError) {
+	if t.ref.Legacy {
+		t.emit(Event{Type: "LambdaFunctionTimedOut", LambdaFunctionTimedOutEventDetails: &ErrorDetails{Error: e.Name, Cause: e.Cause}})
+		return
+	}
+	d := t.base()
+	d.Error, d.Cause = e.Name, e.Cause
+	t.emit(Event{Type: "TaskTimedOut", TaskTimedOutEventDetails: d})
+}

@@ -1,0 +1,199 @@
+package asl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// template is a payload template (Parameters, ResultSelector, ItemSelector, Assign): in JSONPath
+// mode keys ending in ".$" are evaluated as a path, a context path, a variable or an intrinsic call,
+// the rest copied; in JSONata mode every "{% %}" string is evaluated.
+type template struct {
+	root    tnode
+	jsonata *jsonataValue
+}
+
+type tnode struct {
+	literal   any
+	isLit     bool
+	obj       []tentry
+	arr       []tnode
+	isObj     bool
+	isArr     bool
+	path      compiledPath
+	intrinsic compiledIntrinsic
+	src       string // the expression, for messages
+}
+
+type tentry struct {
+	key   string // output key, ".$" stripped
+	field string // key as written, for messages
+	node  tnode
+}
+
+func (p *parser) template(v any, loc string) *template {
+	return &template{root: p.tnode(v, loc)}
+}
+
+func (p *parser) tnode(v any, loc string) tnode {
+	switch x := v.(type) {
+	case map[string]any:
+		n := tnode{isObj: true}
+		for _, k := range sortedKeys(x) {
+			e := x[k]
+			if strings.HasSuffix(k, ".$") {
+				s, ok := e.(string)
+				en := tnode{src: s}
+				switch {
+				case !ok:
+					p.schema(loc, "The value for the field '%s' must be a valid JSONPath or a valid intrinsic function call", k)
+				case isIntrinsic(s):
+					in, err := parseIntrinsic(s)
+					if err != nil {
+						p.schema(loc, "The value for the field '%s' must be a valid JSONPath or a valid intrinsic function call", k)
+					}
+					en.intrinsic = in
+				default:
+					cp, err := parsePath(s)
+					if err != nil {
+						p.schema(loc, "The value for the field '%s' must be a valid JSONPath or a valid intrinsic function call", k)
+					}
+					en.path = cp
+				}
+				n.obj = append(n.obj, tentry{key: strings.TrimSuffix(k, ".$"), field: k, node: en})
+				continue
+			}
+			n.obj = append(n.obj, tentry{key: k, field: k, node: p.tnode(e, loc)})
+		}
+		return n
+	case []any:
+		n := tnode{isArr: true}
+		for _, e := range x {
+			n.arr = append(n.arr, p.tnode(e, loc))
+		}
+		return n
+	default:
+		return tnode{literal: v, isLit: true}
+	}
+}
+
+// evalTemplate evaluates a JSONPath-mode template. A missing path is States.Runtime with AWS's
+// message; a failing intrinsic is States.IntrinsicFailure... as recorded, also reported via Runtime.
+func (n *tnode) eval(env pathEnv) (any, error) {
+	switch {
+	case n.isLit:
+		return n.literal, nil
+	case n.isObj:
+		m := make(map[string]any, len(n.obj))
+		for i := range n.obj {
+			e := &n.obj[i]
+			if e.node.path != nil || e.node.intrinsic != nil {
+				v, err := e.node.evalExpr(env, e.field)
+				if err != nil {
+					return nil, err
+				}
+				m[e.key] = v
+				continue
+			}
+			v, err := e.node.eval(env)
+			if err != nil {
+				return nil, err
+			}
+			m[e.key] = v
+		}
+		return m, nil
+	case n.isArr:
+		a := make([]any, len(n.arr))
+		for i := range n.arr {
+			v, err := n.arr[i].eval(env)
+			if err != nil {
+				return nil, err
+			}
+			a[i] = v
+		}
+		return a, nil
+	}
+	return nil, nil
+}
+
+// templateError is a failure to evaluate a template field; the interpreter adds the state prefix.
+type templateError struct {
+	name  string
+	cause string
+}
+
+func (e *templateError) Error() string { return e.name + ": " + e.cause }
+
+func (n *tnode) evalExpr(env pathEnv, field string) (any, error) {
+	if n.intrinsic != nil {
+		v, err := n.intrinsic.Eval(env)
+		if err != nil {
+			return nil, intrinsicFailure(err, field)
+		}
+		return v, nil
+	}
+	v, err := n.path.Eval(env)
+	if err != nil {
+		src := env.Input
+		if strings.HasPrefix(n.src, "$$") {
+			src = env.Context
+		}
+		return nil, &templateError{name: ErrRuntime, cause: fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", n.src, field, mustJSON(src))}
+	}
+	return v, nil
+}
+
+func (t *template) evalJSONPath(env pathEnv) (any, error) { return t.root.eval(env) }
+
+// assignment is a state's or catcher's Assign.
+type assignment struct {
+	tmpl    *template
+	jsonata *jsonataValue
+}
+
+func (p *parser) assign(v any, loc, lang string) *assignment {
+	if _, ok := v.(map[string]any); !ok {
+		p.schema(loc, "The field 'Assign' must be an object")
+		return nil
+	}
+	for k := range v.(map[string]any) {
+		name := strings.TrimSuffix(k, ".$")
+		if name == "states" || !validVarName(name) {
+			p.schema(loc, "The variable name '%s' is not valid", name)
+		}
+	}
+	if lang == JSONata {
+		return &assignment{jsonata: p.jsonataTemplate(v, loc)}
+	}
+	return &assignment{tmpl: p.template(v, loc)}
+}
+
+func validVarName(s string) bool {
+	if s == "" || len(s) > 80 {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') || r > 127
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// evalAssign gives the variables an Assign sets.
+func (a *assignment) eval(ctx context.Context, env pathEnv, jenv *jsonataEnv) (map[string]any, error) {
+	var v any
+	var err error
+	if a.jsonata != nil {
+		v, err = a.jsonata.eval(ctx, jenv, "Assign")
+	} else {
+		v, err = a.tmpl.evalJSONPath(env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
