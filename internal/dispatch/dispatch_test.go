@@ -1,0 +1,167 @@
+package dispatch_test
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/lambdaboundary"
+	"sinew/internal/store"
+	"sinew/internal/store/seal"
+	"sinew/internal/testenv/ddblocal"
+	"sinew/internal/tool"
+)
+
+func TestMain(m *testing.M) { ddblocal.Main(m) }
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	db := ddblocal.Client(t)
+	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.New(db, ddblocal.NewTable(t, db), sl)
+}
+
+func TestGuard(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	g := &dispatch.Guard{Records: s, Lease: time.Minute, Now: func() time.Time { return now }}
+	type step struct {
+		what     string
+		fnOut    any
+		fnErr    error
+		wantRun  bool
+		wantOut  any
+		wantKind fault.Kind
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"a completed call answers its record", []step{
+			{"integration/echo", "sent", nil, true, "sent", ""},
+			{"integration/echo", "sent again", nil, false, "sent", ""},
+		}},
+		{"a permanent failure is answered again, not rerun", []step{
+			{"integration/echo", nil, fault.New(fault.Provider, "refused"), true, nil, fault.Provider},
+			{"integration/echo", "ok", nil, false, nil, fault.Provider},
+		}},
+		{"a transient failure runs again", []step{
+			{"integration/echo", nil, fault.New(fault.Transient, "busy"), true, nil, fault.Transient},
+			{"integration/echo", "ok", nil, true, "ok", ""},
+			{"integration/echo", "again", nil, false, "ok", ""},
+		}},
+		{"another call under the same id is a conflict", []step{
+			{"integration/echo", "one", nil, true, "one", ""},
+			{"api_call/get", "two", nil, false, nil, fault.Conflict},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tool.NewCallID()
+			for i, st := range tt.steps {
+				ran := false
+				out, err := g.Run(ctx, "dev", id, st.what, func(context.Context) (any, error) { ran = true; return st.fnOut, st.fnErr })
+				if ran != st.wantRun || fault.KindOf(err) != st.wantKind || (st.wantKind == "" && out != st.wantOut) {
+					t.Errorf("step %d: ran %v, out %v, err %v; want ran %v, out %v, kind %q", i, ran, out, err, st.wantRun, st.wantOut, st.wantKind)
+				}
+			}
+		})
+	}
+
+	t.Run("a run in progress elsewhere", func(t *testing.T) {
+		id := tool.NewCallID()
+		release := make(chan struct{})
+		started := make(chan struct{})
+		done := make(chan error)
+		go func() {
+			_, err := g.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { close(started); <-release; return "first", nil })
+			done <- err
+		}()
+		<-started
+		var runs atomic.Int32
+		_, err := g.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { runs.Add(1); return "second", nil })
+		if !fault.Is(err, fault.Transient) || runs.Load() != 0 {
+			t.Errorf("concurrent run: %v (runs %d), want Transient without running", err, runs.Load())
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a run whose lease ran out is taken over", func(t *testing.T) {
+		id := tool.NewCallID()
+		// What a crashed run leaves: running, with a lease already over.
+		crashed := map[string]any{"state": "running", "call": "x/y", "until": now.Add(-time.Second).UnixMilli()}
+		if _, _, err := s.PutIdempotency(ctx, "dev", dispatch.Key(id), crashed, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		out, err := g.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { return "recovered", nil })
+		if err != nil || out != "recovered" {
+			t.Errorf("take over: %v %v", out, err)
+		}
+	})
+}
+
+// handler fails transiently until calls reaches n.
+func flaky(n int32, calls *atomic.Int32, kind fault.Kind) lambda.Handler {
+	return lambdaboundary.Handler(func(_ context.Context, in map[string]any) (map[string]any, error) {
+		if calls.Add(1) < n {
+			return nil, fault.New(kind, "not yet")
+		}
+		return map[string]any{"output": map[string]any{"ok": true}}, nil
+	})
+}
+
+type localInvoker map[string]lambda.Handler
+
+func (l localInvoker) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	out, ierr := lambdaboundary.Invoke(ctx, l[fn], payload)
+	return out, ierr, nil
+}
+
+func TestDispatcher(t *testing.T) {
+	call := tool.NewCall(&tool.Tool{Name: "echo", Type: tool.TypeIntegration, Integration: &tool.IntegrationDef{Provider: "dummy"}}, tool.NewCallID(), nil)
+	fcall := tool.NewCall(&tool.Tool{Name: "ask", Type: tool.TypeFunction, Function: &tool.FunctionDef{}}, tool.NewCallID(), nil)
+	tests := []struct {
+		name      string
+		call      tool.Call
+		failUntil int32
+		kind      fault.Kind
+		wantCalls int32
+		wantErr   string
+	}{
+		{"transient retried", call, 3, fault.Transient, 3, ""},
+		{"transient past the attempts", call, 5, fault.Transient, 3, "Sinew.Transient"},
+		{"permanent not retried", call, 5, fault.Provider, 1, "Sinew.Provider"},
+		{"function calls go back to the caller", fcall, 1, "", 0, "Sinew.InvalidInput"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			d := &dispatch.Dispatcher{Invoker: localInvoker{"sinew-integration": flaky(tt.failUntil, &calls, tt.kind)},
+				Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond}
+			res := d.Dispatch(context.Background(), map[string]any{"call": tt.call}, &tt.call)
+			if calls.Load() != tt.wantCalls {
+				t.Errorf("invocations = %d, want %d", calls.Load(), tt.wantCalls)
+			}
+			if tt.wantErr == "" && (res.Error != nil || res.Output == nil) {
+				t.Errorf("result = %+v, want output", res)
+			}
+			if tt.wantErr != "" && (res.Error == nil || res.Error.Type != tt.wantErr) {
+				t.Errorf("result = %+v, want error %s", res, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+// Package dispatch runs tool calls exactly once where it matters (DESIGN §3.9, §1): Guard makes an
+// executor idempotent by (developer, call id), so a repeated invocation of the same call (a Lambda
+// retry, a crash and restart, the chat path trying again) returns the recorded result instead of
+// sending the email twice; Dispatcher sends an envelope to the Lambda of its type, retrying
+// Sinew.Transient as the state machines' Retry does, for the chat path, which has no state machine.
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"sinew/internal/fault"
+	"sinew/internal/store"
+)
+
+// Records is the part of the store the guard uses: idempotency records with a TTL.
+type Records interface {
+	PutIdempotency(ctx context.Context, dev, key string, value any, ttl time.Duration) (*store.IdemRecord, bool, error)
+	UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error)
+}
+
+var _ Records = (*store.Store)(nil)
+
+// Defaults of a Guard.
+const (
+	// DefaultTTL keeps a call's record as long as its pending-call record is kept after a wait.
+	DefaultTTL = store.CallRetention
+	// DefaultLease is how long a run may hold a call before another invocation may take over:
+	// longer than the longest executor (the apicall Lambda's 630 s).
+	DefaultLease = 11 * time.Minute
+)
+
+// Record states.
+const (
+	stateRunning = "running" // a run holds the call until "until" (Unix ms)
+	stateDone    = "done"    // output holds the result's output
+	stateFailed  = "failed"  // error holds {type, message}: a permanent failure, answered again as is
+	stateRetry   = "retry"   // the last run failed transiently: the next one runs again
+)
+
+// Guard makes an executor idempotent by call id.
+type Guard struct {
+	Records Records
+	TTL     time.Duration    // DefaultTTL when 0
+	Lease   time.Duration    // DefaultLease when 0
+	Now     func() time.Time // time.Now when nil
+}
+
+func (g *Guard) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// Key is the record key of a call.
+func Key(callID string) string { return "call#" + callID }
+
+// Run runs fn for the call unless it already ran: a completed run's output is answered as
+// recorded, a permanent failure is answered again as the same typed error, and a run still in
+// progress elsewhere is Transient (try again later). A transient failure is recorded so that the
+// next invocation runs again. fn's output must be small enough for a record (store large outputs
+// first and return their reference).
+//
+// what names the call (its type and tool, e.g. "integration/echo"): a record made for another call
+// under the same id is a Conflict, never another call's result.
+func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(context.Context) (any, error)) (any, error) {
+	if callID == "" {
+		return nil, fault.Invalid("call.id", "call.id is required")
+	}
+	ttl, lease := g.TTL, g.Lease
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	key := Key(callID)
+	running := map[string]any{"state": stateRunning, "call": what, "until": g.now().Add(lease).UnixMilli()}
+	rec, created, err := g.Records.PutIdempotency(ctx, dev, key, running, ttl)
+	if err != nil {
+		return nil, fmt.Errorf("claim call %s: %w", callID, err)
+	}
+	if !created {
+		v, _ := rec.Value.(map[string]any)
+		if v["call"] != what {
+			return nil, fault.New(fault.Conflict, "call id %s was already used for another call (%v); every call needs its own id", callID, v["call"])
+		}
+		switch v["state"] {
+		case stateDone:
+			return v["output"], nil
+		case stateFailed:
+			e, _ := v["error"].(map[string]any)
+			typ, _ := e["type"].(string)
+			msg, _ := e["message"].(string)
+			return nil, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
+		case stateRunning:
+			if until, _ := v["until"].(int64); g.now().UnixMilli() < until {
+				return nil, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
+			}
+			// The run that held it is gone (a crash): run again. Whether its side effect
+			// happened cannot be known; this is the at-least-once edge of DESIGN §8.
+		}
+		if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil {
+			return nil, fmt.Errorf("claim call %s: %w", callID, err)
+		}
+	}
+	out, runErr := fn(ctx)
+	var final map[string]any
+	switch k := fault.KindOf(runErr); {
+	case runErr == nil:
+		final = map[string]any{"state": stateDone, "call": what, "output": out}
+	case k == fault.Transient || k == fault.Internal:
+		// Worth another run (Internal: a fault of sinew's own, perhaps fixed by a deploy).
+		final = map[string]any{"state": stateRetry, "call": what}
+	default:
+		final = map[string]any{"state": stateFailed, "call": what, "error": map[string]any{"type": string(k), "message": fault.Message(runErr)}}
+	}
+	if _, err := g.Records.UpdateIdempotency(ctx, dev, key, final); err != nil {
+		// The outcome stands: failing a run whose side effect happened would make the caller
+		// retry it. The record stays "running" until its lease ends.
+		slog.WarnContext(ctx, "recording a call's outcome failed", "call_id", callID, "error", err)
+	}
+	return out, runErr
+}

@@ -1,0 +1,18 @@
+package executions
+
+import (
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"sinew/internal/config"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
+)
+
+// NewDeps builds the routes' dependencies for the api function: st (whose sealer only seals, the
+// api never opens setup), a Step Functions client from aws (AWS_ENDPOINT_URL_SFN finds local mode's
+// endpoint), and the state machines' ARNs from cfg.
+func NewDeps(cfg *config.Config, aws awsv2.Config, st *store.Store) Deps {
+	return Deps{Workflow: &workflow.Service{Store: st, SFN: sfn.NewFromConfig(aws),
+		ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN}}
+}

@@ -1,0 +1,243 @@
+// Package executions is the HTTP side of the tool-call workflow (API.md): starting tool calls,
+// reading executions and pending calls, answering and heartbeating function calls, Julep's
+// PUT /executions/{id} (resume or cancel), and stored payloads. Register adds the routes to the
+// api function's router; the domain logic is package workflow's.
+package executions
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"sinew/internal/fault"
+	"sinew/internal/httpapi"
+	"sinew/internal/jsonv"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
+)
+
+// Deps are the routes' dependencies.
+type Deps struct {
+	Workflow *workflow.Service // needs Store, SFN, ToolCallARN and AgentLoopARN
+}
+
+const tag = "executions"
+
+// Register adds the routes to rt.
+func Register(rt *httpapi.Router, d Deps) {
+	h := &handlers{w: d.Workflow}
+	registerSchemas(rt)
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/tool-calls", Handler: h.startToolCall, Op: httpapi.Operation{
+		Summary:     "Call a tool by name",
+		Description: "Starts a tool_call execution: the tool is found among the task's tools (and, with inherit_tools, the agent's) or the agent's, and run through the executor of its type. A function tool pauses the execution until the call is answered. With Idempotency-Key, a repeat answers the same execution.",
+		Tags:        []string{tag}, Params: []httpapi.Param{httpapi.IdempotencyParam()},
+		Request: httpapi.Ref("ToolCallRequest"),
+		Responses: map[int]httpapi.Resp{202: {Description: "started", Schema: httpapi.Ref("ExecutionStarted")},
+			400: {Description: "a broken rule"}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/executions", Handler: h.listExecutions, Op: httpapi.Operation{
+		Summary: "List executions", Description: "The caller's executions, newest first. pending_calls are given by GET /executions/{execution_id}.",
+		Tags: []string{tag}, Params: httpapi.PageParams(),
+		Responses: map[int]httpapi.Resp{200: {Description: "a page", Schema: httpapi.ListOf(httpapi.Ref("Execution"))}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/executions/{execution_id}", Handler: h.getExecution, Op: httpapi.Operation{
+		Summary: "Get an execution", Description: "Its status and, while it waits, its pending function calls with their task tokens.",
+		Tags:      []string{tag},
+		Responses: map[int]httpapi.Resp{200: {Description: "the execution", Schema: httpapi.Ref("Execution")}, 404: {Description: "unknown or not yours"}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/executions/{execution_id}", Handler: h.updateExecution, Op: httpapi.Operation{
+		Summary:     "Resume or cancel an execution (Julep's route)",
+		Description: `{"status": "running", "input": X} answers the execution's one pending call with X (422 if it has none or several); {"status": "cancelled", "reason"?} stops it.`,
+		Tags:        []string{tag}, Request: httpapi.Ref("UpdateExecutionRequest"),
+		Responses: map[int]httpapi.Resp{200: {Description: "resumed: the answered call; cancelled: the execution"},
+			404: {Description: "unknown or not yours"}, 409: {Description: "the call was already answered"}, 410: {Description: "the call expired"},
+			422: {Description: "no single pending call, or the execution has ended"}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/executions/{execution_id}/calls/{call_id}/result", Handler: h.answer, Op: httpapi.Operation{
+		Summary:     "Answer a pending function call",
+		Description: `{"output": X} completes the call with X as the tool's result (SendTaskSuccess); {"error": {"type", "message"}} fails it, reported as Client.<type> (SendTaskFailure).`,
+		Tags:        []string{tag}, Request: httpapi.Ref("CallAnswer"),
+		Responses: map[int]httpapi.Resp{200: {Description: "answered", Schema: httpapi.Ref("PendingCall")},
+			404: {Description: "unknown or not yours"}, 409: {Description: "already answered"}, 410: {Description: "the call expired"},
+			503: {Description: "Step Functions was unavailable; the call can be answered again"}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/executions/{execution_id}/calls/{call_id}/heartbeat", Handler: h.heartbeat, Op: httpapi.Operation{
+		Summary: "Heartbeat a pending function call", Description: "SendTaskHeartbeat: the client is still working on the call.",
+		Tags: []string{tag},
+		Responses: map[int]httpapi.Resp{204: {Description: "sent"}, 404: {Description: "unknown or not yours"},
+			409: {Description: "already answered"}, 410: {Description: "the call expired"}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/calls", Handler: h.listCalls, Op: httpapi.Operation{
+		Summary: "List function calls by status", Description: "The caller's function calls across executions, oldest first; ?status= defaults to pending.",
+		Tags: []string{tag},
+		Params: append(httpapi.PageParams(), httpapi.Param{Name: "status", In: "query", Description: "pending (default), answered, failed or expired",
+			Schema: map[string]any{"type": "string", "enum": []any{"pending", "answered", "failed", "expired"}, "default": "pending"}}),
+		Responses: map[int]httpapi.Resp{200: {Description: "a page", Schema: httpapi.ListOf(httpapi.Ref("PendingCall"))}},
+	}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/payloads/{ref}", Handler: h.getPayload, Op: httpapi.Operation{
+		Summary: "Get a stored value", Description: `A value that an answer gave as {"sinew:ref": ref, "bytes": N}.`,
+		Tags:      []string{tag},
+		Responses: map[int]httpapi.Resp{200: {Description: "the value", Schema: map[string]any{}}, 404: {Description: "unknown or not yours"}},
+	}})
+}
+
+type handlers struct{ w *workflow.Service }
+
+func (h *handlers) startToolCall(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	key, err := r.IdempotencyKey()
+	if err != nil {
+		return nil, err
+	}
+	var req workflow.ToolCallRequest
+	if err := r.Decode(&req); err != nil {
+		return nil, err
+	}
+	st, err := h.w.StartToolCall(ctx, r.DeveloperID, req, key)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.JSON(http.StatusAccepted, st), nil
+}
+
+func (h *handlers) listExecutions(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	p, err := r.Page()
+	if err != nil {
+		return nil, err
+	}
+	l, err := h.w.Store.ListExecutions(ctx, r.DeveloperID, store.Page{Limit: p.Limit, Cursor: p.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.OK(list(l)), nil
+}
+
+func list[T any](l *store.List[T]) httpapi.List[T] {
+	next := ""
+	if l.NextCursor != nil {
+		next = *l.NextCursor
+	}
+	return httpapi.NewList(l.Items, next)
+}
+
+func (h *handlers) getExecution(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	x, err := h.w.Store.GetExecution(ctx, r.DeveloperID, r.Param("execution_id"))
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.OK(x), nil
+}
+
+func (h *handlers) updateExecution(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	var body map[string]any
+	if err := r.Decode(&body); err != nil {
+		return nil, err
+	}
+	id := r.Param("execution_id")
+	switch body["status"] {
+	case "running":
+		if err := onlyKeys(body, "status", "input"); err != nil {
+			return nil, err
+		}
+		c, err := h.w.Resume(ctx, r.DeveloperID, id, body["input"])
+		if err != nil {
+			return nil, err
+		}
+		return httpapi.OK(c), nil
+	case "cancelled":
+		if err := onlyKeys(body, "status", "reason"); err != nil {
+			return nil, err
+		}
+		reason, ok := body["reason"].(string)
+		if !ok && body["reason"] != nil {
+			return nil, fault.Invalid("reason", "reason must be a string")
+		}
+		x, err := h.w.Cancel(ctx, r.DeveloperID, id, reason)
+		if err != nil {
+			return nil, err
+		}
+		return httpapi.OK(x), nil
+	}
+	return nil, fault.Invalid("status", `status must be "running" (resume with input) or "cancelled"`)
+}
+
+func onlyKeys(body map[string]any, keys ...string) error {
+	for k := range body {
+		if !slices.Contains(keys, k) {
+			return fault.Invalid(k, "unknown field %q; allowed here: %v", k, keys)
+		}
+	}
+	return nil
+}
+
+func (h *handlers) answer(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	var body map[string]any
+	if err := r.Decode(&body); err != nil {
+		return nil, err
+	}
+	out, hasOut := body["output"]
+	errV, hasErr := body["error"]
+	if err := onlyKeys(body, "output", "error"); err != nil {
+		return nil, err
+	}
+	var a workflow.Answer
+	switch {
+	case hasOut == hasErr:
+		return nil, fault.Invalid("output", `give exactly one of "output" (the tool's result) and "error"`)
+	case hasOut:
+		a.Output = out
+	default:
+		e, ok := errV.(map[string]any)
+		if !ok {
+			return nil, fault.Invalid("error", `error must be an object {"type", "message"}`)
+		}
+		if err := onlyKeys(e, "type", "message"); err != nil {
+			return nil, fault.Invalid("error."+fault.FieldOf(err), "%s", fault.Message(err))
+		}
+		typ, ok := e["type"].(string)
+		if !ok || typ == "" {
+			return nil, fault.Invalid("error.type", "error.type must be a non-empty string")
+		}
+		msg, ok := e["message"].(string)
+		if !ok && e["message"] != nil {
+			return nil, fault.Invalid("error.message", "error.message must be a string")
+		}
+		a = workflow.Answer{HasError: true, Type: typ, Message: msg}
+	}
+	c, err := h.w.AnswerCall(ctx, r.DeveloperID, r.Param("execution_id"), r.Param("call_id"), a)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.OK(c), nil
+}
+
+func (h *handlers) heartbeat(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return nil, h.w.Heartbeat(ctx, r.DeveloperID, r.Param("execution_id"), r.Param("call_id"))
+}
+
+func (h *handlers) listCalls(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	p, err := r.Page()
+	if err != nil {
+		return nil, err
+	}
+	st := store.CallPending
+	if s := r.Query().Get("status"); s != "" {
+		st = store.CallStatus(s)
+	}
+	l, err := h.w.Store.ListCalls(ctx, r.DeveloperID, st, store.Page{Limit: p.Limit, Cursor: p.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.OK(list(l)), nil
+}
+
+func (h *handlers) getPayload(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	b, err := h.w.Store.GetPayload(ctx, r.DeveloperID, r.Param("ref"))
+	if err != nil {
+		return nil, err
+	}
+	v, err := jsonv.Decode(b)
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "stored payload is not JSON")
+	}
+	return httpapi.OK(v), nil
+}

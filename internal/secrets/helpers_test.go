@@ -1,0 +1,55 @@
+package secrets_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"sinew/internal/secrets"
+	"sinew/internal/secrets/secretstest"
+	"sinew/internal/store"
+	"sinew/internal/testenv/ddblocal"
+)
+
+func TestMain(m *testing.M) { ddblocal.Main(m) }
+
+func bg() context.Context { return context.Background() }
+
+// env is one test's world: local KMS on loopback, a table in DynamoDB Local, the store sealing
+// with the KMS envelope.
+type env struct {
+	kms   *secretstest.KMS
+	env   *secrets.Envelope
+	st    *store.Store
+	db    ddbClient
+	table string
+}
+
+type ddbClient interface {
+	store.API
+	store.ScanAPI
+	store.AdminAPI
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	k := secretstest.StartKMS(t)
+	e := k.Envelope(t)
+	db := ddblocal.Client(t)
+	table := ddblocal.NewTable(t, db)
+	return &env{kms: k, env: e, st: store.New(db, table, e), db: db, table: table}
+}
+
+// keyVersion reads the key version out of a local-KMS ciphertext inside an envelope blob: local
+// KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
+func keyVersion(t *testing.T, sealed []byte) uint32 {
+	t.Helper()
+	kb, err := secrets.KeyBlob(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kb) < 21 {
+		t.Fatalf("key blob of %d bytes", len(kb))
+	}
+	return binary.BigEndian.Uint32(kb[17:21])
+}

@@ -1,0 +1,30 @@
+// Package workflow is the domain logic of the tool_call workflow (DESIGN §3.8, §4): Prepare turns a
+// request into a call envelope and records the execution; the function executor records a pending
+// call and announces it; Settle brings the execution record and its calls to their final state,
+// from the state machine's outcome or from Step Functions' "Execution Status Change" events; and the
+// resume logic answers pending calls for the HTTP routes (claim, SendTask*, settle). It knows
+// nothing of Lambda or API Gateway: AWS services are reached through narrow ports (SFN, Events).
+//
+// # What one call costs
+//
+// Measured by TestRequestBudget (go test -run TestRequestBudget -v ./internal/workflow), per
+// tool_call execution, on DynamoDB Local with a request counter in front of the client:
+//
+//	type         state transitions                                   DynamoDB requests
+//	integration  4: Prepare, RouteByType, Integration, Settle       7: BatchGetItem 2 (find the tool; the merge),
+//	api_call     4: Prepare, RouteByType, ApiCall, Settle              PutItem 3 (execution, call claim, call result),
+//	                                                                   GetItem 1 (read before the result's write),
+//	                                                                   UpdateItem 1 (final status)
+//	function     5: Prepare, RouteByType, FunctionWaitMode,          5: BatchGetItem 1, PutItem 1 (execution),
+//	                Function, Settle                                   TransactWriteItems 1 (pending call + awaiting_input),
+//	                                                                   UpdateItem 2 (call settled, final status)
+//	system       4: Prepare, RouteByType, System, Settle             3 + the system handler's own
+//
+// Answering a function call over HTTP adds 2 UpdateItems (claim, settle the claim); PUT
+// /executions/{id} adds the Query that finds the pending call. Step Functions' status-change event
+// then costs the settle Lambda 1 UpdateItem (a failed condition) for a SUCCEEDED execution, and
+// 1 UpdateItem, 1 Query and 1 UpdateItem per call still pending for one stopped, timed out or
+// failed. BenchmarkToolCall measures the same counts (7 per integration call, 7 per function call
+// answered over HTTP). Each Retry attempt is one more
+// transition (Step Functions bills it) and, for executors, the call's record read again.
+package workflow

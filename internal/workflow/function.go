@@ -1,0 +1,90 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"sinew/internal/fault"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+)
+
+// Event source and detail type of the event announcing a pending function call (API.md).
+const (
+	EventSource       = "sinew"
+	DetailTypePending = "ToolCallPending"
+)
+
+// RecordPending is the function executor (DESIGN §4): it records the call with this attempt's task
+// token and marks the execution awaiting_input (a retry of the Task has a new token and overwrites
+// the record), then publishes ToolCallPending with the pending call as its detail. The execution
+// then waits on the token until the client answers or the wait ends.
+func (s *Service) RecordPending(ctx context.Context, in Envelope) (*store.PendingCall, error) {
+	if err := in.Call.Validate(); err != nil {
+		return nil, err
+	}
+	if in.Call.Type != tool.TypeFunction {
+		return nil, fault.Invalid("call.type", "the function executor runs function calls, not %s", in.Call.Type)
+	}
+	if in.TaskToken == "" {
+		return nil, fault.Invalid("task_token", "task_token is required (the state machine passes $$.Task.Token)")
+	}
+	if in.Context.DeveloperID == "" || in.Context.ExecutionID == "" {
+		return nil, fault.Invalid("context", "context.developer_id and context.execution_id are required")
+	}
+	timeout := tool.DefaultFunctionTimeoutSeconds
+	if in.Tool != nil {
+		w, err := WaitOf(in.Tool)
+		if err != nil {
+			return nil, err
+		}
+		if w.TimeoutSeconds != nil {
+			timeout = *w.TimeoutSeconds
+		}
+	}
+	pc, err := s.Store.PutPendingCall(ctx, in.Context.DeveloperID, store.PendingCall{
+		CallID: in.Call.ID, ExecutionID: in.Context.ExecutionID, ModelCallID: in.Call.ModelCallID,
+		Tool: in.Call.Name(), Type: tool.TypeFunction, Arguments: in.Call.Arguments(),
+		ExpiresAt: time.Now().Add(time.Duration(timeout) * time.Second), TaskToken: in.TaskToken,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record pending call %s: %w", in.Call.ID, err)
+	}
+	if err := s.publishPending(ctx, pc); err != nil {
+		// The call is recorded and listed by GET /calls; a lost announcement must not fail the
+		// wait, but a retry would issue a new token, so the failure is only logged.
+		s.log().ErrorContext(ctx, "publishing ToolCallPending failed", "call_id", pc.CallID, "execution_id", pc.ExecutionID, "error", err)
+	}
+	return pc, nil
+}
+
+func (s *Service) publishPending(ctx context.Context, pc *store.PendingCall) error {
+	if s.Events == nil {
+		return nil
+	}
+	detail, err := json.Marshal(pc)
+	if err != nil {
+		return err
+	}
+	bus := s.EventBus
+	if bus == "" {
+		bus = "default"
+	}
+	out, err := s.Events.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+		EventBusName: awsv2.String(bus), Source: awsv2.String(EventSource), DetailType: awsv2.String(DetailTypePending),
+		Detail: awsv2.String(string(detail)), Resources: []string{},
+	}}})
+	if err != nil {
+		return awsErr(err, "put ToolCallPending")
+	}
+	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
+		return fmt.Errorf("put ToolCallPending: %s: %s", awsv2.ToString(out.Entries[0].ErrorCode), awsv2.ToString(out.Entries[0].ErrorMessage))
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package workflow
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+)
+
+// Service is the workflow's domain logic over the store and the AWS ports. Fields that a use does
+// not need may be nil (Prepare needs only Store).
+type Service struct {
+	Store  *store.Store
+	SFN    SFN    // the resume routes, cancel and POST /tool-calls
+	Events Events // the function executor's ToolCallPending
+	// EventBus is the bus ToolCallPending goes to (SINEW_EVENT_BUS).
+	EventBus string
+	// ToolCallARN and AgentLoopARN are the state machines' ARNs (SINEW_TOOL_CALL_ARN, ...).
+	ToolCallARN, AgentLoopARN string
+	Log                       *slog.Logger
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// CallIDFor is the call id of a tool_call execution: derived from the developer and the execution's
+// name, so a Prepare that runs again (a retry, a redrive) builds the same envelope, and the
+// executors' idempotency by call id (DESIGN §3.9) holds across it. It has NewCallID's shape.
+func CallIDFor(dev, execID string) string {
+	h := sha256.Sum256([]byte("sinew/tool_call\x00" + dev + "\x00" + execID))
+	return "call_" + base64.RawURLEncoding.EncodeToString(h[:18])
+}
+
+// Prepare is tool_call's first state (DESIGN §3.8): it records the execution (so executions started
+// directly with StartExecution are seen by the routes), checks the request, finds the tool (the
+// task's tools first, the agent's after them when the task has inherit_tools; without a task the
+// agent's) and builds the envelope with a snapshot of the tool without its setup. A request that
+// cannot become a call marks the execution failed and returns the typed error, which fails the
+// execution with a clear cause.
+func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
+	if in.DeveloperID == "" {
+		return nil, fault.Invalid("developer_id", "developer_id is required")
+	}
+	if in.ExecutionID == "" {
+		return nil, fault.Invalid("execution_id", "execution_id is required (the state machine passes $$.Execution.Name)")
+	}
+	x, _, err := s.Store.CreateExecution(ctx, in.DeveloperID, store.Execution{
+		ExecutionID: in.ExecutionID, Workflow: ToolCall, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", in.ExecutionID, err)
+	}
+	if x.Status.Final() {
+		// A Prepare run again after the execution was settled (a redrive): nothing may reopen it.
+		return nil, fault.New(fault.Conflict, "execution %s has already ended (%s)", in.ExecutionID, x.Status)
+	}
+	p, err := s.prepare(ctx, in)
+	if err != nil {
+		if k := fault.KindOf(err); k != fault.Transient && k != fault.Timeout && k != fault.Internal {
+			// The request itself is at fault: no retry will help, so the record says so now.
+			errObj := map[string]any{"type": string(k), "message": fault.Message(err)}
+			if _, _, serr := s.Store.SetExecutionStatus(ctx, in.DeveloperID, in.ExecutionID, store.ExecFailed, nil, errObj); serr != nil {
+				s.log().WarnContext(ctx, "prepare: recording the failure", "execution_id", in.ExecutionID, "error", serr)
+			}
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
+	args, err := CheckRequest(in.AgentID, in.TaskID, in.SessionID, in.Tool, in.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.Store.FindTool(ctx, in.DeveloperID, in.AgentID, in.TaskID, in.Tool)
+	if err != nil {
+		if fault.Is(err, fault.NotFound) && fault.Message(err) == "no tool named "+in.Tool {
+			where := "agent " + in.AgentID
+			if in.TaskID != "" {
+				where = "task " + in.TaskID + " (and, with inherit_tools, its agent)"
+			}
+			return nil, &fault.Error{Kind: fault.NotFound, Field: "tool", Msg: fmt.Sprintf("%s has no tool named %s", where, in.Tool)}
+		}
+		return nil, err
+	}
+	t := Snapshot(&found.Tool)
+	wait, err := WaitOf(t)
+	if err != nil {
+		return nil, err
+	}
+	call := tool.NewCall(t, CallIDFor(in.DeveloperID, in.ExecutionID), args)
+	return &Prepared{
+		Call: call,
+		Tool: *t,
+		Context: Context{DeveloperID: in.DeveloperID, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
+			ExecutionID: in.ExecutionID},
+		Wait: wait,
+	}, nil
+}
+
+// CheckRequest checks a tool call request (the tool_call input, POST /tool-calls): agent_id is
+// required, at most one of task_id and session_id, tool a tool name, arguments an object or null.
+// It answers the arguments as an object.
+func CheckRequest(agentID, taskID, sessionID, toolName string, arguments any) (map[string]any, error) {
+	if agentID == "" {
+		return nil, fault.Invalid("agent_id", "agent_id is required: a tool call runs for an agent")
+	}
+	if taskID != "" && sessionID != "" {
+		return nil, fault.Invalid("session_id", "a call names at most one of task_id and session_id, not both")
+	}
+	if toolName == "" {
+		return nil, fault.Invalid("tool", "tool is required: the name of one of the agent's or task's tools")
+	}
+	if !tool.ValidName(toolName) {
+		return nil, fault.Invalid("tool", "tool %q is not a tool name (^[A-Za-z_][A-Za-z0-9_]{0,39}$)", toolName)
+	}
+	switch a := arguments.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return jsonv.Normalize(a).(map[string]any), nil
+	default:
+		return nil, fault.Invalid("arguments", "arguments must be an object (or null), not %s", jsonv.TypeName(jsonv.Normalize(a)))
+	}
+}
+
+// Snapshot is a copy of t without its integration setup (DESIGN §3.2): the executors never see
+// setup in an envelope; the integration executor reads the stored one itself.
+func Snapshot(t *tool.Tool) *tool.Tool {
+	c := *t
+	if t.Integration != nil {
+		i := *t.Integration
+		i.Setup = nil
+		c.Integration = &i
+	}
+	return &c
+}
+
+// WaitOf gives a tool's wait settings: for a function tool its timeout_seconds (default 31 days)
+// and heartbeat_seconds, which Step Functions requires to be under the timeout.
+func WaitOf(t *tool.Tool) (Wait, error) {
+	if t.Type != tool.TypeFunction || t.Function == nil {
+		return Wait{}, nil
+	}
+	timeout := tool.DefaultFunctionTimeoutSeconds
+	if t.Function.TimeoutSeconds != nil {
+		timeout = *t.Function.TimeoutSeconds
+	}
+	if timeout < 1 || timeout > tool.MaxFunctionTimeoutSeconds {
+		return Wait{}, fault.Invalid("function.timeout_seconds", "function.timeout_seconds must be from 1 to %d", tool.MaxFunctionTimeoutSeconds)
+	}
+	w := Wait{TimeoutSeconds: &timeout}
+	if hb := t.Function.HeartbeatSeconds; hb != nil {
+		if *hb < 1 || *hb >= timeout {
+			return Wait{}, fault.Invalid("function.heartbeat_seconds", "function.heartbeat_seconds must be at least 1 and less than timeout_seconds (%d)", timeout)
+		}
+		v := *hb
+		w.HeartbeatSeconds = &v
+	}
+	return w, nil
+}

@@ -1,0 +1,110 @@
+package workflow
+
+import (
+	"encoding/json"
+
+	"sinew/internal/tool"
+)
+
+// Workflow names, as recorded on executions.
+const (
+	ToolCall  = "tool_call"
+	AgentLoop = "agent_loop"
+)
+
+// Context is the context every executor receives (API.md "Lambda events"). Ids a call does not
+// use are null in JSON.
+type Context struct {
+	DeveloperID string `json:"developer_id"`
+	AgentID     string `json:"agent_id"`
+	TaskID      string `json:"task_id"`
+	SessionID   string `json:"session_id"`
+	ExecutionID string `json:"execution_id"`
+	Depth       int    `json:"depth"`
+}
+
+// MarshalJSON writes unused ids as null, so every key is present (DESIGN §3.8).
+func (c Context) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"developer_id": nullable(c.DeveloperID), "agent_id": nullable(c.AgentID), "task_id": nullable(c.TaskID),
+		"session_id": nullable(c.SessionID), "execution_id": nullable(c.ExecutionID), "depth": c.Depth,
+	})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// PrepareInput is the tool_call input plus the execution's name (API.md "prepare"). Null ids decode
+// as "".
+type PrepareInput struct {
+	DeveloperID string `json:"developer_id"`
+	AgentID     string `json:"agent_id"`
+	TaskID      string `json:"task_id"`
+	SessionID   string `json:"session_id"`
+	Tool        string `json:"tool"`
+	Arguments   any    `json:"arguments"`
+	ExecutionID string `json:"execution_id"`
+}
+
+// Wait is how long a function call's Task waits for the client: TimeoutSeconds always set for a
+// function call, HeartbeatSeconds only when the tool asks for heartbeats. Both are null for the
+// other types (the state machine only reads them on the function path).
+type Wait struct {
+	TimeoutSeconds   *int64 `json:"timeout_seconds"`
+	HeartbeatSeconds *int64 `json:"heartbeat_seconds"`
+}
+
+// Prepared is Prepare's answer: the call envelope, the tool without setup, the context and the
+// wait settings.
+type Prepared struct {
+	Call    tool.Call `json:"call"`
+	Tool    tool.Tool `json:"tool"`
+	Context Context   `json:"context"`
+	Wait    Wait      `json:"wait"`
+}
+
+// Envelope is what the executors receive: {call, tool, context}, plus the task token for the
+// function executor.
+type Envelope struct {
+	Call      tool.Call  `json:"call"`
+	Tool      *tool.Tool `json:"tool"`
+	Context   Context    `json:"context"`
+	TaskToken string     `json:"task_token,omitempty"`
+}
+
+// StatesError is a caught error as Step Functions puts it in the state: {Error, Cause}.
+type StatesError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// TaskResult is a successful Task's result as the state machine keeps it: {output}.
+type TaskResult struct {
+	Output any `json:"output"`
+}
+
+// Outcome is what the state machine's Settle step sends: the call and exactly one of result and
+// error.
+type Outcome struct {
+	Call    tool.Call    `json:"call"`
+	Tool    *tool.Tool   `json:"tool"`
+	Context Context      `json:"context"`
+	Result  *TaskResult  `json:"result"`
+	Error   *StatesError `json:"error"`
+}
+
+// ResultObject is a call's result as DESIGN §3.2 shapes it, for JSON: output is present (even
+// null) on success, error on failure.
+func ResultObject(r tool.Result) map[string]any {
+	m := map[string]any{"id": r.ID, "type": string(r.Type), "name": r.Name}
+	if r.Error != nil {
+		m["error"] = map[string]any{"type": r.Error.Type, "message": r.Error.Message}
+	} else {
+		m["output"] = r.Output
+	}
+	return m
+}
