@@ -48,7 +48,7 @@ func Register(rt *httpapi.Router, reg *integrations.Registry) {
 			Responses: map[int]httpapi.Resp{http.StatusOK: {Description: "the providers, by name", Schema: map[string]any{"type": "array", "items": httpapi.Ref("IntegrationProvider")}}}}})
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/integrations/{provider}", Handler: h.get,
 		Op: httpapi.Operation{ID: "getIntegration", Tags: []string{"integrations"}, Summary: "One integration provider",
-			Params: []httpapi.Param{provider},
+			Params:    []httpapi.Param{provider},
 			Responses: map[int]httpapi.Resp{http.StatusOK: {Description: "the provider", Schema: httpapi.Ref("IntegrationProvider")}, http.StatusNotFound: notFound}}})
 	toolResp := map[int]httpapi.Resp{http.StatusOK: {Description: "the method as an OpenAI-style function tool named <provider>_<method>", Schema: httpapi.Ref("FunctionTool")}, http.StatusNotFound: notFound}
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/integrations/{provider}/tool", Handler: h.tool,
