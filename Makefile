@@ -28,7 +28,7 @@ test: deps lint asl unit build cdk-test
 	@echo "make test: all phases passed"
 
 demo: deps
-	@$(PHASE) "demo" go run ./infra/local demo
+	@$(PHASE) "demo: local mode, one call of each type, a function tool resumed by the AWS CLI" go run ./infra/demo
 
 clean:
 	rm -rf dist .local
