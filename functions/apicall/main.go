@@ -9,11 +9,15 @@ import (
 
 	"sinew/internal/handlers/apicall"
 	"sinew/internal/lambdaboundary"
+	"sinew/internal/secrets"
 )
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := apicall.FromEnv(context.Background())
+	// Every log line passes the redactor, which knows the setup values and resolved secrets of
+	// the calls in flight (DESIGN §3.5).
+	red := secrets.NewRedactor()
+	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
+	deps, err := apicall.FromEnv(context.Background(), red)
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())

@@ -10,7 +10,6 @@ import (
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
@@ -77,7 +76,7 @@ func sealer(awsCfg awsv2.Config, cfg *config.Config) store.Sealer {
 		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
 		return resources.SealerUnavailable{}
 	}
-	env, err := secrets.NewEnvelope(kms.NewFromConfig(awsCfg), cfg.SecretsKey)
+	env, err := secrets.NewEnvelopeFromConfig(awsCfg, cfg.SecretsKey)
 	if err != nil {
 		slog.Error("secrets key", "error", err.Error())
 		os.Exit(1)

@@ -60,8 +60,8 @@ func TestStoreSealsWithTheEnvelope(t *testing.T) {
 			}
 		}
 	}
-	if blobs != 2 {
-		t.Errorf("%d sealed values stored, want 2", blobs)
+	if blobs != 4 { // each setting sealed alone
+		t.Errorf("%d sealed values stored, want 4", blobs)
 	}
 
 	// Keep on write: the answer written back changes nothing; a new value replaces one setting.

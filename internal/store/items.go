@@ -23,7 +23,7 @@ const (
 	attrDoc      = "doc"      // S: the record as JSON
 	attrVer      = "ver"      // N: version, for optimistic concurrency
 	attrDeleting = "deleting" // BOOL: the owner is being deleted
-	attrSealed   = "sealed"   // M of B: sealed setup entries
+	attrSealed   = "sealed"   // M of B: sealed setup values, one per setting (see sealSetup)
 	attrStatus   = "st"       // S: status of executions and calls
 	attrExp      = "exp"      // N: epoch seconds a call expires (its wait ends)
 	attrLease    = "lease"    // N: epoch milliseconds a claim's lease ends

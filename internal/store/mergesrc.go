@@ -62,12 +62,14 @@ func (s *Store) MergeSources(ctx context.Context, dev string, ref MergeRef) (*me
 	if err != nil {
 		return nil, err
 	}
+	// Every sealed value is opened in one parallel batch after the read (each is a KMS Decrypt).
 	out := &merge.Sources{}
-	if out.Agent, err = s.entries(ctx, dev, agent, got[keys[0]], ref.Tool, ""); err != nil {
+	var jobs []openJob
+	if out.Agent, jobs, err = entries(dev, agent, got[keys[0]], ref.Tool, "", jobs); err != nil {
 		return nil, err
 	}
 	if scope != nil {
-		if out.Scope, err = s.entries(ctx, dev, *scope, got[keys[1]], ref.Tool, ref.AgentID); err != nil {
+		if out.Scope, jobs, err = entries(dev, *scope, got[keys[1]], ref.Tool, ref.AgentID, jobs); err != nil {
 			return nil, err
 		}
 	}
@@ -79,29 +81,31 @@ func (s *Store) MergeSources(ctx context.Context, dev string, ref MergeRef) (*me
 			if tag := getS(it, attrOwner); tag != ownerTag(OwnerAgent, ref.AgentID) && (ref.TaskID == "" || tag != ownerTag(OwnerTask, ref.TaskID)) {
 				return nil, notFound("tool", ref.ToolID)
 			}
-			if out.ToolSetup, err = s.openToolSetupItem(ctx, dev, ref.ToolID, it); err != nil {
-				return nil, err
-			}
+			out.ToolSetup, jobs = toolSetupJobs(dev, ref.ToolID, it, jobs)
 		}
+	}
+	if err := s.openAll(ctx, jobs); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // entries reads one owner's metadata entries for a tool from its item; agentID, when given, is the
-// agent the owner must belong to.
-func (s *Store) entries(ctx context.Context, dev string, o Owner, item map[string]types.AttributeValue, tool, agentID string) (merge.Entries, error) {
+// agent the owner must belong to. The setup entries' values are left to open: jobs with them
+// appended is returned.
+func entries(dev string, o Owner, item map[string]types.AttributeValue, tool, agentID string, jobs []openJob) (merge.Entries, []openJob, error) {
 	if item == nil || getBool(item, attrDeleting) {
-		return nil, notFound(string(o.Kind), o.ID)
+		return nil, nil, notFound(string(o.Kind), o.ID)
 	}
 	var rec struct {
 		AgentID  string         `json:"agent_id"`
 		Metadata map[string]any `json:"metadata"`
 	}
 	if err := decodeDoc(item, &rec); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if agentID != "" && rec.AgentID != agentID {
-		return nil, notFound(string(o.Kind), o.ID)
+		return nil, nil, notFound(string(o.Kind), o.ID)
 	}
 	meta := normMap(rec.Metadata)
 	e := merge.Entries{}
@@ -112,15 +116,26 @@ func (s *Store) entries(ctx context.Context, dev string, o Owner, item map[strin
 			}
 		}
 	}
+	// The visible metadata holds each setup entry with its keys (values redacted): which entries
+	// exist, an empty one included, comes from there; the values from the sealed map.
 	sealed := getSealed(item)
+	owner := ownerTag(o.Kind, o.ID)
 	for _, key := range merge.SetupKeys {
-		v, err := s.openEntry(ctx, dev, ownerTag(o.Kind, o.ID), key, tool, sealed)
-		if err != nil {
-			return nil, err
+		tools, _ := meta[key].(map[string]any)
+		red, ok := tools[tool].(map[string]any)
+		if !ok {
+			continue
 		}
-		if v != nil {
-			e[key] = v
+		v := make(map[string]any, len(red))
+		for k := range red {
+			b, ok := sealed[metaEntry(key, tool, k)]
+			if !ok {
+				return nil, nil, fault.New(fault.Internal, "%s %s: metadata.%s.%s.%s has no sealed value", o.Kind, o.ID, key, tool, k)
+			}
+			jobs = append(jobs, openJob{encCtx: metaEncCtx(dev, owner, key, tool, k), blob: b, dst: v, k: k,
+				what: "metadata." + key + "." + tool + "." + k})
 		}
+		e[key] = v
 	}
-	return e, nil
+	return e, jobs, nil
 }

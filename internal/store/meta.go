@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
@@ -70,75 +74,159 @@ func checkMeta(field string, meta map[string]any) error {
 	return nil
 }
 
-func metaEncCtx(dev, owner, key, tool string) map[string]string {
-	return map[string]string{"developer": dev, "owner": owner, "tool": tool, "field": key}
+// Setup is sealed value by value (DESIGN §3.5): each setting of a tool's setup entry is its own
+// blob, bound to {developer, owner, tool, field, key}. A value written back as Redacted then keeps
+// its old blob byte for byte, so no write ever has to open anything: only the executors, which
+// hold Decrypt on the key, open setup (through MergeSources).
+
+// metaEncCtx binds the sealed value of setting k of tool's entry under key (x-integration-setup or
+// x-api_call-setup) to its developer and owner.
+func metaEncCtx(dev, owner, key, tool, k string) map[string]string {
+	return map[string]string{"developer": dev, "owner": owner, "tool": tool, "field": key, "key": k}
 }
 
-// sealMeta splits metadata into what is stored visibly (setup values redacted) and the sealed
-// setup entries, one per (key, tool), bound to {developer, owner, tool, field}. A value written as
-// Redacted keeps the value stored under old for the same key, tool and setting.
+// metaEntry is the name, in an item's sealed map, of setting k of tool's entry under key. Neither a
+// setup key nor a tool name holds a "/", so the setting name is everything after the second one.
+func metaEntry(key, tool, k string) string { return key + "/" + tool + "/" + k }
+
+// splitMetaEntry undoes metaEntry.
+func splitMetaEntry(entry string) (key, tool, k string, ok bool) {
+	key, rest, ok1 := strings.Cut(entry, "/")
+	tool, k, ok2 := strings.Cut(rest, "/")
+	return key, tool, k, ok1 && ok2 && key != "" && tool != ""
+}
+
+// sealJob is one setup value to seal, or to keep as the blob old already holds.
+type sealJob struct {
+	encCtx map[string]string
+	value  any
+	what   string
+}
+
+// sealSetup seals each value of setup (one tool's entry) into out under entry(k): a value written
+// as Redacted keeps the blob old holds under the same entry (never opened), a new value is sealed
+// alone, a key left out is dropped. field names the entry in error messages ("metadata.x.y").
+func (s *Store) sealSetup(ctx context.Context, setup map[string]any, old, out map[string][]byte,
+	entry func(k string) string, encCtx func(k string) map[string]string, field string) error {
+	var jobs []sealJob
+	var names []string
+	for k, v := range setup {
+		if v == Redacted {
+			b, ok := old[entry(k)]
+			if !ok {
+				return fault.Invalid(field+"."+k, "%s.%s is %q but nothing is stored under it: give the value", field, k, Redacted)
+			}
+			out[entry(k)] = b
+			continue
+		}
+		jobs = append(jobs, sealJob{encCtx: encCtx(k), value: v, what: field + "." + k})
+		names = append(names, entry(k))
+	}
+	blobs := make([][]byte, len(jobs))
+	err := parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
+		pt, err := jsonv.Encode(jobs[i].value)
+		if err != nil {
+			return fault.Wrap(fault.InvalidInput, err, "%s cannot be written as JSON", jobs[i].what)
+		}
+		if blobs[i], err = s.sealer.Seal(ctx, jobs[i].encCtx, pt); err != nil {
+			return wrapf(err, "seal %s", jobs[i].what)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, n := range names {
+		out[n] = blobs[i]
+	}
+	return nil
+}
+
+// sealMeta splits metadata into what is stored visibly (setup values redacted, so the keys of every
+// entry stay in the record) and the sealed setup values, one per (key, tool, setting). old is the
+// stored record's sealed map (nil when creating): a value written as Redacted keeps its blob.
 func (s *Store) sealMeta(ctx context.Context, dev, owner string, meta map[string]any, old map[string][]byte) (map[string]any, map[string][]byte, error) {
 	if err := checkMeta("metadata", meta); err != nil {
 		return nil, nil, err
 	}
-	meta = cloneMap(meta) // the caller's value stays as it was
 	sealed := map[string][]byte{}
 	for _, key := range merge.SetupKeys {
 		tools, _ := meta[key].(map[string]any)
-		for name, entry := range tools {
-			e := entry.(map[string]any)
-			var prev map[string]any
-			for k, v := range e {
-				if v != Redacted {
-					continue
-				}
-				if prev == nil {
-					var err error
-					if prev, err = s.openEntry(ctx, dev, owner, key, name, old); err != nil {
-						return nil, nil, err
-					}
-				}
-				pv, ok := prev[k]
-				if !ok {
-					return nil, nil, fault.Invalid("metadata."+key+"."+name+"."+k,
-						"metadata.%s.%s.%s is %q but nothing is stored under it: give the value", key, name, k, Redacted)
-				}
-				e[k] = pv
-			}
-			pt, err := jsonv.Encode(e)
+		for _, name := range slices.Sorted(maps.Keys(tools)) { // the first fault found is always the same one
+			err := s.sealSetup(ctx, tools[name].(map[string]any), old, sealed,
+				func(k string) string { return metaEntry(key, name, k) },
+				func(k string) map[string]string { return metaEncCtx(dev, owner, key, name, k) },
+				"metadata."+key+"."+name)
 			if err != nil {
-				return nil, nil, fault.Wrap(fault.InvalidInput, err, "metadata.%s.%s cannot be written as JSON", key, name)
+				return nil, nil, err
 			}
-			b, err := s.sealer.Seal(ctx, metaEncCtx(dev, owner, key, name), pt)
-			if err != nil {
-				return nil, nil, wrapf(err, "seal metadata.%s.%s", key, name)
-			}
-			sealed[key+"/"+name] = b
 		}
 	}
 	return RedactMetadata(meta), sealed, nil
 }
 
-// openEntry opens the sealed entry of one tool under key; nil when there is none.
-func (s *Store) openEntry(ctx context.Context, dev, owner, key, tool string, sealed map[string][]byte) (map[string]any, error) {
-	b, ok := sealed[key+"/"+tool]
-	if !ok {
-		return nil, nil
-	}
-	return s.openJSON(ctx, metaEncCtx(dev, owner, key, tool), b, "metadata."+key+"."+tool)
+// openJob is one sealed value to open into dst[k].
+type openJob struct {
+	encCtx map[string]string
+	blob   []byte
+	dst    map[string]any
+	k      string
+	what   string
 }
 
-func (s *Store) openJSON(ctx context.Context, encCtx map[string]string, b []byte, what string) (map[string]any, error) {
-	pt, err := s.sealer.Open(ctx, encCtx, b)
+// openAll opens every job's blob into its destination, a few at a time (each is a KMS Decrypt).
+func (s *Store) openAll(ctx context.Context, jobs []openJob) error {
+	vals := make([]any, len(jobs))
+	err := parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		pt, err := s.sealer.Open(ctx, j.encCtx, j.blob)
+		if err != nil {
+			return wrapf(err, "open %s", j.what)
+		}
+		if vals[i], err = jsonv.Decode(pt); err != nil {
+			return fault.New(fault.Internal, "stored %s is not JSON", j.what)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, wrapf(err, "open %s", what)
+		return err
 	}
-	v, err := jsonv.Decode(pt)
-	m, ok := v.(map[string]any)
-	if err != nil || !ok {
-		return nil, fault.New(fault.Internal, "stored %s is not a JSON object", what)
+	for i, j := range jobs {
+		j.dst[j.k] = vals[i]
 	}
-	return m, nil
+	return nil
+}
+
+// maxParallel bounds the KMS requests one store call has in flight.
+const maxParallel = 8
+
+// parallel runs f for 0..n-1, at most maxParallel at a time, and answers the first error (by
+// index, so the answer does not depend on timing).
+func parallel(ctx context.Context, n int, f func(context.Context, int) error) error {
+	if n <= 1 {
+		if n == 1 {
+			return f(ctx, 0)
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(ctx, i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cloneMap deep-copies a JSON object so a caller's value is never changed by a write.

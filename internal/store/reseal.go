@@ -121,43 +121,56 @@ func sealedValues(it map[string]types.AttributeValue) ([]sealedValue, error) {
 		return nil, bad
 	}
 	var out []sealedValue
-	if m := getSealed(it); len(m) > 0 {
-		if tail != "" {
+	m := getSealed(it)
+	switch getS(it, attrKind) {
+	case "toolsetup":
+		// A stored tool's integration.setup: one value per setting.
+		id, ok := strings.CutPrefix(tail, "TOOL#")
+		if !ok || sk != "SETUP" || len(m) == 0 {
 			return nil, bad
 		}
-		kind, id, _ := strings.Cut(sk, "#")
-		var owner OwnerKind
-		for _, k := range []OwnerKind{OwnerAgent, OwnerTask, OwnerSession, OwnerUser} {
-			if k.prefix() == kind {
-				owner = k
-			}
-		}
-		if owner == "" || id == "" {
-			return nil, bad
-		}
+		owner := getS(it, attrOwner)
 		for entry, b := range m {
-			key, tool, ok := strings.Cut(entry, "/")
+			k, ok := strings.CutPrefix(entry, toolSetupPrefix)
 			if !ok {
 				return nil, bad
 			}
-			out = append(out, sealedValue{entry: entry, what: "metadata." + key + "." + tool,
-				encCtx: metaEncCtx(dev, ownerTag(owner, id), key, tool), blob: b})
+			out = append(out, sealedValue{entry: entry, what: "integration.setup." + k,
+				encCtx: toolSetupEncCtx(dev, owner, id, k), blob: b})
 		}
-	}
-	b, _ := it[attrData].(*types.AttributeValueMemberB)
-	switch getS(it, attrKind) {
-	case "toolsetup":
-		id, ok := strings.CutPrefix(tail, "TOOL#")
-		if !ok || b == nil || sk != "SETUP" {
-			return nil, bad
-		}
-		out = append(out, sealedValue{what: "integration.setup", encCtx: toolSetupEncCtx(dev, getS(it, attrOwner), id), blob: b.Value})
+		return out, nil
 	case "secret":
+		b, _ := it[attrData].(*types.AttributeValueMemberB)
 		name, ok := strings.CutPrefix(sk, "SECRET#")
 		if !ok || b == nil || tail != "" {
 			return nil, bad
 		}
-		out = append(out, sealedValue{what: "secret " + name, encCtx: secretEncCtx(dev, name), blob: b.Value})
+		return []sealedValue{{what: "secret " + name, encCtx: secretEncCtx(dev, name), blob: b.Value}}, nil
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	// The metadata setup of an agent, task, session or user: one value per (key, tool, setting).
+	if tail != "" {
+		return nil, bad
+	}
+	kind, id, _ := strings.Cut(sk, "#")
+	var owner OwnerKind
+	for _, k := range []OwnerKind{OwnerAgent, OwnerTask, OwnerSession, OwnerUser} {
+		if k.prefix() == kind {
+			owner = k
+		}
+	}
+	if owner == "" || id == "" {
+		return nil, bad
+	}
+	for entry, b := range m {
+		key, tool, k, ok := splitMetaEntry(entry)
+		if !ok {
+			return nil, bad
+		}
+		out = append(out, sealedValue{entry: entry, what: "metadata." + key + "." + tool + "." + k,
+			encCtx: metaEncCtx(dev, ownerTag(owner, id), key, tool, k), blob: b})
 	}
 	return out, nil
 }

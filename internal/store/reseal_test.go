@@ -31,7 +31,7 @@ func sealedBlobs(t *testing.T, e *env) map[string][]byte {
 				out[id+"|"+k] = v.(*types.AttributeValueMemberB).Value
 			}
 		}
-		if k, ok := it["kind"].(*types.AttributeValueMemberS); ok && (k.Value == "toolsetup" || k.Value == "secret") {
+		if k, ok := it["kind"].(*types.AttributeValueMemberS); ok && k.Value == "secret" {
 			out[id] = it["data"].(*types.AttributeValueMemberB).Value
 		}
 	}

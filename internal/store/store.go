@@ -11,7 +11,7 @@
 // d is the developer id, escaped so that no id can forge a key separator; ids sinew makes are UUIDv7.
 //
 //	pk                       sk                  item
-//	DEV#d                    AGENT#<id>          agent (metadata visible with setup redacted; setup sealed)
+//	DEV#d                    AGENT#<id>          agent (metadata visible with setup redacted; setup sealed value by value)
 //	DEV#d                    USER#<id>           user
 //	DEV#d                    TASK#<id>           task (agent_id inside)
 //	DEV#d                    SESSION#<id>        session (agent_id, user_id inside)
@@ -23,7 +23,7 @@
 //	DEV#d#TASK#<id>          TOOL#<id>, TOOLNAME#<name>                 a task's tools
 //	DEV#d#USER#<id>          DOC#<id>            a user's docs
 //	DEV#d#SESSION#<id>       MSG#<id>            messages, in order (UUIDv7 ids)
-//	DEV#d#TOOL#<id>          SETUP               a stored tool's sealed integration.setup
+//	DEV#d#TOOL#<id>          SETUP               a stored tool's sealed integration.setup, one value per setting
 //	DEV#d#EXEC#<name>        EXEC, CALL#<id>     an execution and its function calls
 //	DEV#d#IDEM#<key>         IDEM                idempotency record (TTL)
 //	DEV#d#PAYLOAD#<id>       CHUNK#<n>, MANIFEST a stored payload (§3.7)
@@ -86,8 +86,9 @@ type API interface {
 var _ API = (*dynamodb.Client)(nil)
 
 // Sealer encrypts and decrypts setup secrets. encCtx binds a sealed value to where it belongs
-// ({developer, owner, tool, field} or {developer, "secret", name}): opening it under another context
-// fails. The KMS envelope implementation comes later; package seal has an AES-256-GCM one.
+// ({developer, owner, tool, field, key} for one setup value, {developer, "secret", name} for a
+// developer secret): opening it under another context fails. The KMS envelope is package secrets';
+// package seal has an AES-256-GCM one for tests.
 type Sealer interface {
 	Seal(ctx context.Context, encCtx map[string]string, plaintext []byte) ([]byte, error)
 	Open(ctx context.Context, encCtx map[string]string, sealed []byte) ([]byte, error)

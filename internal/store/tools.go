@@ -24,11 +24,18 @@ func claimKey(dev string, o Owner, name string) itemKey {
 }
 func toolSetupKey(dev, id string) itemKey { return itemKey{devPK(dev) + "#TOOL#" + id, "SETUP"} }
 
-// toolSetupEncCtx binds a tool's sealed setup to its developer, owner ("agent/<id>", kept on the
-// setup item) and id.
-func toolSetupEncCtx(dev, owner, id string) map[string]string {
-	return map[string]string{"developer": dev, "owner": owner, "tool": id, "field": "integration.setup"}
+// toolSetupEncCtx binds the sealed value of setting k of a tool's integration.setup to its
+// developer, owner ("agent/<id>", kept on the setup item) and id. Each setting is sealed alone (see
+// sealSetup), in the setup item's sealed map under toolSetupEntry(k).
+func toolSetupEncCtx(dev, owner, id, k string) map[string]string {
+	return map[string]string{"developer": dev, "owner": owner, "tool": id, "field": "integration.setup", "key": k}
 }
+
+const toolSetupPrefix = "integration.setup/"
+
+// toolSetupEntry is the name of setting k in the setup item's sealed map; prefixed, so that a
+// setting named "" still makes a valid map key.
+func toolSetupEntry(k string) string { return toolSetupPrefix + k }
 
 // checkTool checks the rules of DESIGN §3.1 (tool.Validate), so that nothing invalid is ever
 // stored; field prefixes the field at fault for a tool inside a request ("tools[2].").
@@ -74,23 +81,20 @@ func cloneTool(t *tool.Tool) (*tool.Tool, error) {
 
 // toolOps are the writes of a tool under its owner: the name claim (unique per owner), the tool,
 // and its sealed integration setup, if any. old is the stored version when updating (nil when
-// creating); oldSetup its opened setup, for values written back as Redacted.
-func (s *Store) toolOps(ctx context.Context, dev string, o Owner, t *tool.Tool, ver int64, old *tool.Tool, oldSetup map[string]any, field string) ([]txOp, error) {
-	var setup map[string]any
+// creating); oldSealed the sealed map of its setup item, whose blobs values written back as
+// Redacted keep (never opened).
+func (s *Store) toolOps(ctx context.Context, dev string, o Owner, t *tool.Tool, ver int64, old *tool.Tool, oldSealed map[string][]byte, field string) ([]txOp, error) {
+	var sealed map[string][]byte
 	if t.Integration != nil && len(t.Integration.Setup) > 0 {
-		setup = cloneMap(t.Integration.Setup)
-		for k, v := range setup {
-			if v != Redacted {
-				continue
-			}
-			pv, ok := oldSetup[k]
-			if !ok {
-				return nil, fault.Invalid(field+"integration.setup."+k,
-					"integration.setup.%s is %q but nothing is stored under it: give the value", k, Redacted)
-			}
-			setup[k] = pv
+		sealed = map[string][]byte{}
+		owner := ownerTag(o.Kind, o.ID)
+		err := s.sealSetup(ctx, t.Integration.Setup, oldSealed, sealed, toolSetupEntry,
+			func(k string) map[string]string { return toolSetupEncCtx(dev, owner, t.ID, k) },
+			field+"integration.setup")
+		if err != nil {
+			return nil, err
 		}
-		t.Integration.Setup = RedactSetup(setup)
+		t.Integration.Setup = RedactSetup(t.Integration.Setup)
 	}
 	doc, err := encodeDoc(t)
 	if err != nil {
@@ -125,17 +129,9 @@ func (s *Store) toolOps(ctx context.Context, dev string, o Owner, t *tool.Tool, 
 		}
 	}
 	switch {
-	case setup != nil:
-		pt, err := jsonv.Encode(setup)
-		if err != nil {
-			return nil, fault.Wrap(fault.InvalidInput, err, "integration.setup cannot be written as JSON")
-		}
-		sealed, err := s.sealer.Seal(ctx, toolSetupEncCtx(dev, ownerTag(o.Kind, o.ID), t.ID), pt)
-		if err != nil {
-			return nil, wrapf(err, "seal integration.setup")
-		}
+	case sealed != nil:
 		item := toolSetupKey(dev, t.ID).av()
-		item[attrData], item[attrOwner], item[attrKind] = &types.AttributeValueMemberB{Value: sealed}, str(ownerTag(o.Kind, o.ID)), str("toolsetup")
+		item[attrSealed], item[attrOwner], item[attrKind] = sealedAV(sealed), str(ownerTag(o.Kind, o.ID)), str("toolsetup")
 		ops = append(ops, txOp{item: types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}}})
 	case old != nil && old.Integration != nil && len(old.Integration.Setup) > 0:
 		ops = append(ops, txOp{item: deleteTx(s, toolSetupKey(dev, t.ID))})
@@ -279,13 +275,17 @@ func (s *Store) UpdateTool(ctx context.Context, dev string, o Owner, id string, 
 			return false, err
 		}
 		t.ID, t.CreatedAt, t.UpdatedAt = id, old.CreatedAt, s.clock()
-		var oldSetup map[string]any
+		// The old blobs, read but never opened: a value written back as Redacted keeps its blob.
+		// They change only together with the tool, so the version condition covers them.
+		var oldSealed map[string][]byte
 		if t.Integration != nil && hasRedacted(t.Integration.Setup) {
-			if oldSetup, err = s.openToolSetup(ctx, dev, id); err != nil {
+			it, err := s.get(ctx, toolSetupKey(dev, id), "tool setup")
+			if err != nil {
 				return false, err
 			}
+			oldSealed = getSealed(it)
 		}
-		ops, err := s.toolOps(ctx, dev, o, t, ver+1, old, oldSetup, "")
+		ops, err := s.toolOps(ctx, dev, o, t, ver+1, old, oldSealed, "")
 		if err != nil {
 			return false, err
 		}
@@ -308,21 +308,24 @@ func hasRedacted(setup map[string]any) bool {
 	return false
 }
 
-// openToolSetup reads and opens a stored tool's integration.setup; nil when it has none.
-func (s *Store) openToolSetup(ctx context.Context, dev, id string) (map[string]any, error) {
-	it, err := s.get(ctx, toolSetupKey(dev, id), "tool setup")
-	if err != nil || it == nil {
-		return nil, err
+// toolSetupJobs is a tool's integration.setup from its setup item, with the jobs that open its
+// values appended to jobs.
+func toolSetupJobs(dev, id string, it map[string]types.AttributeValue, jobs []openJob) (map[string]any, []openJob) {
+	sealed := getSealed(it)
+	if len(sealed) == 0 {
+		return nil, jobs
 	}
-	return s.openToolSetupItem(ctx, dev, id, it)
-}
-
-func (s *Store) openToolSetupItem(ctx context.Context, dev, id string, it map[string]types.AttributeValue) (map[string]any, error) {
-	b, _ := it[attrData].(*types.AttributeValueMemberB)
-	if b == nil {
-		return nil, nil
+	owner := getS(it, attrOwner)
+	setup := make(map[string]any, len(sealed))
+	for entry, b := range sealed {
+		k, ok := strings.CutPrefix(entry, toolSetupPrefix)
+		if !ok {
+			continue
+		}
+		jobs = append(jobs, openJob{encCtx: toolSetupEncCtx(dev, owner, id, k), blob: b, dst: setup, k: k,
+			what: "integration.setup." + k + " of tool " + id})
 	}
-	return s.openJSON(ctx, toolSetupEncCtx(dev, getS(it, attrOwner), id), b.Value, "integration.setup of tool "+id)
+	return setup, jobs
 }
 
 // DeleteTool deletes a tool with its name claim and sealed setup, in one transaction.

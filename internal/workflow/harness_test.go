@@ -44,6 +44,7 @@ import (
 	"sinew/internal/lambdaboundary"
 	localeb "sinew/internal/localaws/eventbridge"
 	"sinew/internal/netguard"
+	"sinew/internal/secrets"
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
 	"sinew/internal/testenv/ddbcount"
@@ -240,13 +241,18 @@ type harness struct {
 	apiHits int
 	apiMu   sync.Mutex
 	handler map[string]lambda.Handler
+	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
+	db      *dynamodb.Client
+	table   string
 }
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), ddb: &ddbcount.Counter{}, weather: &weather{runs: map[string]int{}}, jwtKey: bytes.Repeat([]byte{7}, 32)}
+	h := &harness{t: t, ctx: context.Background(), ddb: &ddbcount.Counter{}, weather: &weather{runs: map[string]int{}}, jwtKey: bytes.Repeat([]byte{7}, 32),
+		red: secrets.NewRedactor()}
 	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register) })
 	table := ddblocal.NewTable(t, db)
+	h.db, h.table = db, table
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{42}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -266,6 +272,14 @@ func newHarness(t testing.TB) *harness {
 		case strings.HasPrefix(r.URL.Path, "/missing"):
 			http.Error(w, "no such item", http.StatusNotFound)
 			return
+		case strings.HasPrefix(r.URL.Path, "/echo-auth"): // a careless service's refusal
+			http.Error(w, "refused credentials "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Meta"), http.StatusForbidden)
+			return
+		case strings.HasPrefix(r.URL.Path, "/secure"):
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"authorized": r.Header.Get("Authorization") == "Bearer "+leakAPIToken,
+				"meta": r.Header.Get("X-Meta") == leakMetaHeader})
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "query": r.URL.RawQuery, "authorized": r.Header.Get("Authorization") == "Bearer s3cret"})
@@ -274,7 +288,7 @@ func newHarness(t testing.TB) *harness {
 	guard := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(h.api.URL, "http://"))))
 
 	reg := integrations.New(guard)
-	if err := reg.Register(dummy.Provider, h.weather.provider()); err != nil {
+	if err := reg.Register(dummy.Provider, h.weather.provider(), careless()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -306,8 +320,8 @@ func newHarness(t testing.TB) *harness {
 	h.handler = map[string]lambda.Handler{
 		"prepare":     lambdaboundary.Handler(prepare.New(prepare.Deps{Workflow: h.svc})),
 		"function":    lambdaboundary.Handler(function.New(function.Deps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(integration.New(integration.Deps{Store: h.store, Providers: reg, Guard: guardRec})),
-		"apicall":     lambdaboundary.Handler(apicallh.New(apicallh.Deps{Store: h.store, Executor: apicall.New(guard), Guard: guardRec})),
+		"integration": lambdaboundary.Handler(integration.New(integration.Deps{Store: h.store, Providers: reg, Guard: guardRec, Redactor: h.red})),
+		"apicall":     lambdaboundary.Handler(apicallh.New(apicallh.Deps{Store: h.store, Executor: apicall.New(guard), Guard: guardRec, Redactor: h.red})),
 		"settle":      lambdaboundary.Handler(settle.New(settle.Deps{Workflow: h.svc})),
 	}
 	for k, v := range h.handler {

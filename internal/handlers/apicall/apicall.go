@@ -6,7 +6,6 @@ package apicall
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"sinew/internal/apicall"
 	"sinew/internal/dispatch"
@@ -25,23 +24,36 @@ type Deps struct {
 	Store    *store.Store // with a sealer that opens setup
 	Executor *apicall.Executor
 	Guard    *dispatch.Guard
+	// Redactor learns each call's setup values and resolved headers for the call's duration;
+	// the process's log handler wraps it. Nil: a redactor of the handler's own, which still
+	// redacts the errors the call returns.
+	Redactor *secrets.Redactor
 }
 
 // New is the handler: {call, tool, context} → the result object.
 func New(d Deps) func(context.Context, workflow.Envelope) (map[string]any, error) {
+	if d.Redactor == nil {
+		d.Redactor = secrets.NewRedactor()
+	}
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		if err := check(in); err != nil {
 			return nil, err
 		}
 		dev := in.Context.DeveloperID
-		out, err := d.Guard.Run(ctx, dev, in.Call.ID, "api_call/"+in.Tool.Name, func(ctx context.Context) (any, error) {
+		out, err := d.Guard.Run(ctx, dev, in.Call.ID, "api_call/"+in.Tool.Name, func(ctx context.Context) (_ any, err error) {
+			sc := d.Redactor.Scope()
+			defer sc.Close()
+			// What the call fails with is recorded and travels in the execution's history.
+			defer func() { err = common.RedactErr(d.Redactor, err) }()
 			src, err := d.Store.MergeSources(ctx, dev, store.MergeRef{
 				AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID, Tool: in.Tool.Name,
 			})
 			if err != nil {
 				return nil, err
 			}
-			def, metaSetup, err := resolveSecrets(ctx, d.Store, dev, in.Tool.APICall, src.Metadata(merge.KeyAPICallSetup))
+			// References in the definition's headers and the metadata setup are opened here,
+			// inside the executor, and nowhere else (DESIGN §3.5).
+			def, metaSetup, err := secrets.ResolveAPICall(ctx, secrets.NewResolver(d.Store, dev, sc), in.Tool.APICall, src.Metadata(merge.KeyAPICallSetup))
 			if err != nil {
 				return nil, err
 			}
@@ -58,48 +70,6 @@ func New(d Deps) func(context.Context, workflow.Envelope) (map[string]any, error
 		}
 		return workflow.ResultObject(tool.ResultOf(&in.Call, out)), nil
 	}
-}
-
-// resolveSecrets opens the developer secrets that the definition's headers and the metadata setup
-// name ({"secret": "NAME"}, "$ secrets.NAME"), inside the executor (DESIGN §3.5).
-func resolveSecrets(ctx context.Context, rd secrets.SecretReader, dev string, def *tool.APICallDef, metaSetup map[string]any) (*tool.APICallDef, map[string]any, error) {
-	var r *secrets.Resolver
-	resolver := func() *secrets.Resolver {
-		if r == nil {
-			r = secrets.NewResolver(rd, dev, nil)
-		}
-		return r
-	}
-	if secrets.HasRefs(metaSetup) {
-		var err error
-		if metaSetup, err = resolver().ResolveMap(ctx, merge.KeyAPICallSetup, metaSetup); err != nil {
-			return nil, nil, err
-		}
-	}
-	var headers map[string]string
-	for k, v := range def.Headers {
-		if !secrets.HasRefs(v) {
-			continue
-		}
-		if headers == nil {
-			headers = maps.Clone(def.Headers)
-		}
-		rv, err := resolver().Resolve(ctx, "api_call.headers."+k, v)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, ok := rv.(string)
-		if !ok {
-			return nil, nil, fault.Invalid("api_call.headers."+k, "api_call.headers.%s must resolve to a string", k)
-		}
-		headers[k] = s
-	}
-	if headers != nil {
-		c := *def
-		c.Headers = headers
-		def = &c
-	}
-	return def, metaSetup, nil
 }
 
 func check(in workflow.Envelope) error {
@@ -121,8 +91,9 @@ func check(in workflow.Envelope) error {
 	return nil
 }
 
-// FromEnv builds the dependencies from the environment.
-func FromEnv(ctx context.Context) (Deps, error) {
+// FromEnv builds the dependencies from the environment; red is the redactor of the process's log
+// handler.
+func FromEnv(ctx context.Context, red *secrets.Redactor) (Deps, error) {
 	env, err := common.Load(ctx)
 	if err != nil {
 		return Deps{}, err
@@ -136,5 +107,6 @@ func FromEnv(ctx context.Context) (Deps, error) {
 		Store:    s,
 		Executor: apicall.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow))),
 		Guard:    &dispatch.Guard{Records: s},
+		Redactor: red,
 	}, nil
 }

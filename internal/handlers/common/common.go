@@ -5,11 +5,11 @@ package common
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
@@ -53,7 +53,29 @@ func (NoKey) Open(context.Context, map[string]string, []byte) ([]byte, error) {
 	return nil, fault.New(fault.Internal, "this function holds no permission to open secrets")
 }
 
-// Sealer is the KMS envelope sealer (package secrets) over the secrets key (SINEW_SECRETS_KEY).
+// Sealer is the KMS envelope sealer (package secrets) over the secrets key (SINEW_SECRETS_KEY):
+// the one format every function seals and opens, and the rotation command reseals.
 func (e *Env) Sealer() (store.Sealer, error) {
-	return secrets.NewEnvelope(kms.NewFromConfig(e.AWS), e.Config.SecretsKey)
+	return secrets.NewEnvelopeFromConfig(e.AWS, e.Config.SecretsKey)
+}
+
+// RedactErr is err with every value red knows replaced, when its message holds one: what an
+// executor fails with is recorded by call id and travels in the execution's history, and a
+// provider's error may echo what it was sent. The kind and field stay; the cause is dropped, as
+// its text is what held the value.
+func RedactErr(red *secrets.Redactor, err error) error {
+	if err == nil || red == nil {
+		return err
+	}
+	msg := err.Error()
+	r := red.Redact(msg)
+	if r == msg {
+		return err
+	}
+	out := &fault.Error{Kind: fault.KindOf(err), Msg: r}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		out.Field = fe.Field
+	}
+	return out
 }

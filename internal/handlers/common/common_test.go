@@ -2,10 +2,13 @@ package common
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
+	"sinew/internal/secrets"
 )
 
 func TestLoad(t *testing.T) {
@@ -49,5 +52,44 @@ func TestNoKey(t *testing.T) {
 	}
 	if _, err := (NoKey{}).Open(context.Background(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
 		t.Errorf("Open = %v", err)
+	}
+}
+
+func TestRedactErr(t *testing.T) {
+	red := secrets.NewRedactor()
+	red.Add("s3cr3t-value")
+	plain := fault.New(fault.Provider, "the provider refused")
+	tests := []struct {
+		name     string
+		err      error
+		wantMsg  string
+		wantKind fault.Kind
+		same     bool
+	}{
+		{"nil stays nil", nil, "", "", true},
+		{"no value: the same error", plain, "the provider refused", fault.Provider, true},
+		{"a fault keeps its kind and field", &fault.Error{Kind: fault.InvalidInput, Field: "setup.key", Msg: "bad key s3cr3t-value"},
+			"bad key <redacted>", fault.InvalidInput, false},
+		{"a value in the cause", fault.Wrap(fault.Transient, errors.New("dial s3cr3t-value: refused"), "send"),
+			"send: dial <redacted>: refused", fault.Transient, false},
+		{"an untyped error becomes Internal", fmt.Errorf("echo s3cr3t-value"), "echo <redacted>", fault.Internal, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RedactErr(red, tt.err)
+			if tt.same {
+				if got != tt.err {
+					t.Fatalf("RedactErr = %v, want the error unchanged", got)
+				}
+				return
+			}
+			if got.Error() != tt.wantMsg || fault.KindOf(got) != tt.wantKind {
+				t.Errorf("RedactErr = %q (%s), want %q (%s)", got, fault.KindOf(got), tt.wantMsg, tt.wantKind)
+			}
+			var in, out *fault.Error
+			if errors.As(tt.err, &in) && errors.As(got, &out) && in.Field != out.Field {
+				t.Errorf("field %q, want %q", out.Field, in.Field)
+			}
+		})
 	}
 }

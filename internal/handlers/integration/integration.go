@@ -30,16 +30,27 @@ type Deps struct {
 	Store     *store.Store // with a sealer that opens setup
 	Providers Providers
 	Guard     *dispatch.Guard
+	// Redactor learns each call's setup values for the call's duration; the process's log
+	// handler wraps it (secrets.Redactor.Handler). Nil: a redactor of the handler's own, which
+	// still redacts the errors the call returns.
+	Redactor *secrets.Redactor
 }
 
 // New is the handler: {call, tool, context} → the result object.
 func New(d Deps) func(context.Context, workflow.Envelope) (map[string]any, error) {
+	if d.Redactor == nil {
+		d.Redactor = secrets.NewRedactor()
+	}
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		if err := check(in); err != nil {
 			return nil, err
 		}
 		dev := in.Context.DeveloperID
-		out, err := d.Guard.Run(ctx, dev, in.Call.ID, "integration/"+in.Tool.Name, func(ctx context.Context) (any, error) {
+		out, err := d.Guard.Run(ctx, dev, in.Call.ID, "integration/"+in.Tool.Name, func(ctx context.Context) (_ any, err error) {
+			sc := d.Redactor.Scope()
+			defer sc.Close()
+			// What the call fails with is recorded and travels in the execution's history.
+			defer func() { err = common.RedactErr(d.Redactor, err) }()
 			src, err := d.Store.MergeSources(ctx, dev, store.MergeRef{
 				AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID,
 				Tool: in.Tool.Name, ToolID: in.Tool.ID,
@@ -49,11 +60,10 @@ func New(d Deps) func(context.Context, workflow.Envelope) (map[string]any, error
 			}
 			args, setup := merge.Integration(in.Call.Arguments(), in.Tool.Integration, *src)
 			// Developer secrets named in setup ({"secret": "NAME"}, "$ secrets.NAME") are
-			// opened here, inside the executor, and nowhere else (DESIGN §3.5).
-			if secrets.HasRefs(setup) {
-				if setup, err = secrets.NewResolver(d.Store, dev, nil).ResolveMap(ctx, "setup", setup); err != nil {
-					return nil, err
-				}
+			// opened here, inside the executor, and nowhere else (DESIGN §3.5). Always resolved,
+			// so plain setup values are registered with the redactor too.
+			if setup, err = secrets.ResolveSetup(ctx, secrets.NewResolver(d.Store, dev, sc), setup); err != nil {
+				return nil, err
 			}
 			out, err := d.Providers.Execute(ctx, in.Tool.Integration.Provider, in.Tool.Integration.Method, setup, args)
 			if err != nil {
@@ -92,8 +102,9 @@ func check(in workflow.Envelope) error {
 }
 
 // FromEnv builds the dependencies from the environment: every provider of package all, connecting
-// through the guarded dialer with SINEW_APICALL_ALLOW.
-func FromEnv(ctx context.Context) (Deps, error) {
+// through the guarded dialer with SINEW_APICALL_ALLOW; red is the redactor of the process's log
+// handler.
+func FromEnv(ctx context.Context, red *secrets.Redactor) (Deps, error) {
 	env, err := common.Load(ctx)
 	if err != nil {
 		return Deps{}, err
@@ -107,5 +118,5 @@ func FromEnv(ctx context.Context) (Deps, error) {
 		return Deps{}, err
 	}
 	s := env.Store(sealer)
-	return Deps{Store: s, Providers: reg, Guard: &dispatch.Guard{Records: s}}, nil
+	return Deps{Store: s, Providers: reg, Guard: &dispatch.Guard{Records: s}, Redactor: red}, nil
 }

@@ -48,7 +48,7 @@ func versions(t *testing.T, db *dynamodb.Client, table string) map[string]uint32
 				add(id+"|"+k, v.(*types.AttributeValueMemberB).Value)
 			}
 		}
-		if k, ok := it["kind"].(*types.AttributeValueMemberS); ok && (k.Value == "toolsetup" || k.Value == "secret") {
+		if k, ok := it["kind"].(*types.AttributeValueMemberS); ok && k.Value == "secret" {
 			add(id, it["data"].(*types.AttributeValueMemberB).Value)
 		}
 	}
