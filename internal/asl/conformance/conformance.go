@@ -70,11 +70,8 @@ func JSON5(src []byte) []byte {
 			}
 			i++
 		case c == ',':
-			// Drop a comma followed only by whitespace before a closing bracket.
-			j := i + 1
-			for j < len(src) && (src[j] == ' ' || src[j] == '\n' || src[j] == '\r' || src[j] == '\t') {
-				j++
-			}
+			// Drop a comma followed only by whitespace and comments before a closing bracket.
+			j := skipBlank(src, i+1)
 			if j < len(src) && (src[j] == '}' || src[j] == ']') {
 				continue
 			}
@@ -84,6 +81,30 @@ func JSON5(src []byte) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// skipBlank returns the index of the first byte from i that is neither whitespace nor inside a
+// comment.
+func skipBlank(src []byte, i int) int {
+	for i < len(src) {
+		switch {
+		case src[i] == ' ' || src[i] == '\n' || src[i] == '\r' || src[i] == '\t':
+			i++
+		case src[i] == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case src[i] == '/' && i+1 < len(src) && src[i+1] == '*':
+			i += 2
+			for i+1 < len(src) && !(src[i] == '*' && src[i+1] == '/') {
+				i++
+			}
+			i += 2
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // Template reads a template (path relative to the root's templates/ folder) as JSON.
