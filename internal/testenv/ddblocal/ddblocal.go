@@ -53,7 +53,17 @@ func (s *Server) Endpoint() string { return s.endpoint }
 
 // Start runs DynamoDB Local on a free loopback port and waits until it answers. With
 // SINEW_TEST_DYNAMODB_ENDPOINT set it only checks that endpoint answers.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
+
+// Options change how Start runs DynamoDB Local.
+type Options struct {
+	// DBPath keeps the data in a file under this directory (local mode's .local/) instead of in
+	// memory.
+	DBPath string
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, opts Options) (*Server, error) {
 	if ep := os.Getenv(EnvEndpoint); ep != "" {
 		s := &Server{endpoint: ep}
 		if err := s.waitReady(ctx, 30*time.Second); err != nil {
@@ -73,7 +83,7 @@ func Start(ctx context.Context) (*Server, error) {
 	// take it in between, so a start that exits early is tried again on a new port.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := startOnce(ctx, java, dir)
+		s, err := startOnce(ctx, java, dir, opts)
 		if err == nil {
 			return s, nil
 		}
@@ -85,16 +95,20 @@ func Start(ctx context.Context) (*Server, error) {
 	return nil, lastErr
 }
 
-func startOnce(ctx context.Context, java, dir string) (*Server, error) {
+func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	// DynamoDB Local has no flag to choose the address it listens on, so it listens on every
 	// interface; the tests reach it through 127.0.0.1 only. -disableTelemetry keeps it off the network.
-	cmd := exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
-		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	storage := []string{"-inMemory"}
+	if opts.DBPath != "" {
+		storage = []string{"-dbPath", opts.DBPath}
+	}
+	args := append([]string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+		"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"}, storage...)
+	cmd := exec.Command(java, append(args, "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))...)
 	cmd.Dir = dir
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

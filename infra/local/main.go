@@ -1,0 +1,421 @@
+// Command local stands sinew up on one machine with no AWS account (DESIGN §8): the Step Functions
+// API over the embedded engine (durable across kill -9), the Lambda Invoke API over in-process
+// handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and DynamoDB Local.
+//
+//	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
+//	go run ./infra/local token DEVELOPER_ID                                print a JWT
+//
+// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS CLI and SDKs at
+// them, and writes them to <dir>/endpoints.json.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"sinew/internal/asl"
+	"sinew/internal/asl/jsonata"
+	"sinew/internal/config"
+	"sinew/internal/deploy"
+	"sinew/internal/httpapi"
+	"sinew/internal/localaws/durable"
+	"sinew/internal/localaws/eventbridge"
+	"sinew/internal/localaws/jwtlocal"
+	"sinew/internal/localaws/kms"
+	"sinew/internal/localaws/lambdaapi"
+	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/secrets"
+	"sinew/internal/store"
+	"sinew/internal/testenv/ddblocal"
+)
+
+const (
+	region    = "us-east-1"
+	account   = "000000000000"
+	tableName = "sinew"
+	tokenTTL  = 24 * time.Hour
+)
+
+func main() {
+	args := os.Args[1:]
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "token":
+		err = tokenCmd(args[1:])
+	default:
+		err = serve(args)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "local:", err)
+		os.Exit(1)
+	}
+}
+
+func tokenCmd(args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	dir := fs.String("dir", ".local", "the local directory (holds the signing key)")
+	ttl := fs.Duration("ttl", tokenTTL, "how long the token lives")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: local token [--dir .local] DEVELOPER_ID")
+	}
+	signer, err := jwtlocal.Open(jwtlocal.Options{Dir: *dir, Claim: os.Getenv(config.EnvJWTClaim)})
+	if err != nil {
+		return err
+	}
+	tok, err := signer.Issue(fs.Arg(0), *ttl)
+	if err != nil {
+		return err
+	}
+	fmt.Println(tok)
+	return nil
+}
+
+type options struct {
+	dir           string
+	inMemory      bool
+	ports         map[string]*int
+	testFunctions bool
+	root          string
+	rie           bool
+	rieBin        string
+}
+
+// endpoint names: the keys of endpoints.json.
+var endpointNames = []string{"stepfunctions", "lambda", "http", "events", "kms"}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	o := options{ports: map[string]*int{}}
+	fs.StringVar(&o.dir, "dir", ".local", "the local directory: keys, the event feed, DynamoDB and Step Functions data")
+	fs.BoolVar(&o.inMemory, "in-memory", false, "keep DynamoDB and Step Functions data in memory (gone at exit)")
+	fs.BoolVar(&o.testFunctions, "test-functions", false, "also register the sinew-test-* functions the end-to-end tests use")
+	fs.StringVar(&o.root, "root", ".", "the module root (where statemachines/ and functions/ are)")
+	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
+	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
+	for _, n := range endpointNames {
+		o.ports[n] = fs.Int(n+"-port", 0, "port of the "+n+" endpoint on 127.0.0.1 (0: a free one)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unknown subcommand %q (serve takes flags only; the other subcommand is token)", fs.Arg(0))
+	}
+	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
+	// the deployed functions.
+	red := secrets.NewRedactor()
+	log := slog.New(red.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	slog.SetDefault(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, o, log, red)
+}
+
+func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor) error {
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+
+	listeners := map[string]net.Listener{}
+	for _, n := range endpointNames {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*o.ports[n]))
+		if err != nil {
+			return fmt.Errorf("listen for %s: %w", n, err)
+		}
+		defer l.Close()
+		listeners[n] = l
+	}
+	url := func(n string) string { return "http://" + listeners[n].Addr().String() }
+
+	// DynamoDB Local: started, waited for, and stopped with this process (its JVM also dies with
+	// it on kill -9: ddblocal sets the parent-death signal).
+	ddbOpts := ddblocal.Options{}
+	if !o.inMemory {
+		ddbOpts.DBPath = filepath.Join(dir, "dynamodb")
+		if err := os.MkdirAll(ddbOpts.DBPath, 0o700); err != nil {
+			return err
+		}
+	}
+	ddb, err := ddblocal.StartWith(ctx, ddbOpts)
+	if err != nil {
+		return err
+	}
+	defer ddb.Close()
+	if err := store.EnsureTable(ctx, ddblocal.NewClient(ddb.Endpoint()), tableName); err != nil {
+		return fmt.Errorf("create the table: %w", err)
+	}
+
+	events, err := eventbridge.Open(eventbridge.Options{Dir: dir, Region: region, Account: account, Logger: log})
+	if err != nil {
+		return err
+	}
+	keys, err := kms.Open(kms.Options{Dir: dir, Region: region, Account: account, Logger: log})
+	if err != nil {
+		return err
+	}
+	signer, err := jwtlocal.Open(jwtlocal.Options{Dir: dir, Claim: os.Getenv(config.EnvJWTClaim)})
+	if err != nil {
+		return err
+	}
+
+	// Step Functions' durable store.
+	sfnPath := filepath.Join(dir, "stepfunctions.db")
+	if o.inMemory {
+		tmp, err := os.MkdirTemp("", "sinew-local-sfn-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		sfnPath = filepath.Join(tmp, "stepfunctions.db")
+	}
+	st, err := durable.Open(sfnPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	env := map[string]string{
+		"AWS_ENDPOINT_URL_SFN":         url("stepfunctions"),
+		"AWS_ENDPOINT_URL_LAMBDA":      url("lambda"),
+		"AWS_ENDPOINT_URL_DYNAMODB":    ddb.Endpoint(),
+		"AWS_ENDPOINT_URL_EVENTBRIDGE": url("events"),
+		"AWS_ENDPOINT_URL_KMS":         url("kms"),
+		config.EnvTable:                tableName,
+		config.EnvSecretsKey:           kms.DefaultAlias,
+		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
+		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
+	}
+	for _, f := range config.Functions {
+		env[config.FunctionEnv(f)] = f
+	}
+	// In-process handlers read their configuration and find these endpoints as deployed code
+	// does: from the environment.
+	for k, v := range env {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": region} {
+		if os.Getenv(k) == "" {
+			_ = os.Setenv(k, v)
+		}
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+
+	lambdaSvc := lambdaapi.New(lambdaapi.Options{Region: region, Account: account, Logger: log})
+	fns := &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}}
+	if err := fns.registerDescribed(handlerDeps{ctx: ctx, red: red, cfg: cfg, log: log}); err != nil {
+		return err
+	}
+	if o.rie {
+		bin := o.rieBin
+		if bin == "" {
+			if bin, err = exec.LookPath("aws-lambda-rie"); err != nil {
+				return fmt.Errorf("--rie: aws-lambda-rie is not on PATH (install it: GOBIN=<dir> go install %s, or give --rie-bin)", RIEModule)
+			}
+		}
+		root, err := filepath.Abs(o.root)
+		if err != nil {
+			return err
+		}
+		rie, err := startRIE(ctx, root, dir, bin, log)
+		if err != nil {
+			return err
+		}
+		defer stopRIE(rie)
+		for _, f := range rie {
+			if err := fns.register(f.name, f); err != nil {
+				return err
+			}
+		}
+	}
+	if o.testFunctions {
+		if err := registerTestFunctions(fns, dir); err != nil {
+			return err
+		}
+	}
+
+	fns.warnMissing(log)
+
+	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
+	var sfn *sfnapi.Service
+	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
+		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) }})
+	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
+		Region: region, Account: account, Logger: log})
+	if err := sfn.Recover(ctx); err != nil {
+		return err
+	}
+	if err := loadStateMachines(o.root, sfn, fns, log); err != nil {
+		return err
+	}
+	routeStatusChanges(ctx, events, fns, log)
+
+	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
+		return serveAPI(ctx, fns, ev)
+	}, signer.Claims)
+	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "http": rt, "events": events, "kms": keys}
+	var running []*http.Server
+	errc := make(chan error, len(servers))
+	for n, h := range servers {
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		running = append(running, srv)
+		go func() {
+			if err := srv.Serve(listeners[n]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s endpoint: %w", n, err)
+			}
+		}()
+	}
+
+	eps := map[string]string{"dynamodb": ddb.Endpoint()}
+	for _, n := range endpointNames {
+		eps[n] = url(n)
+	}
+	if err := writeEndpoints(dir, eps); err != nil {
+		return err
+	}
+	printEndpoints(os.Stdout, eps, dir)
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range running {
+		_ = srv.Shutdown(sctx)
+	}
+	_ = lambdaSvc.Close(sctx)
+	return err
+}
+
+func machineArn(name string) string {
+	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", region, account, name)
+}
+
+// loadStateMachines loads statemachines/ with local substitutions, from the description infra/cdk
+// reads.
+func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *slog.Logger) error {
+	resolve := func(v deploy.Value) (string, error) {
+		switch v.Kind {
+		case deploy.FunctionARN:
+			return fns.arn(v.Target), nil
+		case deploy.FunctionName:
+			return v.Target, nil
+		case deploy.StateMachineARN:
+			return machineArn(v.Target), nil
+		case deploy.TableName:
+			return tableName, nil
+		case deploy.SecretsKeyID:
+			return kms.DefaultAlias, nil
+		case deploy.EventBusName:
+			return "default", nil
+		}
+		return "", fmt.Errorf("no local value for a %s", v.Kind)
+	}
+	for _, m := range deploy.StateMachines() {
+		def, err := os.ReadFile(filepath.Join(root, m.File))
+		if errors.Is(err, os.ErrNotExist) {
+			log.Warn("state machine file not present yet; not loaded", "state_machine", m.Name, "file", m.File)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rendered, err := m.Render(def, resolve)
+		if err != nil {
+			return err
+		}
+		arn, err := sfn.LoadMachine(m.Name, m.Type, rendered)
+		if err != nil {
+			return err
+		}
+		log.Info("state machine loaded", "arn", arn)
+	}
+	return nil
+}
+
+// routeStatusChanges sends Step Functions' "Execution Status Change" events of sinew's state
+// machines to the settle function, as the deployed EventBridge rule does.
+func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *functions, log *slog.Logger) {
+	fns.mu.RLock()
+	settle := fns.m["settle"]
+	fns.mu.RUnlock()
+	if settle == nil {
+		log.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
+		return
+	}
+	var arns []any
+	for _, m := range deploy.StateMachines() {
+		arns = append(arns, machineArn(m.Name))
+	}
+	pat, _ := json.Marshal(map[string]any{"source": []any{"aws.states"}, "detail-type": []any{"Step Functions Execution Status Change"},
+		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
+	p, err := eventbridge.ParsePattern(pat)
+	if err != nil {
+		log.Error("status change pattern", "error", err)
+		return
+	}
+	ch := events.Subscribe(ctx, eventbridge.Rule{Pattern: p})
+	go func() {
+		for ev := range ch {
+			data, _ := json.Marshal(ev)
+			if _, ferr, err := settle.Invoke(ctx, data); err != nil || ferr != nil {
+				log.Warn("settle failed on a status change", "event", ev.ID, "error", err, "function_error", ferr)
+			}
+		}
+	}()
+}
+
+func writeEndpoints(dir string, eps map[string]string) error {
+	data, err := json.MarshalIndent(eps, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ".endpoints.json.tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "endpoints.json"))
+}
+
+func printEndpoints(w *os.File, eps map[string]string, dir string) {
+	fmt.Fprintf(w, "sinew local mode is up (data in %s)\n", dir)
+	for _, n := range []string{"stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
+		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
+	}
+	fmt.Fprintln(w, "Point the AWS CLI and SDKs at it:")
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_SFN=%s\n", eps["stepfunctions"])
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_LAMBDA=%s\n", eps["lambda"])
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_DYNAMODB=%s\n", eps["dynamodb"])
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_EVENTBRIDGE=%s\n", eps["events"])
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_KMS=%s\n", eps["kms"])
+	fmt.Fprintln(w, "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION="+region)
+	fmt.Fprintln(w, "(the AWS CLI v1 ignores AWS_ENDPOINT_URL_*: give it --endpoint-url)")
+	fmt.Fprintln(w, "A token for the HTTP API: go run ./infra/local token DEVELOPER_ID")
+	fmt.Fprintln(w, "ready")
+}

@@ -1,0 +1,51 @@
+// Package app builds what both worlds share above the handlers: the api function's router with
+// every route, so functions/api (deployed) and infra/local (in-process) serve the same routes.
+package app
+
+import (
+	"log/slog"
+
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"sinew/internal/agentloop"
+	"sinew/internal/catalogue"
+	"sinew/internal/config"
+	"sinew/internal/executions"
+	chathttp "sinew/internal/handlers/chat"
+	"sinew/internal/httpapi"
+	"sinew/internal/integrations"
+	"sinew/internal/resources"
+	"sinew/internal/secretsapi"
+	"sinew/internal/store"
+)
+
+// Deps is what the routes need.
+type Deps struct {
+	Config *config.Config
+	AWS    awsv2.Config // for the Step Functions client of the execution routes
+	Store  *store.Store // nil: only the routes that need no table (GET /healthz, GET /openapi.json, the catalogue)
+	// Integrations is the provider registry the catalogue routes describe; nil leaves them out.
+	Integrations *integrations.Registry
+	Logger       *slog.Logger
+}
+
+// APIRouter is the router of every HTTP route but chat (which has a Lambda of its own). GET
+// /healthz and GET /openapi.json come with httpapi.New.
+func APIRouter(d Deps) *httpapi.Router {
+	cfg := d.Config
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim, Logger: d.Logger})
+	if d.Integrations != nil {
+		catalogue.Register(rt, d.Integrations)
+	}
+	if d.Store != nil {
+		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
+		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
+		executions.Register(rt, executions.NewDeps(cfg, d.AWS, d.Store))
+		chathttp.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
+	}
+	return rt
+}

@@ -1,0 +1,327 @@
+// Package durable keeps local mode's Step Functions state across restarts and crashes (DESIGN §8):
+// state machines, executions (their records, and the history once closed), and, for every running
+// execution, a journal of what it has done — each Lambda invocation's answer, each sleep's deadline
+// (Wait states and retry back-offs) and each task token's answer. After a restart the execution runs
+// again from its start and the Recorder replays the journal: completed invocations are answered
+// from it (nothing runs twice), sleeps end at their recorded deadlines, answers given to tokens are
+// delivered again, and tokens issued before the crash keep working as aliases of the new ones. The
+// invocation that was running at the crash has no answer in the journal, so it runs again
+// (at-least-once), which the executors' idempotency by call id absorbs.
+//
+// The store is one bbolt file: a pure-Go, single-file, transactional B+tree with fsync on commit,
+// so a kill -9 at any point leaves the last committed state.
+package durable
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bMachines = []byte("machines")
+	bExecs    = []byte("executions")
+	bJournals = []byte("journals")
+)
+
+// Store is the durable state, safe for concurrent use.
+type Store struct {
+	db *bolt.DB
+	w  *committer
+}
+
+// Open opens (or creates) the store file at path.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("durable: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bMachines, bExecs, bJournals} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("durable: init %s: %w", path, err)
+	}
+	return &Store{db: db, w: &committer{db: db}}, nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Machine is a state machine as CreateStateMachine made it.
+type Machine struct {
+	Arn        string    `json:"arn"`
+	Name       string    `json:"name"`
+	Definition string    `json:"definition"`
+	RoleArn    string    `json:"roleArn"`
+	Type       string    `json:"type"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated,omitzero"`
+	Revision   int       `json:"revision"`
+	// Builtin machines (statemachines/ loaded at start) are re-loaded from their files each start.
+	Builtin bool `json:"builtin,omitempty"`
+}
+
+// Execution is an execution's record. Events is set once the execution has closed.
+type Execution struct {
+	Arn        string    `json:"arn"`
+	MachineArn string    `json:"machineArn"`
+	Name       string    `json:"name"`
+	Input      string    `json:"input"`
+	Start      time.Time `json:"start"`
+	Status     string    `json:"status"`
+	Stop       time.Time `json:"stop,omitzero"`
+	Output     string    `json:"output,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Cause      string    `json:"cause,omitempty"`
+	Seq        uint64    `json:"seq"` // start order, for listing newest first
+	// Definition is the state machine's definition the execution started with: an update of the
+	// machine does not change a running execution, before or after a restart.
+	Definition string          `json:"definition,omitempty"`
+	Events     json.RawMessage `json:"events,omitempty"`
+}
+
+// PutMachine writes m.
+func (s *Store) PutMachine(m Machine) error { return s.put(bMachines, m.Arn, m) }
+
+// DeleteMachine removes a machine.
+func (s *Store) DeleteMachine(arn string) error {
+	return s.w.update(func(tx *bolt.Tx) error { return tx.Bucket(bMachines).Delete([]byte(arn)) })
+}
+
+// Machines lists every machine.
+func (s *Store) Machines() ([]Machine, error) {
+	var out []Machine
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bMachines).ForEach(func(_, v []byte) error {
+			var m Machine
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			out = append(out, m)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("durable: list machines: %w", err)
+	}
+	return out, nil
+}
+
+// PutExecution writes an execution's record. A closed record (Events set) also drops the
+// execution's journal in the same transaction: nothing of it is replayed again.
+func (s *Store) PutExecution(x Execution) error {
+	data, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Errorf("durable: encode execution: %w", err)
+	}
+	err = s.w.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bExecs).Put([]byte(x.Arn), data); err != nil {
+			return err
+		}
+		if x.Events != nil {
+			if err := tx.Bucket(bJournals).DeleteBucket([]byte(x.Arn)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	return nil
+}
+
+// DeleteExecution removes an execution and its journal (a start that the engine refused).
+func (s *Store) DeleteExecution(arn string) error {
+	return s.w.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bJournals).DeleteBucket([]byte(arn)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			return err
+		}
+		return tx.Bucket(bExecs).Delete([]byte(arn))
+	})
+}
+
+// Executions lists every execution record, without their events (ExecutionEvents reads them).
+func (s *Store) Executions() ([]Execution, error) {
+	var out []Execution
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bExecs).ForEach(func(_, v []byte) error {
+			var x Execution
+			if err := json.Unmarshal(v, &x); err != nil {
+				return err
+			}
+			x.Events = nil
+			out = append(out, x)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("durable: list executions: %w", err)
+	}
+	return out, nil
+}
+
+// ExecutionEvents gives a closed execution's history as JSON (nil while it runs).
+func (s *Store) ExecutionEvents(arn string) (json.RawMessage, error) {
+	var x Execution
+	found, err := s.get(bExecs, arn, &x)
+	if err != nil || !found {
+		return nil, err
+	}
+	return x.Events, nil
+}
+
+func (s *Store) put(bucket []byte, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("durable: encode %s: %w", key, err)
+	}
+	err = s.w.update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), data) })
+	if err != nil {
+		return fmt.Errorf("durable: write %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Store) get(bucket []byte, key string, v any) (bool, error) {
+	var data []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if d := tx.Bucket(bucket).Get([]byte(key)); d != nil {
+			data = append([]byte(nil), d...)
+		}
+		return nil
+	})
+	if err != nil || data == nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("durable: decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// Journal entries of one execution, keyed "c/<call key>", "s/<ordinal>", "o/<call key>".
+
+// Call is a completed Lambda invocation.
+type Call struct {
+	Payload       []byte `json:"payload,omitempty"`
+	FunctionError string `json:"functionError,omitempty"`
+	ServiceCode   string `json:"serviceCode,omitempty"` // a Lambda API error instead of an answer
+	ServiceMsg    string `json:"serviceMessage,omitempty"`
+	Token         string `json:"token,omitempty"` // the task token the invocation carried (first issue)
+}
+
+// Outcome is the answer given to a task token.
+type Outcome struct {
+	Success bool   `json:"success"`
+	Output  string `json:"output,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Cause   string `json:"cause,omitempty"`
+}
+
+// Journal is a running execution's record of what it has done.
+type Journal struct {
+	Calls    map[string]Call
+	Sleeps   map[uint64]time.Time
+	Outcomes map[string]Outcome
+}
+
+func (s *Store) journalPut(exec, key string, v []byte) error {
+	err := s.w.update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bJournals).CreateBucketIfNotExists([]byte(exec))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), v)
+	})
+	if err != nil {
+		return fmt.Errorf("durable: journal %s: %w", exec, err)
+	}
+	return nil
+}
+
+// RecordCall journals a completed invocation.
+func (s *Store) RecordCall(exec, key string, c Call) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.journalPut(exec, "c/"+key, data)
+}
+
+// RecordSleep journals the deadline of an execution's n-th sleep.
+func (s *Store) RecordSleep(exec string, n uint64, deadline time.Time) error {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(deadline.UnixNano()))
+	return s.journalPut(exec, fmt.Sprintf("s/%d", n), b[:])
+}
+
+// RecordOutcome journals the answer to the token of call key.
+func (s *Store) RecordOutcome(exec, key string, o Outcome) error {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return s.journalPut(exec, "o/"+key, data)
+}
+
+// ForgetOutcome removes an answer the engine refused after it was journaled.
+func (s *Store) ForgetOutcome(exec, key string) error {
+	return s.w.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bJournals).Bucket([]byte(exec))
+		if b == nil {
+			return nil
+		}
+		return b.Delete([]byte("o/" + key))
+	})
+}
+
+// LoadJournal reads an execution's journal (empty when it has none).
+func (s *Store) LoadJournal(exec string) (*Journal, error) {
+	j := &Journal{Calls: map[string]Call{}, Sleeps: map[uint64]time.Time{}, Outcomes: map[string]Outcome{}}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bJournals).Bucket([]byte(exec))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			key := string(k)
+			switch {
+			case len(key) > 2 && key[:2] == "c/":
+				var c Call
+				if err := json.Unmarshal(v, &c); err != nil {
+					return err
+				}
+				j.Calls[key[2:]] = c
+			case len(key) > 2 && key[:2] == "o/":
+				var o Outcome
+				if err := json.Unmarshal(v, &o); err != nil {
+					return err
+				}
+				j.Outcomes[key[2:]] = o
+			case len(key) > 2 && key[:2] == "s/" && len(v) == 8:
+				var n uint64
+				if _, err := fmt.Sscanf(key[2:], "%d", &n); err != nil {
+					return err
+				}
+				j.Sleeps[n] = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("durable: read journal %s: %w", exec, err)
+	}
+	return j, nil
+}
