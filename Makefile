@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PHASE := scripts/phase.sh
 GO_PACKAGES := ./...
 
-.PHONY: all deps test unit lint asl build demo clean
+.PHONY: all deps test unit lint asl build demo clean conformance
 
 all: test
 
@@ -33,6 +33,11 @@ demo: deps
 clean:
 	rm -rf dist .local
 
+# Replays the recorded AWS executions of the usable set through the embedded engine and prints
+# pass/fail per area and in all, with every failing case and its reason (internal/asl/conformance).
+conformance:
+	@$(PHASE) "conformance: recorded AWS executions through internal/asl" go run ./internal/asl/conformance/cmd/conformance
+
 # The CDK app (infra/cdk, its own Go module). synth: the real stack in infra/cdk/cdk.out, each
 # bootstrap built by go build, cdk-nag and cfn-lint clean; it names the functions still missing.
 synth:
@@ -47,3 +52,12 @@ cdk-test:
 .PHONY: local
 local:
 	go run ./infra/local $(LOCAL_FLAGS)
+
+# bench: every figure of BENCHMARKS.md (issue 11) measured in one run, beside the peer engine
+# aws-local-stepfunctions on the shared definitions; bench-smoke runs each part a few iterations.
+.PHONY: bench bench-smoke
+bench:
+	@$(PHASE) "bench: BENCHMARKS.md (sinew beside aws-local-stepfunctions)" go run ./bench/cmd/sinewbench -out BENCHMARKS.md
+
+bench-smoke:
+	@$(PHASE) "bench: smoke run of every part" bash -c 'out=$$(mktemp) && go run ./bench/cmd/sinewbench -smoke -out "$$out" && rm -f "$$out"'

@@ -1,5 +1,6 @@
 // Command api is the Lambda behind every HTTP route but chat (DESIGN §2). It only wires: the
-// configuration, the router with its routes, and the Lambda error boundary.
+// configuration, the table with the secrets envelope, the provider registry the catalogue
+// describes, the router (internal/app, shared with local mode) and the Lambda error boundary.
 package main
 
 import (
@@ -7,51 +8,43 @@ import (
 	"log/slog"
 	"os"
 
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
-
-	"sinew/internal/config"
-	"sinew/internal/httpapi"
+	"sinew/internal/app"
+	"sinew/internal/handlers/common"
+	"sinew/internal/integrations/all"
 	"sinew/internal/lambdaboundary"
+	"sinew/internal/netguard"
 	"sinew/internal/resources"
-	"sinew/internal/secrets"
 	"sinew/internal/store"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	cfg, err := config.FromEnv()
+	// Fail the cold start on a bad configuration: every request would fail the same way.
+	env, err := common.Load(context.Background())
 	if err != nil {
-		// Fail the cold start: every request would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	// The SDK finds a local endpoint through AWS_ENDPOINT_URL_DYNAMODB (DESIGN §8).
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
-	if err != nil {
-		slog.Error("AWS configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	st := store.NewFromConfig(awsCfg, cfg.Table, sealer(awsCfg, cfg))
-	rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim})
-	// The routes of later items are registered here; GET /healthz and GET /openapi.json come with New.
-	resources.Register(rt, &resources.Service{Store: st, FlagDefaults: cfg.FlagDefaults})
-	lambdaboundary.Start(rt.ServeEvent)
-}
-
-// sealer is the KMS envelope over SINEW_SECRETS_KEY (local mode's KMS answers through
-// AWS_ENDPOINT_URL_KMS); without the key, writes that carry setup secrets are refused and the rest
-// works.
-func sealer(awsCfg awsv2.Config, cfg *config.Config) store.Sealer {
-	if cfg.SecretsKey == "" {
+	// Without SINEW_SECRETS_KEY, writes that carry setup secrets are refused and the rest works.
+	var sealer store.Sealer = resources.SealerUnavailable{}
+	if env.Config.SecretsKey != "" {
+		if sealer, err = env.Sealer(); err != nil {
+			slog.Error("secrets key", "error", err.Error())
+			os.Exit(1)
+		}
+	} else {
 		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
-		return resources.SealerUnavailable{}
 	}
-	env, err := secrets.NewEnvelope(kms.NewFromConfig(awsCfg), cfg.SecretsKey)
+	guard, err := netguard.FromEnv()
 	if err != nil {
-		slog.Error("secrets key", "error", err.Error())
+		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	return env
+	reg, err := all.New(guard)
+	if err != nil {
+		slog.Error("integration registry", "error", err.Error())
+		os.Exit(1)
+	}
+	rt := app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg})
+	lambdaboundary.Start(rt.ServeEvent)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	syshandler "sinew/internal/handlers/system"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/store"
@@ -27,7 +28,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := store.New(db, ddblocal.NewTable(t, db), sl)
-	h := lambdaboundary.Handler(handler(&system.Executor{Resources: &resources.Service{Store: st}}))
+	h := lambdaboundary.Handler(syshandler.New(&system.Executor{Resources: &resources.Service{Store: st}}))
 	agent, err := st.CreateAgent(context.Background(), "dev-1", store.Agent{Name: "helper"})
 	if err != nil {
 		t.Fatal(err)

@@ -267,8 +267,11 @@ func Functions() []Function {
 			Timeout:  300 * time.Second,
 			Env:      env(modelEnv...),
 			Permissions: []Permission{
-				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemMessages, ItemPayloads}},
-				{Action: TableWrite, Items: []ItemKind{ItemMessages, ItemPayloads}},
+				// The model step records the agent_loop execution and its outcome, settles function calls
+				// whose wait ran out, reads the auto_tool_calls_prompt_step flag, and appends a
+				// session's history when it continues a chat.
+				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemMessages, ItemPayloads, ItemFlags, ItemExecutions, ItemPendingCalls}},
+				{Action: TableWrite, Items: []ItemKind{ItemMessages, ItemPayloads, ItemExecutions, ItemPendingCalls}},
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			},
@@ -320,7 +323,7 @@ func StateMachines() []StateMachine {
 			Type:    "STANDARD",
 			Purpose: "the model-tool loop: the model step, a Map of the calls through the per-type Tasks, until an answer or the cap",
 			Substitutions: []Substitution{
-				fnArn("prepare"), fnArn("model"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
+				fnArn("model"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"),
 			},
 		},
 	}

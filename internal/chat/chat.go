@@ -1,0 +1,574 @@
+// Package chat is the chat path of DESIGN §1 (entry 1): POST /sessions/{session_id}/chat runs the
+// model-tool loop (package loop) inside the chat Lambda over the session's history in DynamoDB,
+// reaching the executor Lambdas through the dispatcher (Lambda Invoke API, retrying Transient), with
+// function calls handed back to the caller as pending calls under the model's ids (API.md "Chat").
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"sinew/internal/agentloop"
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/llm"
+	"sinew/internal/loop"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+	"sinew/internal/toolfmt"
+	"sinew/internal/workflow"
+)
+
+// FlagAutoRun is the developer flag that gives auto_run_tools's default on the chat path (DESIGN §7).
+const FlagAutoRun = "auto_run_tools_chat"
+
+// DefaultBudget is the time a chat may take before API Gateway's 30 s limit (SINEW_CHAT_BUDGET_S).
+const DefaultBudget = 25 * time.Second
+
+// idemTTL is how long an Idempotency-Key's answer is kept.
+const idemTTL = 24 * time.Hour
+
+// Deps are the service's dependencies.
+type Deps struct {
+	Store     *store.Store
+	Model     llm.Model
+	Formatter *toolfmt.Formatter
+	// Dispatcher runs integration, api_call and system calls through their Lambdas.
+	Dispatcher   *dispatch.Dispatcher
+	FlagDefaults map[string]bool
+	Budget       time.Duration // DefaultBudget when 0
+	Log          *slog.Logger
+	// Starter starts agent_loop for async chats and chats past the budget; nil: the loop runs
+	// until the budget and then fails with a timeout.
+	Starter *agentloop.Starter
+	Now     func() time.Time // time.Now when nil
+}
+
+// Service runs chats.
+type Service struct{ d Deps }
+
+// New makes a Service.
+func New(d Deps) *Service {
+	if d.Budget <= 0 {
+		d.Budget = DefaultBudget
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Formatter == nil {
+		d.Formatter = &toolfmt.Formatter{}
+	}
+	return &Service{d: d}
+}
+
+// Request is the chat request (API.md "Chat"), parsed and checked.
+type Request struct {
+	Messages      []llm.Message
+	Tools         []*tool.Tool // nil: the session agent's stored tools
+	ToolChoice    llm.ToolChoice
+	AutoRunTools  *bool
+	Model         string
+	Settings      map[string]any
+	MaxIterations int
+	Async         bool
+	rawToolChoice any // as sent, for agent_loop's input
+}
+
+// wire is the request body as sent.
+type wire struct {
+	Messages      []json.RawMessage `json:"messages"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    any               `json:"tool_choice"`
+	AutoRunTools  *bool             `json:"auto_run_tools"`
+	Model         *string           `json:"model"`
+	Settings      map[string]any    `json:"settings"`
+	MaxIterations *int              `json:"max_iterations"`
+	Async         *bool             `json:"async"`
+	Stream        *bool             `json:"stream"`
+}
+
+var wireKeys = map[string]bool{"messages": true, "tools": true, "tool_choice": true, "auto_run_tools": true, "model": true,
+	"settings": true, "max_iterations": true, "async": true, "stream": true}
+
+var roles = map[llm.Role]bool{llm.RoleSystem: true, llm.RoleUser: true, llm.RoleAssistant: true, llm.RoleTool: true}
+
+// ParseRequest checks a chat request body: every broken rule is a fault.InvalidInput naming the field.
+func ParseRequest(body []byte) (*Request, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, fault.Invalid("", "the body must be a JSON object: the chat request")
+	}
+	for k := range top {
+		if !wireKeys[k] {
+			return nil, fault.Invalid(k, "unknown field %q: a chat request has messages, tools, tool_choice, auto_run_tools, model, settings, max_iterations, async and stream", k)
+		}
+	}
+	var w wire
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, fault.Wrap(fault.InvalidInput, err, "the chat request does not fit its schema: %v", err)
+	}
+	if w.Stream != nil && *w.Stream {
+		return nil, fault.Invalid("stream", "stream: true is not supported: API Gateway's HTTP API cannot stream a Lambda's answer")
+	}
+	if len(w.Messages) == 0 {
+		return nil, fault.Invalid("messages", "messages must hold at least one message")
+	}
+	r := &Request{AutoRunTools: w.AutoRunTools, Settings: w.Settings}
+	for i, raw := range w.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		var m llm.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fault.Invalid(field, "%s is not a message {role, content, tool_call_id?, name?}: %v", field, err)
+		}
+		if !roles[m.Role] {
+			return nil, fault.Invalid(field+".role", "%s.role must be one of system, user, assistant, tool", field)
+		}
+		if m.Role == llm.RoleTool && m.ToolCallID == "" {
+			return nil, fault.Invalid(field+".tool_call_id", "%s is a tool message: tool_call_id names the call it answers", field)
+		}
+		r.Messages = append(r.Messages, m)
+	}
+	if w.Tools != nil {
+		r.Tools = []*tool.Tool{}
+		for i, raw := range w.Tools {
+			field := fmt.Sprintf("tools[%d]", i)
+			t, err := tool.Decode(raw)
+			if err != nil {
+				return nil, fault.Wrap(fault.InvalidInput, err, "%s: %v", field, err)
+			}
+			// Inline tools are not stored, so their setup would travel in envelopes (DESIGN §3.2).
+			if t.Integration != nil && len(t.Integration.Setup) > 0 {
+				return nil, fault.Invalid(field+".integration.setup", "%s: an inline tool may not carry setup: store the tool, or put the setup in the session's metadata", field)
+			}
+			r.Tools = append(r.Tools, t)
+		}
+	}
+	if w.ToolChoice != nil {
+		tc, err := llm.ParseToolChoice("tool_choice", w.ToolChoice)
+		if err != nil {
+			return nil, err
+		}
+		r.ToolChoice, r.rawToolChoice = tc, w.ToolChoice
+	}
+	if w.Model != nil {
+		r.Model = *w.Model
+	}
+	if w.MaxIterations != nil {
+		if *w.MaxIterations < 1 || *w.MaxIterations > loop.MaxIterations {
+			return nil, fault.Invalid("max_iterations", "max_iterations must be between 1 and %d", loop.MaxIterations)
+		}
+		r.MaxIterations = *w.MaxIterations
+	}
+	if w.Async != nil {
+		r.Async = *w.Async
+	}
+	return r, nil
+}
+
+// Response is the 200 answer (API.md "Chat").
+type Response struct {
+	ID          string        `json:"id"`
+	SessionID   string        `json:"session_id"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Choices     []Choice      `json:"choices"`
+	Usage       llm.Usage     `json:"usage"`
+	ToolResults []tool.Result `json:"tool_results"`
+	Pending     []PendingCall `json:"pending_calls"`
+	Model       string        `json:"model,omitempty"`
+	Scripted    bool          `json:"scripted,omitempty"`
+}
+
+// Reply is a chat's answer: 200 with the chat, or 202 when the loop was handed to agent_loop.
+type Reply struct {
+	Status  int               `json:"status"`
+	Chat    *Response         `json:"chat,omitempty"`
+	Started *workflow.Started `json:"started,omitempty"`
+}
+
+// Body is what the route answers.
+func (r *Reply) Body() any {
+	if r.Started != nil {
+		return r.Started
+	}
+	return r.Chat
+}
+
+// Choice is the one choice of a chat answer.
+type Choice struct {
+	Index        int              `json:"index"`
+	FinishReason llm.FinishReason `json:"finish_reason"`
+	Message      llm.Message      `json:"message"`
+}
+
+// PendingCall is a function call handed back to the caller.
+type PendingCall struct {
+	CallID      string `json:"call_id"`
+	ModelCallID string `json:"model_call_id"`
+	Tool        string `json:"tool"`
+	Arguments   any    `json:"arguments"`
+}
+
+// Caller is who asks: the developer and how deep in system-tool chats the request is.
+type Caller struct {
+	DeveloperID string
+	Depth       int
+}
+
+// Chat runs one chat request in a session. idemKey is the Idempotency-Key ("" for none): a repeat
+// answers the first answer, and a repeat while the first still runs is a 409.
+func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Request, idemKey string) (*Reply, error) {
+	if idemKey == "" {
+		return s.chat(ctx, c, sessionID, req)
+	}
+	key := idemRecordKey(c.DeveloperID, sessionID, idemKey)
+	rec, created, err := s.d.Store.PutIdempotency(ctx, c.DeveloperID, key, idemRunning, idemTTL)
+	if err != nil {
+		return nil, fmt.Errorf("chat: idempotency record: %w", err)
+	}
+	if !created {
+		m, _ := rec.Value.(map[string]any)
+		switch {
+		case m["response"] != nil:
+			var out Reply
+			if err := convert(m["response"], &out); err != nil {
+				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
+			}
+			return &out, nil
+		case m["error"] != nil:
+			e, _ := m["error"].(map[string]any)
+			typ, _ := e["type"].(string)
+			msg, _ := e["message"].(string)
+			return nil, fault.New(fault.Kind(typ), "%s", msg)
+		case m["retry"] == true:
+			// The first try failed in a way worth trying again: this repeat runs it.
+			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, idemRunning); err != nil {
+				return nil, fmt.Errorf("chat: idempotency record: %w", err)
+			}
+		default:
+			return nil, fault.New(fault.Conflict, "a chat request with this Idempotency-Key is still running; repeat it once it has answered")
+		}
+	}
+	out, err := s.chat(ctx, c, sessionID, req)
+	var value any
+	switch k := fault.KindOf(err); {
+	case err == nil:
+		var v any
+		if cerr := convert(out, &v); cerr != nil {
+			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
+		}
+		value = map[string]any{"response": v}
+	case k == fault.Transient || k == fault.Timeout || k == fault.Internal || k == "":
+		value = map[string]any{"retry": true}
+	default:
+		// A refusal is answered again as the same refusal.
+		value = map[string]any{"error": map[string]any{"type": string(k), "message": faultMessage(err)}}
+	}
+	if _, uerr := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, value); uerr != nil {
+		s.d.Log.WarnContext(ctx, "chat: recording the idempotency answer", "error", uerr.Error())
+		if err == nil {
+			return nil, fmt.Errorf("chat: recording the answer: %w", uerr)
+		}
+	}
+	return out, err
+}
+
+// idemRunning marks a key whose first request has not answered yet.
+var idemRunning = map[string]any{"running": true}
+
+func faultMessage(err error) string {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return fe.Msg
+	}
+	return err.Error()
+}
+
+func convert(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+func idemRecordKey(dev, sessionID, key string) string {
+	h := sha256.Sum256([]byte(dev + "\x00POST /sessions/" + sessionID + "/chat\x00" + key))
+	return "chat#" + hex.EncodeToString(h[:24])
+}
+
+func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Request) (*Reply, error) {
+	start := s.d.Now()
+	dev := c.DeveloperID
+	sess, err := s.d.Store.GetSession(ctx, dev, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	agent, err := s.d.Store.GetAgent(ctx, dev, sess.AgentID)
+	if err != nil {
+		return nil, fmt.Errorf("chat: the session's agent: %w", err)
+	}
+	history, err := s.history(ctx, dev, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	convo := append(append([]llm.Message{}, history...), req.Messages...)
+	// A pending call left unanswered would leave the model a call without its result (API.md).
+	if ids := loop.Unanswered(convo); len(ids) > 0 && len(req.Messages) > 0 {
+		return nil, fault.New(fault.Unprocessable, "the tool calls %s are pending: answer each with {\"role\": \"tool\", \"tool_call_id\": <model_call_id>, \"content\": ...} in messages", strings.Join(ids, ", "))
+	}
+	if err := answersKnown(history, req.Messages); err != nil {
+		return nil, err
+	}
+
+	tools := req.Tools
+	if tools == nil {
+		stored, err := s.d.Store.ToolsFor(ctx, dev, agent.ID, "")
+		if err != nil {
+			return nil, fmt.Errorf("chat: the agent's tools: %w", err)
+		}
+		for i := range stored {
+			tools = append(tools, &stored[i])
+		}
+	}
+	formatted, err := s.d.Formatter.FormatAll(tools, agentloop.IntegrationArgs(agent.Metadata, sess.Metadata))
+	if err != nil {
+		return nil, err
+	}
+	auto := req.AutoRunTools
+	if auto == nil {
+		flags, err := s.d.Store.Flags(ctx, dev, s.d.FlagDefaults)
+		if err != nil {
+			return nil, fmt.Errorf("chat: flags: %w", err)
+		}
+		v := flags[FlagAutoRun]
+		auto = &v
+	}
+	settings, err := mergedSettings(agent.DefaultSettings, req.Settings)
+	if err != nil {
+		return nil, err
+	}
+	model := req.Model
+	if model == "" {
+		model = agent.Model
+	}
+	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: sessionID, Depth: c.Depth}
+	lp, err := loop.New(loop.Config{
+		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
+		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *auto,
+		MaxIterations: req.MaxIterations, Log: s.d.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// The system prompt is the agent's, given to the model each time and never stored.
+	sys := agentloop.Instructions(agent.Instructions)
+	st := loop.NewState(append(sys, convo...))
+	base := len(sys) + len(history)
+
+	handoff := func() (*Reply, error) {
+		// What ran is in the history; agent_loop goes on from it, so nothing runs twice.
+		if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
+			return nil, err
+		}
+		in := agentloop.Input{DeveloperID: dev, AgentID: agent.ID, SessionID: &sessionID, ToolChoice: req.rawToolChoice,
+			Settings: req.Settings, AutoRunTools: auto, Depth: c.Depth}
+		if req.Model != "" {
+			in.Model = &req.Model
+		}
+		if st.Iterations > 0 {
+			// A forced tool_choice held for the first model call only (package loop), which ran here.
+			in.ToolChoice = nil
+		}
+		if req.Tools != nil {
+			var tl any
+			if err := convert(req.Tools, &tl); err != nil {
+				return nil, fmt.Errorf("chat: encoding the tools: %w", err)
+			}
+			in.Tools = tl
+		}
+		maxIter := req.MaxIterations
+		if maxIter == 0 {
+			maxIter = loop.DefaultMaxIterations
+		}
+		left := maxIter - st.Iterations
+		if left < 1 {
+			left = 1
+		}
+		in.MaxIterations = &left
+		started, err := s.d.Starter.Start(ctx, "", in, st.Messages[len(sys):])
+		if err != nil {
+			return nil, err
+		}
+		return &Reply{Status: http.StatusAccepted, Started: started}, nil
+	}
+	if req.Async {
+		if s.d.Starter == nil {
+			return nil, fault.Invalid("async", "async chats need agent_loop, which is not configured here")
+		}
+		return handoff()
+	}
+
+	// The loop runs within the time budget; when the next step would not fit (judged by the
+	// longest step so far) or a model call runs out of time, agent_loop takes over.
+	deadline := start.Add(s.d.Budget)
+	bctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var longest time.Duration
+	for !st.Done {
+		if s.d.Starter != nil && longest > 0 && deadline.Sub(s.d.Now()) < longest {
+			return handoff()
+		}
+		t0 := s.d.Now()
+		err := lp.Step(bctx, st)
+		if d := s.d.Now().Sub(t0); d > longest {
+			longest = d
+		}
+		if err != nil {
+			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil && len(st.Turn) == 0 {
+				return handoff()
+			}
+			// What the loop produced is kept even when a later model call failed: every call
+			// it ran is answered in it, so a repeat never runs it again.
+			if serr := s.save(ctx, dev, sessionID, st.Messages[base:]); serr != nil {
+				return nil, serr
+			}
+			return nil, err
+		}
+	}
+	if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
+		return nil, err
+	}
+	return &Reply{Status: http.StatusOK, Chat: s.response(sessionID, st)}, nil
+}
+
+// answersKnown refuses a tool message that answers no call of the conversation.
+func answersKnown(history, msgs []llm.Message) error {
+	asked := map[string]bool{}
+	for _, m := range history {
+		for _, c := range m.ToolCalls {
+			asked[c.ID] = true
+		}
+	}
+	for i, m := range msgs {
+		for _, c := range m.ToolCalls {
+			asked[c.ID] = true
+		}
+		if m.Role == llm.RoleTool && !asked[m.ToolCallID] {
+			return fault.Invalid(fmt.Sprintf("messages[%d].tool_call_id", i), "messages[%d] answers %q, which no assistant message of the session asked for", i, m.ToolCallID)
+		}
+	}
+	return nil
+}
+
+func (s *Service) response(sessionID string, st *loop.State) *Response {
+	last := st.Last()
+	last.Role = llm.RoleAssistant
+	out := &Response{
+		ID: uuid.Must(uuid.NewV7()).String(), SessionID: sessionID, CreatedAt: s.d.Now().UTC(),
+		Choices:     []Choice{{Index: 0, FinishReason: st.FinishReason, Message: last}},
+		Usage:       st.Usage,
+		ToolResults: st.Results, Pending: []PendingCall{}, Model: st.Model, Scripted: st.Scripted,
+	}
+	if out.ToolResults == nil {
+		out.ToolResults = []tool.Result{}
+	}
+	for _, p := range st.Pending {
+		out.Pending = append(out.Pending, PendingCall{CallID: p.CallID, ModelCallID: p.ModelCallID, Tool: p.Tool, Arguments: p.Arguments})
+	}
+	return out
+}
+
+// runner sends each call to its executor Lambda, with the definition's snapshot without setup.
+func (s *Service) runner(cc workflow.Context) loop.Runner {
+	return loop.RunnerFunc(func(ctx context.Context, call *tool.Call, def *tool.Tool) tool.Result {
+		if s.d.Dispatcher == nil {
+			return tool.ErrorResult(call, string(fault.Internal), "no executors are configured")
+		}
+		snap := *def
+		if def.Integration != nil {
+			in := *def.Integration
+			in.Setup = nil
+			snap.Integration = &in
+		}
+		return s.d.Dispatcher.Dispatch(ctx, workflow.Envelope{Call: *call, Tool: &snap, Context: cc}, call)
+	})
+}
+
+// history reads the session's whole history, oldest first.
+func (s *Service) history(ctx context.Context, dev, sessionID string) ([]llm.Message, error) {
+	var out []llm.Message
+	cursor := ""
+	for {
+		l, err := s.d.Store.ListMessages(ctx, dev, sessionID, store.Page{Limit: 100, Cursor: cursor})
+		if err != nil {
+			return nil, fmt.Errorf("chat: history: %w", err)
+		}
+		for _, m := range l.Items {
+			lm, err := fromStored(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, lm)
+		}
+		if l.NextCursor == nil || *l.NextCursor == "" {
+			return out, nil
+		}
+		cursor = *l.NextCursor
+	}
+}
+
+func (s *Service) save(ctx context.Context, dev, sessionID string, msgs []llm.Message) error {
+	if err := agentloop.AppendHistory(ctx, s.d.Store, dev, sessionID, msgs); err != nil {
+		return fmt.Errorf("chat: %w", err)
+	}
+	return nil
+}
+
+// fromStored converts through the message's JSON form, which is what the history keeps.
+func fromStored(sm store.Message) (llm.Message, error) {
+	v := map[string]any{"role": sm.Role, "content": sm.Content}
+	if sm.Name != "" {
+		v["name"] = sm.Name
+	}
+	if sm.ToolCallID != "" {
+		v["tool_call_id"] = sm.ToolCallID
+	}
+	if sm.ToolCalls != nil {
+		v["tool_calls"] = sm.ToolCalls
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return llm.Message{}, fmt.Errorf("chat: history message %s: %w", sm.ID, err)
+	}
+	var m llm.Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return llm.Message{}, fmt.Errorf("chat: history message %s: %w", sm.ID, err)
+	}
+	return m, nil
+}
+
+// mergedSettings are the agent's default settings overridden key by key by the request's.
+func mergedSettings(defaults, req map[string]any) (llm.Settings, error) {
+	m := map[string]any{}
+	for k, v := range defaults {
+		m[k] = v
+	}
+	for k, v := range req {
+		m[k] = v
+	}
+	return llm.ParseSettings("settings", m)
+}
