@@ -24,7 +24,7 @@ asl:
 build:
 	@$(PHASE) "build: every function as a linux/arm64 bootstrap" scripts/build.sh arm64
 
-test: deps lint asl unit build cdk-test
+test: deps lint asl unit build cdk-test bench-smoke
 	@echo "make test: all phases passed"
 
 demo: deps

@@ -1,6 +1,6 @@
 module sinew/infra/cdk
 
-go 1.26.0
+go 1.26.6
 
 require (
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.277.0

@@ -1,0 +1,184 @@
+// Package peerbench runs the three shared peer definitions (tool_call, pass_chain, map1000 of
+// /work/shared/bench/peer) on sinew's embedded engine with in-process Go stand-ins equivalent to
+// bench/peer/run.cjs's JS ones, so the two engines can be compared in one run on one machine.
+package peerbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"sinew/internal/asl"
+	"sinew/internal/fault"
+)
+
+// Names are the definitions, in report order.
+var Names = []string{"tool_call", "pass_chain", "map1000"}
+
+// Case is one definition ready to run.
+type Case struct {
+	Name    string
+	Machine *asl.Machine
+	Input   string
+	check   func(out map[string]any, list []any) error
+}
+
+// Load parses the definitions in defsDir and the inputs of inputsFile (bench/peer/inputs.json).
+func Load(defsDir, inputsFile string) ([]Case, error) {
+	raw, err := os.ReadFile(inputsFile)
+	if err != nil {
+		return nil, fmt.Errorf("peer inputs: %w", err)
+	}
+	var inputs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &inputs); err != nil {
+		return nil, fault.New(fault.InvalidInput, "peer inputs %s: not a JSON object: %v", inputsFile, err)
+	}
+	var cases []Case
+	for _, name := range Names {
+		def, err := os.ReadFile(filepath.Join(defsDir, name+".asl.json"))
+		if err != nil {
+			return nil, fmt.Errorf("peer definition: %w", err)
+		}
+		m, err := asl.Parse(def, asl.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("peer definition %s: %w", name, err)
+		}
+		in, ok := inputs[name]
+		if !ok {
+			return nil, fault.New(fault.InvalidInput, "peer inputs: %s: missing", name)
+		}
+		cases = append(cases, Case{Name: name, Machine: m, Input: string(in), check: checks[name]})
+	}
+	return cases, nil
+}
+
+// The same checks as bench/peer/inputs.cjs.
+var checks = map[string]func(map[string]any, []any) error{
+	"tool_call": func(o map[string]any, _ []any) error {
+		out, _ := o["output"].(map[string]any)
+		if o["type"] != "integration" || o["name"] != "dummy" || out == nil || out["city"] != "Lisbon" {
+			return fmt.Errorf("tool_call: unexpected output %v", o)
+		}
+		return nil
+	},
+	"pass_chain": func(o map[string]any, _ []any) error {
+		if o["step"] != float64(10) || o["prev"] != float64(9) {
+			return fmt.Errorf("pass_chain: unexpected output %v", o)
+		}
+		return nil
+	},
+	"map1000": func(_ map[string]any, l []any) error {
+		if len(l) != 1000 {
+			return fmt.Errorf("map1000: %d results, want 1000", len(l))
+		}
+		last, _ := l[999].(map[string]any)
+		if last["i"] != float64(999) || last["ok"] != true {
+			return fmt.Errorf("map1000: unexpected last result %v", last)
+		}
+		return nil
+	},
+}
+
+// Functions are the in-process stand-ins for the Lambda functions, as in run.cjs: Prepare builds
+// the envelope {id, type, <type>: {name, arguments}}; the tool functions echo {name, output}.
+type Functions struct{ seq atomic.Int64 }
+
+// Invoke implements asl.LambdaInvoker.
+func (f *Functions) Invoke(_ context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	var in struct {
+		Type      string         `json:"type"`
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Payload, &in); err != nil {
+		return asl.FunctionErrorResponse("InvalidInput", "payload: "+err.Error()), nil
+	}
+	var out any
+	if strings.HasSuffix(req.FunctionName, ":sinew-prepare") {
+		out = map[string]any{"id": fmt.Sprintf("call_%d", f.seq.Add(1)), "type": in.Type,
+			in.Type: map[string]any{"name": in.Name, "arguments": in.Arguments}}
+	} else {
+		out = map[string]any{"name": in.Name, "output": in.Arguments}
+	}
+	p, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("stand-in %s: %w", req.FunctionName, err)
+	}
+	return &asl.LambdaResponse{Payload: p}, nil
+}
+
+// NewEngine is an engine whose Lambda functions are the stand-ins.
+func NewEngine() *asl.Engine {
+	return asl.New(asl.Config{Lambda: &Functions{}})
+}
+
+// Once runs one execution of c to the end and checks its output.
+func Once(ctx context.Context, eng *asl.Engine, c Case) error {
+	x, err := eng.Start(ctx, asl.StartInput{Machine: c.Machine, Input: c.Input})
+	if err != nil {
+		return fmt.Errorf("%s: start: %w", c.Name, err)
+	}
+	d, err := x.Wait(ctx)
+	eng.Forget(x.ARN) // retention is a separate policy; measure the run itself
+	if err != nil {
+		return fmt.Errorf("%s: wait: %w", c.Name, err)
+	}
+	if d.Status != asl.StatusSucceeded {
+		return fmt.Errorf("%s: %s %s %s", c.Name, d.Status, d.Error, d.Cause)
+	}
+	return nil
+}
+
+// Check runs c once and verifies the output, as run.cjs does before timing.
+func Check(ctx context.Context, eng *asl.Engine, c Case) error {
+	x, err := eng.Start(ctx, asl.StartInput{Machine: c.Machine, Input: c.Input})
+	if err != nil {
+		return fmt.Errorf("%s: start: %w", c.Name, err)
+	}
+	d, err := x.Wait(ctx)
+	eng.Forget(x.ARN)
+	if err != nil {
+		return fmt.Errorf("%s: wait: %w", c.Name, err)
+	}
+	if d.Status != asl.StatusSucceeded {
+		return fmt.Errorf("%s: %s %s %s", c.Name, d.Status, d.Error, d.Cause)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(d.Output), &v); err != nil {
+		return fmt.Errorf("%s: output: %w", c.Name, err)
+	}
+	o, _ := v.(map[string]any)
+	l, _ := v.([]any)
+	return c.check(o, l)
+}
+
+// Rounds runs c one execution at a time: a warm-up round, then rounds timed rounds of about d
+// each, and returns executions per second of each timed round (run.cjs's method).
+func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) ([]float64, error) {
+	if err := Check(ctx, eng, c); err != nil {
+		return nil, err
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		if err := Once(ctx, eng, c); err != nil {
+			return nil, err
+		}
+	}
+	var perSec []float64
+	for range rounds {
+		n := 0
+		t0 := time.Now()
+		for time.Since(t0) < d {
+			if err := Once(ctx, eng, c); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		perSec = append(perSec, float64(n)/time.Since(t0).Seconds())
+	}
+	return perSec, nil
+}
