@@ -1,10 +1,8 @@
 package merge_test
 
 import (
-	"encoding/json"
 	"testing"
 
-	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/merge"
 	"sinew/internal/tool"
@@ -141,113 +139,5 @@ func TestSystemDefaults(t *testing.T) {
 				t.Errorf("got %s, want %s", jsonv.EncodeString(got), jsonv.EncodeString(tc.want))
 			}
 		})
-	}
-}
-
-func TestAPICallPrecedence(t *testing.T) {
-	timeout := 30
-	content := "def-body"
-	def := &tool.APICallDef{
-		Method: "POST", URL: "https://api.example.com/{id}",
-		Headers: map[string]string{"X-Def": "d", "X-Both": "definition", "X-All": "definition"},
-		JSON:    obj{"a": "definition", "def_only": true},
-		Params:  json.RawMessage(`{"q":"definition","p":"def"}`),
-		Timeout: &timeout, Content: &content,
-	}
-	call := obj{
-		"headers": obj{"X-Both": "call", "X-Call": "c", "X-All": "call"},
-		"json_":   obj{"a": "call", "call_only": true},
-		"params":  obj{"q": "call"},
-		"path":    obj{"id": "42"},
-		"timeout": int64(5),
-	}
-	agent := merge.Entries{
-		merge.KeyAPICallArgs:  obj{"params": obj{"q": "agent-args"}, "headers": obj{"X-All": "agent-args"}},
-		merge.KeyAPICallSetup: obj{"headers": obj{"Authorization": "Bearer agent"}},
-	}
-	scope := merge.Entries{
-		merge.KeyAPICallSetup: obj{"headers": obj{"Authorization": "Bearer scope", "X-All": "scope-setup"}},
-	}
-	tests := []struct {
-		name string
-		call obj
-		def  *tool.APICallDef
-		src  merge.Sources
-		want obj
-	}{
-		{
-			name: "every level",
-			call: call, def: def, src: merge.Sources{Agent: agent, Scope: scope},
-			want: obj{
-				// definition headers beat the call's; args and setup beat both; the scope's setup
-				// entry replaced the agent's whole.
-				"headers": obj{"X-Def": "d", "X-Both": "definition", "X-Call": "c", "X-All": "scope-setup", "Authorization": "Bearer scope"},
-				"json":    obj{"a": "call", "def_only": true, "call_only": true},
-				"params":  obj{"q": "agent-args", "p": "def"},
-				"path":    obj{"id": "42"},
-				"timeout": int64(5),
-				"content": "def-body",
-			},
-		},
-		{
-			name: "no metadata",
-			call: call, def: def,
-			want: obj{
-				"headers": obj{"X-Def": "d", "X-Both": "definition", "X-Call": "c", "X-All": "definition"},
-				"json":    obj{"a": "call", "def_only": true, "call_only": true},
-				"params":  obj{"q": "call", "p": "def"},
-				"path":    obj{"id": "42"},
-				"timeout": int64(5),
-				"content": "def-body",
-			},
-		},
-		{
-			name: "no call arguments",
-			def:  def, src: merge.Sources{Agent: agent},
-			want: obj{
-				"headers": obj{"X-Def": "d", "X-Both": "definition", "X-All": "agent-args", "Authorization": "Bearer agent"},
-				"json":    obj{"a": "definition", "def_only": true},
-				"params":  obj{"q": "agent-args", "p": "def"},
-				"timeout": int64(30),
-				"content": "def-body",
-			},
-		},
-		{
-			name: "no definition parts",
-			call: obj{"headers": obj{"X-Call": "c"}}, def: &tool.APICallDef{Method: "GET", URL: "https://x"}, src: merge.Sources{Agent: agent},
-			want: obj{
-				"headers": obj{"X-Call": "c", "X-All": "agent-args", "Authorization": "Bearer agent"},
-				"params":  obj{"q": "agent-args"},
-			},
-		},
-		{
-			name: "a string params replaces an object whole",
-			call: obj{"params": "raw=1"}, def: def,
-			want: obj{
-				"headers": obj{"X-Def": "d", "X-Both": "definition", "X-All": "definition"},
-				"json":    obj{"a": "definition", "def_only": true},
-				"params":  "raw=1",
-				"timeout": int64(30),
-				"content": "def-body",
-			},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := merge.APICall(tc.call, tc.def, tc.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !jsonv.Equal(got, tc.want) {
-				t.Errorf("got  %s\nwant %s", jsonv.EncodeString(got), jsonv.EncodeString(tc.want))
-			}
-		})
-	}
-}
-
-func TestAPICallBothJSONAndAlias(t *testing.T) {
-	_, err := merge.APICall(obj{"json": obj{}, "json_": obj{}}, &tool.APICallDef{}, merge.Sources{})
-	if !fault.Is(err, fault.InvalidInput) || fault.FieldOf(err) != "arguments.json_" {
-		t.Fatalf("error %v field %q, want InvalidInput on arguments.json_", err, fault.FieldOf(err))
 	}
 }

@@ -1,6 +1,7 @@
-// Package merge computes what a tool call finally runs with, from the call, the tool's definition
-// and the metadata of the agent and of the task or session (DESIGN §3.4, §5). The functions here
-// are pure; store.MergeSources reads their inputs in one BatchGetItem.
+// Package merge computes what an integration or system call finally runs with, from the call, the
+// tool's definition and the metadata of the agent and of the task or session (DESIGN §3.4). The
+// functions here are pure; store.MergeSources reads their inputs in one BatchGetItem. api_call's
+// request parts merge in apicall.MergeParts, next to the request they build (DESIGN §5).
 package merge
 
 // The metadata keys of DESIGN §3.4 (Julep's intended, singular names). Each maps a tool name to an
