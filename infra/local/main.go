@@ -4,6 +4,7 @@
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
+//	go run ./infra/local rotate-secrets                                    re-encrypt sealed values under the key's newest version
 //
 // It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS CLI and SDKs at
 // them, and writes them to <dir>/endpoints.json.
@@ -37,6 +38,7 @@ import (
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/secrets/rotate"
 	"sinew/internal/secrets"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
@@ -55,6 +57,11 @@ func main() {
 	switch {
 	case len(args) > 0 && args[0] == "token":
 		err = tokenCmd(args[1:])
+	case len(args) > 0 && args[0] == "rotate-secrets":
+		// Re-encrypts every sealed value under the secrets key's newest version, against the
+		// endpoints in the environment (AWS_ENDPOINT_URL_DYNAMODB/KMS, SINEW_TABLE, SINEW_SECRETS_KEY):
+		// local mode's, or AWS's.
+		err = rotate.Run(context.Background(), os.Stdout, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	default:
 		err = serve(args)
 	}
