@@ -38,8 +38,8 @@ import (
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/sfnapi"
-	"sinew/internal/secrets/rotate"
 	"sinew/internal/secrets"
+	"sinew/internal/secrets/rotate"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
 )
