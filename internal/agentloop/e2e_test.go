@@ -24,6 +24,7 @@ import (
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
+	"sinew/internal/handlers/common"
 	"sinew/internal/handlers/function"
 	"sinew/internal/handlers/integration"
 	modelh "sinew/internal/handlers/model"
@@ -211,7 +212,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	iv.handlers["model"] = lambdaboundary.Handler(modelh.New(stepper))
-	iv.handlers["integration"] = lambdaboundary.Handler(integration.New(integration.Deps{Store: h.store, Providers: reg, Guard: &dispatch.Guard{Records: h.store}}))
+	iv.handlers["integration"] = lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
 	iv.handlers["function"] = lambdaboundary.Handler(function.New(function.Deps{Workflow: h.svc}))
 
 	a, err := h.store.CreateAgent(h.ctx, h.dev, store.Agent{Name: "helper", Instructions: []any{"Be brief.", "Use tools."}})

@@ -33,6 +33,7 @@ import (
 	"sinew/internal/executions"
 	"sinew/internal/fault"
 	apicallh "sinew/internal/handlers/apicall"
+	"sinew/internal/handlers/common"
 	"sinew/internal/handlers/function"
 	"sinew/internal/handlers/integration"
 	"sinew/internal/handlers/prepare"
@@ -320,8 +321,8 @@ func newHarness(t testing.TB) *harness {
 	h.handler = map[string]lambda.Handler{
 		"prepare":     lambdaboundary.Handler(prepare.New(prepare.Deps{Workflow: h.svc})),
 		"function":    lambdaboundary.Handler(function.New(function.Deps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(integration.New(integration.Deps{Store: h.store, Providers: reg, Guard: guardRec, Redactor: h.red})),
-		"apicall":     lambdaboundary.Handler(apicallh.New(apicallh.Deps{Store: h.store, Executor: apicall.New(guard), Guard: guardRec, Redactor: h.red})),
+		"integration": lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, Providers: reg})),
+		"apicall":     lambdaboundary.Handler(apicallh.New(apicallh.Deps{Executor: common.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, APICall: apicall.New(guard)})),
 		"settle":      lambdaboundary.Handler(settle.New(settle.Deps{Workflow: h.svc})),
 	}
 	for k, v := range h.handler {

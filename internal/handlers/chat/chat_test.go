@@ -31,6 +31,7 @@ import (
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	chathttp "sinew/internal/handlers/chat"
+	"sinew/internal/handlers/common"
 	"sinew/internal/handlers/integration"
 	modelh "sinew/internal/handlers/model"
 	"sinew/internal/httpapi"
@@ -226,7 +227,7 @@ func newHarness(t testing.TB, turns ...turn) *harness {
 		t.Fatal(err)
 	}
 	h.iv = &invoker{calls: map[string]int{}, handlers: map[string]lambda.Handler{
-		"sinew-integration": lambdaboundary.Handler(integration.New(integration.Deps{Store: h.store, Providers: reg, Guard: &dispatch.Guard{Records: h.store}})),
+		"sinew-integration": lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg})),
 	}}
 	// agent_loop on the embedded engine, for the hand-off: the same model, the executors in process.
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "test"}),
