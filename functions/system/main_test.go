@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	syshandler "sinew/internal/handlers/system"
 	"sinew/internal/lambdaboundary"
@@ -81,5 +85,66 @@ func TestHandler(t *testing.T) {
 				t.Errorf("message %q", ierr.Message)
 			}
 		})
+	}
+}
+
+// TestFromEnvRunsSessionChat: the system function as deployed (built from the environment) runs
+// session.chat through the chat service, one level deeper, and refuses it past the depth bound.
+func TestFromEnvRunsSessionChat(t *testing.T) {
+	db := ddblocal.Client(t)
+	table := ddblocal.NewTable(t, db)
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"expect":{"last_role":"user","contains":"ping"},"reply":{"content":"pong from the agent"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"SINEW_TABLE": table, "AWS_ENDPOINT_URL_DYNAMODB": ddblocal.Endpoint(t), "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
+		"SINEW_MODEL": "scripted:" + script, "SINEW_AGENT_LOOP_ARN": "arn:aws:states:us-east-1:000000000000:stateMachine:agent_loop",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	x, err := syshandler.FromEnv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db, table, nil)
+	agent, err := st.CreateAgent(ctx, "dev-1", store.Agent{Name: "helper", Model: "scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.CreateSession(ctx, "dev-1", store.Session{AgentID: agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := lambdaboundary.Handler(syshandler.New(x))
+	def := tool.Tool{Name: "ask", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "session", Operation: "chat"}}
+	invoke := func(dev string, depth int) ([]byte, *messages.InvokeResponse_Error) {
+		call := tool.NewCall(&def, tool.NewCallID(), map[string]any{"session_id": sess.ID, "messages": []any{map[string]any{"role": "user", "content": "ping"}}})
+		b, err := json.Marshal(map[string]any{"call": call, "tool": def,
+			"context": map[string]any{"developer_id": dev, "agent_id": nil, "task_id": nil, "session_id": nil, "execution_id": "e1", "depth": depth}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lambdaboundary.Invoke(ctx, h, b)
+	}
+	out, ierr := invoke("dev-1", 0)
+	if ierr != nil {
+		t.Fatalf("session.chat: %+v", ierr)
+	}
+	if !strings.Contains(string(out), "pong from the agent") {
+		t.Errorf("session.chat result %s", out)
+	}
+	msgs, err := st.ListMessages(ctx, "dev-1", sess.ID, store.Page{Limit: 10})
+	if err != nil || len(msgs.Items) != 2 {
+		t.Errorf("history after session.chat: %+v %v", msgs, err)
+	}
+	// Another developer's session is not found; a call already at the bound is refused.
+	if _, ierr := invoke("dev-2", 0); ierr == nil || ierr.Type != "Sinew.NotFound" {
+		t.Errorf("another developer: %+v", ierr)
+	}
+	if _, ierr := invoke("dev-1", system.DefaultMaxDepth); ierr == nil || ierr.Type != "Sinew.InvalidInput" || !strings.Contains(ierr.Message, "limited to") {
+		t.Errorf("at the depth bound: %+v", ierr)
 	}
 }

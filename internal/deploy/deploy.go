@@ -251,8 +251,9 @@ func Functions() []Function {
 			Purpose:  "a system call: an operation on the caller's own resources, session.chat bounded in depth",
 			MemoryMB: 512,
 			Timeout:  300 * time.Second,
-			Env: env(append(slices.Clone(modelEnv), config.EnvFlagDefaults, config.FunctionEnv("integration"),
-				config.FunctionEnv("apicall"), config.FunctionEnv("system"))...),
+			// What chat reads too: session.chat and task.execution.create run the chat service here.
+			Env: env(append(slices.Clone(modelEnv), config.EnvFlagDefaults, config.EnvChatBudget, config.EnvAgentLoopARN,
+				config.FunctionEnv("integration"), config.FunctionEnv("apicall"), config.FunctionEnv("system"))...),
 			Permissions: append([]Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads)},

@@ -5,9 +5,12 @@ package system
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
+	"sinew/internal/chat"
 	"sinew/internal/fault"
+	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/handlers/common"
 	"sinew/internal/resources"
 	"sinew/internal/store"
@@ -39,9 +42,9 @@ func New(x *system.Executor) func(context.Context, Event) (tool.Result, error) {
 	}
 }
 
-// FromEnv builds the executor from the environment. session.chat and task.execution.create answer
-// "not available yet" here: running a chat needs the model's and the executors' permissions, which
-// the system role does not hold (see the chat package's System adapter, tested but not wired).
+// FromEnv builds the executor from the environment, with session.chat and task.execution.create
+// run by the chat service (DESIGN §4): the system role also holds what chat needs (the stack's
+// alsoRuns), and a chat's own system calls come back here one level deeper, bounded by MaxDepth.
 func FromEnv(ctx context.Context) (*system.Executor, error) {
 	env, err := common.Load(ctx)
 	if err != nil {
@@ -56,5 +59,10 @@ func FromEnv(ctx context.Context) (*system.Executor, error) {
 		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
 	}
 	st := env.Store(sealer)
-	return &system.Executor{Resources: &resources.Service{Store: st, FlagDefaults: env.Config.FlagDefaults}}, nil
+	svc, _, err := chathttp.FromEnv(ctx, slog.Default())
+	if err != nil {
+		return nil, fmt.Errorf("session.chat's chat service: %w", err)
+	}
+	sys := chat.NewSystem(svc)
+	return &system.Executor{Resources: &resources.Service{Store: st, FlagDefaults: env.Config.FlagDefaults}, Chat: sys, Executions: sys}, nil
 }
