@@ -49,9 +49,9 @@ func careless() *integrations.Provider {
 	}}
 }
 
-// TestSetupSecretsNeverLeak runs integration and api_call calls whose setup holds known values
+// TestSetupSecretsNeverLeak runs a call of every tool type beside setup that holds known values
 // (metadata setup, a stored tool's setup, developer secrets referenced from setup and from an
-// api_call header), through the state machine with the executors in process, one of each failing
+// api_call header), through the state machine with the executors in process, one of each executor failing
 // with a message that quotes the values. None may appear in the executions' history events or
 // output, the logs written through the executors' redacting handler, or the API's answers.
 func TestSetupSecretsNeverLeak(t *testing.T) {
@@ -85,6 +85,13 @@ func TestSetupSecretsNeverLeak(t *testing.T) {
 			`","headers":{"Authorization":"$ f'Bearer {secrets.API_TOKEN}'"}}}`)
 	}
 
+	// The other two tool types run beside the same metadata: a system call that reads the agent
+	// (the answer carries the metadata's setup keys), and a function tool that
+	// pauses with the call's envelope in its pending record.
+	h.withSystem()
+	h.tool(dev, owner, `{"name":"read_agent","type":"system","system":{"resource":"agent","operation":"get"}}`)
+	h.tool(dev, owner, `{"name":"ask_client","type":"function","function":{"parameters":{"type":"object"}}}`)
+
 	hay := secretstest.Haystacks{}
 	runs := []struct {
 		name, tool string
@@ -94,12 +101,30 @@ func TestSetupSecretsNeverLeak(t *testing.T) {
 		{"exec-careless-fails", "careless", map[string]any{"mode": "fail"}}, // the refusal quotes setup
 		{"exec-secure", "secure", map[string]any{}},
 		{"exec-refused", "refused", map[string]any{}}, // the service's 403 body echoes the headers
+		{"exec-system-agent", "read_agent", map[string]any{"agent_id": a.ID}},
+		{"exec-function", "ask_client", map[string]any{"q": "ok?"}},
 	}
 	for _, r := range runs {
 		x := h.start(r.name, map[string]any{"developer_id": dev, "agent_id": a.ID, "tool": r.tool, "arguments": r.args})
+		if r.tool == "ask_client" {
+			pc := h.pending(dev, r.name)
+			_, calls := h.do(dev, "GET", "/calls?status=pending", nil)
+			hay.Add("GET /calls while "+r.name+" waits", jsonString(calls))
+			hay.Add("pending record of "+r.name, jsonString(pc))
+			if err := h.eng.SendTaskSuccess(pc.TaskToken, `{"answer":"yes"}`); err != nil {
+				t.Fatal(err)
+			}
+		}
 		d := h.wait(x)
 		out := output(t, d)
 		switch r.name {
+		case "exec-system-agent":
+			// The system answer holds the setup keys, redacted: the check below is not vacuous.
+			if s := jsonString(out["output"]); out["error"] != nil || !strings.Contains(s, "redacted") || !strings.Contains(s, "api_key") {
+				t.Errorf("%s: output %v, want the agent's setup redacted", r.name, out)
+			}
+		case "exec-function":
+			jsonEqual(t, r.name+" output", out["output"], map[string]any{"answer": "yes"})
 		case "exec-careless":
 			// The merged setup reached the provider resolved: the leak check below is not vacuous.
 			jsonEqual(t, r.name+" output", out["output"], map[string]any{"api_key": true, "token": true, "password": true})
@@ -142,7 +167,7 @@ func TestSetupSecretsNeverLeak(t *testing.T) {
 	}
 	values := []string{leakMetaSetup, leakToolSetup, leakDevSecret, leakAPIToken, leakMetaHeader}
 	secretstest.AssertNoLeak(t, hay, values)
-	if len(hay) != 3*len(runs)+5 {
-		t.Errorf("searched %d haystacks, want %d: %v", len(hay), 3*len(runs)+5, slices.Sorted(maps.Keys(hay)))
+	if len(hay) != 3*len(runs)+5+2 {
+		t.Errorf("searched %d haystacks, want %d: %v", len(hay), 3*len(runs)+5+2, slices.Sorted(maps.Keys(hay)))
 	}
 }
