@@ -54,6 +54,7 @@ type Sinew struct {
 	Stack         awscdk.Stack
 	Table         awsdynamodb.Table
 	TableKey      awskms.Key
+	RotationRole  awsiam.Role // the rotate-secrets command's
 	SecretsKey    awskms.Key
 	Roles         map[string]awsiam.Role
 	Policies      map[string]awsiam.Policy // each function's permissions from its description
@@ -155,6 +156,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		s.Roles[f.Name] = s.role(f)
 	}
 	s.secretsKey(fns)
+	s.rotationRole()
 	for _, f := range fns {
 		s.function(f, code)
 	}
@@ -174,6 +176,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		out(logicalID(m.Name)+"StateMachineArn", "the "+m.Name+" state machine", s.StateMachines[m.Name].StateMachineArn())
 	}
 	out("EventBusName", "the EventBridge bus receiving ToolCallPending", s.EventBus.EventBusName())
+	out("SecretsRotationRoleArn", "the role rotate-secrets runs as (ReEncrypt only, never Decrypt)", s.RotationRole.RoleArn())
 	if api.pool != nil {
 		out("UserPoolId", "the Cognito user pool of sinew's developers", api.pool)
 		out("UserPoolClientId", "the app client whose tokens the API accepts", api.client)

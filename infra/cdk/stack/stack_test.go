@@ -28,7 +28,7 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::StepFunctions::StateMachine": nm,
 		"AWS::DynamoDB::Table":             1,
 		"AWS::KMS::Key":                    2, // the table's and the setup secrets'
-		"AWS::IAM::Role":                   nf + nm,
+		"AWS::IAM::Role":                   nf + nm + 1, // and rotate-secrets' role
 		"AWS::Logs::LogGroup":              nf + nm + 1, // each function, each state machine, the API's access logs
 		"AWS::CloudWatch::Alarm":           2*nf + 2*nm,
 		"AWS::SNS::Topic":                  1,
@@ -49,7 +49,7 @@ func TestResourceCounts(t *testing.T) {
 		check(t, typ, func() { s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
 	}
 	for _, o := range []string{"ApiUrl", "TableName", "ToolCallStateMachineArn", "AgentLoopStateMachineArn", "EventBusName",
-		"UserPoolId", "UserPoolClientId", "AlarmTopicArn"} {
+		"UserPoolId", "UserPoolClientId", "AlarmTopicArn", "SecretsRotationRoleArn"} {
 		check(t, "output "+o, func() { s.tpl.HasOutput(jsii.String(o), map[string]any{}) })
 	}
 }
@@ -399,6 +399,8 @@ func TestIAM(t *testing.T) {
 				want = []string{roleArn("apicall"), roleArn("integration")}
 			case "kms:GenerateDataKey":
 				want = []string{roleArn("api")}
+			case "kms:ReEncryptFrom", "kms:ReEncryptTo":
+				want = []string{getAtt(s.logicalID(t, s.s.RotationRole.Node().DefaultChild()), "Arn")}
 			case "kms:Encrypt", "kms:*", "kms:ReEncrypt*", "kms:GenerateDataKey*":
 				t.Errorf("the secrets key's policy allows %s to %s", a, st.Principal)
 				continue
@@ -685,4 +687,54 @@ func TestSystemGetsWhatChatNeeds(t *testing.T) {
 	if len(hasAction(pols["system"], "states:StartExecution")) == 0 {
 		t.Error("system may not start agent_loop, which chat does")
 	}
+}
+
+// TestRotationRole: rotate-secrets runs as a role of its own that may scan the table and reseal
+// with ReEncrypt, but never decrypt a secret or touch anything else.
+func TestRotationRole(t *testing.T) {
+	s := defaultStack(t)
+	role := s.logicalID(t, s.s.RotationRole.Node().DefaultChild())
+	secretsKey := getAtt(s.logicalID(t, s.s.SecretsKey.Node().DefaultChild()), "Arn")
+	tableKey := getAtt(s.logicalID(t, s.s.TableKey.Node().DefaultChild()), "Arn")
+	var sts []statement
+	for _, p := range s.resources("AWS::IAM::Policy") {
+		if rb, _ := json.Marshal(props(p)["Roles"]); strings.Contains(string(rb), role) {
+			sts = append(sts, statements(props(p)["PolicyDocument"])...)
+		}
+	}
+	allowed := map[string]bool{}
+	for _, st := range sts {
+		for _, a := range st.Actions {
+			allowed[a] = true
+			for _, r := range st.Resources {
+				if r == "*" {
+					t.Errorf("rotation role: %s on *", a)
+				}
+				if a == "kms:Decrypt" && r == secretsKey {
+					t.Error("the rotation role may decrypt secrets")
+				}
+			}
+			if a == "kms:Decrypt" && !slices.Contains(st.Resources, tableKey) {
+				t.Errorf("rotation role decrypts with %v, want only the table key through DynamoDB", st.Resources)
+			}
+		}
+	}
+	for _, a := range []string{"dynamodb:Scan", "dynamodb:UpdateItem", "kms:ReEncryptFrom", "kms:ReEncryptTo"} {
+		if !allowed[a] {
+			t.Errorf("rotation role lacks %s", a)
+		}
+	}
+	for _, a := range []string{"dynamodb:DeleteItem", "dynamodb:PutItem", "kms:GenerateDataKey*", "lambda:InvokeFunction", "states:StartExecution"} {
+		if allowed[a] {
+			t.Errorf("rotation role may %s", a)
+		}
+	}
+	check(t, "assumed from the account", func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::IAM::Role"), map[string]any{
+			"Description": assertions.Match_StringLikeRegexp(jsii.String("rotate-secrets")),
+			"AssumeRolePolicyDocument": map[string]any{"Statement": []any{map[string]any{
+				"Action": "sts:AssumeRole", "Effect": "Allow",
+				"Principal": map[string]any{"AWS": assertions.Match_AnyValue()}}}},
+		})
+	})
 }
