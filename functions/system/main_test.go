@@ -148,3 +148,41 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		t.Errorf("at the depth bound: %+v", ierr)
 	}
 }
+
+// TestSameCallRunsOnce: a repeated invocation of one call (a Lambda retry) answers the first run's
+// result and does not write twice; another call id runs again.
+func TestSameCallRunsOnce(t *testing.T) {
+	db := ddblocal.Client(t)
+	st := store.New(db, ddblocal.NewTable(t, db), nil)
+	h := lambdaboundary.Handler(syshandler.New(&system.Executor{Resources: &resources.Service{Store: st}}))
+	def := tool.Tool{Name: "make_agent", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "agent", Operation: "create"}}
+	invoke := func(c tool.Call) map[string]any {
+		b, err := json.Marshal(map[string]any{"call": c, "tool": def,
+			"context": map[string]any{"developer_id": "dev-1", "agent_id": nil, "task_id": nil, "session_id": nil, "execution_id": "e1", "depth": 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, ierr := lambdaboundary.Invoke(context.Background(), h, b)
+		if ierr != nil {
+			t.Fatalf("agent.create: %+v", ierr)
+		}
+		var res struct{ Output map[string]any }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Output
+	}
+	call := tool.NewCall(&def, tool.NewCallID(), map[string]any{"name": "once"})
+	first, again := invoke(call), invoke(call)
+	if first["id"] == nil || first["id"] != again["id"] {
+		t.Errorf("the repeated call answered %v, the first %v", again["id"], first["id"])
+	}
+	other := invoke(tool.NewCall(&def, tool.NewCallID(), map[string]any{"name": "once"}))
+	if other["id"] == first["id"] {
+		t.Error("another call id answered the first call's agent")
+	}
+	list, err := st.ListAgents(context.Background(), "dev-1", store.Page{Limit: 10})
+	if err != nil || len(list.Items) != 2 {
+		t.Errorf("agents after two calls (one repeated): %d %v", len(list.Items), err)
+	}
+}

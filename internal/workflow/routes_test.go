@@ -101,9 +101,11 @@ func TestComputeArgsWorkflow(t *testing.T) {
 // requests (DESIGN §3.6: the merge is one BatchGetItem), and holds them to a budget.
 func TestRequestBudget(t *testing.T) {
 	h := newHarness(t)
+	h.withSystem()
 	dev := "dev-a"
 	agent := h.agent(dev, nil, echoTool,
-		`{"name":"get_item","type":"api_call","api_call":{"method":"GET","url":"`+h.api.URL+`/items/1"}}`, askUser(3600, 0))
+		`{"name":"get_item","type":"api_call","api_call":{"method":"GET","url":"`+h.api.URL+`/items/1"}}`, askUser(3600, 0),
+		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
 	tests := []struct {
 		tool        string
 		transitions int
@@ -115,6 +117,8 @@ func TestRequestBudget(t *testing.T) {
 		{"get_item", 4, 7, 2},
 		// Prepare, RouteByType, FunctionWaitMode, Function, Settle.
 		{"ask_user", 5, 5, 1},
+		// Prepare, RouteByType, System, Settle; the call's own Query and its idempotency record.
+		{"list_agents", 4, 7, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {

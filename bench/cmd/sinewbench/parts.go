@@ -236,7 +236,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 	if err != nil {
 		return err
 	}
-	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)"}
+	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)", "list_agents": "system (agent list)"}
 	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware) and the engine's history in `TestRequestBudget`; "+
 		"one call of each type end to end. Cost of one million calls at AWS list prices (us-east-1).\n\n")
 	r.printf("cost", "| type | state transitions | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|\n")
@@ -272,10 +272,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 	if seen == 0 {
 		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
 	}
-	r.printf("cost", "| system | 4 by the definition (Prepare, RouteByType, System, Settle) | not measured yet | – | %.2f | %.2f | – | – |\n\n",
-		4*sfnPerTransition*1e6, lambdasPerCall*(lambdaPerRequest+lambdaMemGB*lambdaBilledSec*lambdaPerGBs)*1e6)
-	r.printf("cost", "system calls are not in `TestRequestBudget` yet, so their DynamoDB requests are not counted (TODO: add a system "+
-		"case there; this part reads its output). The transition counts are every state a successful call enters: "+
+	r.printf("cost", "\nThe transition counts are every state a successful call enters: "+
 		"`statemachines/tool_call.asl.json` has only Task, Choice and Fail states, and the test counts Task and Choice entries. "+
 		"Step Functions is over 95%% of the cost: fewer states per call (e.g. folding Settle into an EventBridge rule on the "+
 		"execution's status change, which Settle already serves, if the result may be recorded after the execution closes) would cut it by a quarter.\n\n")

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"sinew/internal/chat"
+	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/handlers/common"
@@ -16,6 +17,7 @@ import (
 	"sinew/internal/store"
 	"sinew/internal/system"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // Event is the system function's input (API.md "Lambda events").
@@ -25,8 +27,11 @@ type Event struct {
 	Context system.Context `json:"context"`
 }
 
-// New is the handler running one system call with x.
+// New is the handler running one system call with x. Like the other executors it runs a call once
+// per (developer, call id) (DESIGN §3.9): a Lambda retry of agent.create answers the agent made,
+// not a second one; and a large answer (a long list) travels by reference, as theirs do.
 func New(x *system.Executor) func(context.Context, Event) (tool.Result, error) {
+	guard := &dispatch.Guard{Records: x.Resources.Store}
 	return func(ctx context.Context, ev Event) (tool.Result, error) {
 		if err := ev.Call.Validate(); err != nil {
 			return tool.Result{}, err
@@ -34,7 +39,17 @@ func New(x *system.Executor) func(context.Context, Event) (tool.Result, error) {
 		if ev.Call.Type != tool.TypeSystem {
 			return tool.Result{}, fault.Invalid("call.type", "the system function runs system calls, not %q", ev.Call.Type)
 		}
-		out, err := x.Run(ctx, ev.Context, ev.Call.System)
+		dev := ev.Context.DeveloperID
+		if dev == "" {
+			return tool.Result{}, fault.Invalid("context.developer_id", "context.developer_id is required")
+		}
+		out, err := guard.Run(ctx, dev, ev.Call.ID, "system/"+ev.Call.Name(), func(ctx context.Context) (any, error) {
+			out, err := x.Run(ctx, ev.Context, ev.Call.System)
+			if err != nil {
+				return nil, err
+			}
+			return x.Resources.Store.StoreValue(ctx, dev, out, workflow.PayloadTTL)
+		})
 		if err != nil {
 			return tool.Result{}, err
 		}
