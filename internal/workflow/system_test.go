@@ -9,7 +9,6 @@ import (
 	"sinew/internal/system"
 )
 
-
 // TestSystemEndToEnd runs a system tool through the state machine, with the system function's
 // handler (internal/handlers/system) in process.
 func TestSystemEndToEnd(t *testing.T) {
