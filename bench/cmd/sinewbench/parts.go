@@ -286,7 +286,9 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"(the same page; as transcribed in artillery's `lib/platform/aws-lambda/prices.js`, arm64 1333340e-11)\n"+
 		"- DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units: "+
 		"<https://aws.amazon.com/dynamodb/pricing/on-demand/> (the page's unit definitions were read from the docs corpus; "+
-		"the two rates are the us-east-1 figures since the November 2024 on-demand price cut, not re-read in this run)\n\n")
+		"the two rates are the us-east-1 Standard-table figures since the November 2024 on-demand price cut; the stored copy of the "+
+		"page here lacks its rate table, so they were checked against several independent cost notes in public repositories "+
+		"that quote the page, all agreeing; confirm on the page before relying on them)\n\n")
 	r.printf("cost", "Command:\n\n```\n%s\n```\n", shellJoin(argv))
 	return nil
 }
