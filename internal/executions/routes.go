@@ -29,11 +29,12 @@ func Register(rt *httpapi.Router, d Deps) {
 	registerSchemas(rt)
 	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/tool-calls", Handler: h.startToolCall, Op: httpapi.Operation{
 		Summary:     "Call a tool by name",
-		Description: "Starts a tool_call execution: the tool is found among the task's tools (and, with inherit_tools, the agent's) or the agent's, and run through the executor of its type. A function tool pauses the execution until the call is answered. With Idempotency-Key, a repeat answers the same execution.",
+		Description: "Starts a tool_call execution: the tool is found among the task's tools (and, with inherit_tools, the agent's) or the agent's, and run through the executor of its type. A function tool pauses the execution until the call is answered. The execution is recorded before the 202, so GET /executions/{execution_id} finds it at once. With Idempotency-Key, a repeat answers the same execution.",
 		Tags:        []string{tag}, Params: []httpapi.Param{httpapi.IdempotencyParam()},
 		Request: httpapi.Ref("ToolCallRequest"),
 		Responses: map[int]httpapi.Resp{202: {Description: "started", Schema: httpapi.Ref("ExecutionStarted")},
-			400: {Description: "a broken rule"}},
+			400: {Description: "a broken rule"}, 413: {Description: "the call is over Step Functions' 256 KiB input limit"},
+			503: {Description: "Step Functions was unavailable; try again, with the same Idempotency-Key so the call cannot start twice"}},
 	}})
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/executions", Handler: h.listExecutions, Op: httpapi.Operation{
 		Summary: "List executions", Description: "The caller's executions, newest first. pending_calls are given by GET /executions/{execution_id}.",

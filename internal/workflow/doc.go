@@ -12,14 +12,18 @@
 //
 //	type         state transitions                                   DynamoDB requests
 //	integration  4: Prepare, RouteByType, Integration, Settle       7: BatchGetItem 2 (find the tool; the merge),
-//	api_call     4: Prepare, RouteByType, ApiCall, Settle              PutItem 3 (execution, call claim, call result),
+//	api_call     4: Prepare, RouteByType, ApiCall, Settle              PutItem 2 (call claim, call result),
 //	                                                                   GetItem 1 (read before the result's write),
-//	                                                                   UpdateItem 1 (final status)
-//	function     5: Prepare, RouteByType, FunctionWaitMode,          5: BatchGetItem 1, PutItem 1 (execution),
+//	                                                                   UpdateItem 2 (execution recorded, final status)
+//	function     5: Prepare, RouteByType, FunctionWaitMode,          5: BatchGetItem 1, UpdateItem 1 (execution recorded),
 //	                Function, Settle                                   TransactWriteItems 1 (pending call + awaiting_input),
 //	                                                                   UpdateItem 2 (call settled, final status)
 //	system       4: Prepare, RouteByType, System, Settle             3 + the system handler's own
 //
+// Started by POST /tool-calls rather than StartExecution, a call costs 1 PutItem more: the route
+// records the execution before it starts it, so GET finds it at once, and Prepare's write (still
+// one request) then only marks that the execution did start (TestPostToolCallsRequests). A
+// repeat of an Idempotency-Key costs 1 PutItem (a failed condition that answers the record).
 // Answering a function call over HTTP adds 2 UpdateItems (claim, settle the claim); PUT
 // /executions/{id} adds the Query that finds the pending call. Step Functions' status-change event
 // then costs the settle Lambda 1 UpdateItem (a failed condition) for a SUCCEEDED execution, and

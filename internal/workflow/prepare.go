@@ -54,7 +54,9 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 	if in.ExecutionID == "" {
 		return nil, fault.Invalid("execution_id", "execution_id is required (the state machine passes $$.Execution.Name)")
 	}
-	x, _, err := s.Store.CreateExecution(ctx, in.DeveloperID, store.Execution{
+	// POST /tool-calls recorded the execution before starting it; a direct StartExecution did not.
+	// EnsureExecution covers both in one write, and marks that the execution did start.
+	x, err := s.Store.EnsureExecution(ctx, in.DeveloperID, store.Execution{
 		ExecutionID: in.ExecutionID, Workflow: ToolCall, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
 	})
 	if err != nil {

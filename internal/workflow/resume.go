@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go"
 	"github.com/google/uuid"
 
 	"sinew/internal/fault"
@@ -212,7 +215,12 @@ func IdempotentName(dev, route, key string) string {
 	return "idem-" + hex.EncodeToString(h[:24])
 }
 
-// StartToolCall starts a tool_call execution for the caller. With an idempotency key, a repeat
+// maxExecutionInput is Step Functions' limit on an execution's input (256 KiB, in UTF-8 bytes).
+const maxExecutionInput = 262144
+
+// StartToolCall starts a tool_call execution for the caller. It records the execution (running)
+// before it starts it, so a GET /executions/{id} right after the 202 finds it; Prepare, the first
+// state, then finds the record and only marks that it ran. With an idempotency key, a repeat
 // (running or ended) answers the same execution instead of starting another.
 func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallRequest, idemKey string) (*Started, error) {
 	args, err := CheckRequest(req.AgentID, req.TaskID, req.SessionID, req.Tool, req.Arguments)
@@ -238,21 +246,46 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 	if err != nil {
 		return nil, fault.Invalid("arguments", "arguments cannot be written as JSON")
 	}
-	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ToolCallARN, Name: &name, Input: awsv2.String(string(input))})
-	if err != nil {
-		if awsCode(err) != "ExecutionAlreadyExists" || idemKey == "" {
-			return nil, awsErr(err, "start the tool_call execution")
-		}
-		// A repeat: answer the execution the key named.
-		x, gerr := s.Store.GetExecution(ctx, dev, name)
-		if gerr != nil && !fault.Is(gerr, fault.NotFound) {
-			return nil, gerr
-		}
-		if gerr == nil {
-			return &Started{ExecutionID: name, Status: x.Status}, nil
-		}
-		// Started but not recorded by Prepare yet.
-		return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
+	if len(input) > maxExecutionInput {
+		return nil, &fault.Error{Kind: fault.TooLarge, Field: "arguments",
+			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
 	}
-	return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
+	// Recorded first: a repeat of the key finds the record (created false) and answers its status.
+	x, created, err := s.Store.CreateExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
+		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID})
+	if err != nil {
+		return nil, err
+	}
+	// Started even when the record was there: a first request that recorded and then failed to
+	// start leaves a record its retry must start. Step Functions answers a start with the same name
+	// and input of a running execution with that execution, and ExecutionAlreadyExists otherwise.
+	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ToolCallARN, Name: &name, Input: awsv2.String(string(input))})
+	switch {
+	case err == nil, awsCode(err) == "ExecutionAlreadyExists" && idemKey != "":
+		return &Started{ExecutionID: name, Status: x.Status}, nil
+	}
+	if created {
+		// Nothing may show as running that never ran. The record is kept if the execution did
+		// start after all (its first state has marked it) and only the answer was lost. Done even
+		// if the caller has gone away.
+		if _, derr := s.Store.DiscardUnstarted(context.WithoutCancel(ctx), dev, name); derr != nil {
+			s.log().WarnContext(ctx, "start failed and its record could not be discarded", "execution_id", name, "error", derr)
+		}
+	}
+	switch awsCode(err) {
+	case "ExecutionLimitExceeded":
+		return nil, fault.Wrap(fault.Transient, err, "too many executions are running; try again later")
+	case "InvalidExecutionInput":
+		return nil, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the call's input: %s", awsMessage(err))
+	}
+	return nil, awsErr(err, "start the tool_call execution")
+}
+
+// awsMessage is an AWS API error's message.
+func awsMessage(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorMessage()
+	}
+	return err.Error()
 }

@@ -1,0 +1,245 @@
+package workflow_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"sinew/internal/fault"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
+)
+
+// gate holds every Prepare invocation until it is opened: while it is shut, no state of an
+// execution has run, so whatever GET finds was recorded by the route itself.
+type gate struct {
+	next    lambda.Handler
+	open    chan struct{}
+	entered chan struct{}
+}
+
+func (g *gate) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.next.Invoke(ctx, payload)
+}
+
+// gatePrepare puts a shut gate in front of the harness's prepare function.
+func gatePrepare(h *harness) *gate {
+	g := &gate{next: h.handler["prepare"], open: make(chan struct{}), entered: make(chan struct{}, 1)}
+	h.iv.mu.Lock()
+	h.iv.handlers["prepare"] = g
+	h.iv.mu.Unlock()
+	h.t.Cleanup(func() {
+		select {
+		case <-g.open:
+		default:
+			close(g.open)
+		}
+	})
+	return g
+}
+
+// waitStatus polls the record until it has a final status.
+func (h *harness) waitFinal(dev, id string) *store.Execution {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		x, err := h.store.GetExecution(h.ctx, dev, id)
+		if err == nil && x.Status.Final() {
+			return x
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("execution %s never ended (last %+v, %v)", id, x, err)
+		}
+		sleepMs(5)
+	}
+}
+
+// TestPostToolCallsRecordsBeforeStart: POST /tool-calls records the execution before it answers
+// 202, so a GET right after finds it running even while its first state has not run; Prepare then
+// takes the same record over, and the execution ends on it. A repeat with the key, before and after
+// Prepare, is the same execution.
+func TestPostToolCallsRecordsBeforeStart(t *testing.T) {
+	h := newHarness(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool)
+	g := gatePrepare(h)
+	body := map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"n": 1}}
+
+	for _, key := range []string{"", "order-immediate"} {
+		t.Run("key="+key, func(t *testing.T) {
+			var hdr []string
+			if key != "" {
+				hdr = []string{"Idempotency-Key", key}
+			}
+			code, started := h.do(dev, "POST", "/tool-calls", body, hdr...)
+			if code != 202 || started["status"] != "running" {
+				t.Fatalf("POST = %d %v", code, started)
+			}
+			id := started["execution_id"].(string)
+			code, x := h.do(dev, "GET", "/executions/"+id, nil)
+			if code != 200 || x["status"] != "running" || x["workflow"] != "tool_call" || x["agent_id"] != agent || x["execution_id"] != id {
+				t.Fatalf("GET right after the 202 = %d %v, want the running execution", code, x)
+			}
+			created := x["created_at"]
+			// Prepare has not run: the engine holds the execution at its first state.
+			select {
+			case <-g.entered:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Prepare was never invoked")
+			}
+			if key != "" {
+				if code, again := h.do(dev, "POST", "/tool-calls", body, hdr...); code != 202 || again["execution_id"] != id || again["status"] != "running" {
+					t.Errorf("repeat before Prepare = %d %v, want %s running", code, again, id)
+				}
+			}
+			// Another developer sees none of it.
+			if code, _ := h.do("dev-b", "GET", "/executions/"+id, nil); code != 404 {
+				t.Errorf("another developer's GET = %d, want 404", code)
+			}
+			g.open <- struct{}{} // one Prepare through
+			rec := h.waitFinal(dev, id)
+			if rec.Status != store.ExecSucceeded {
+				t.Fatalf("record = %+v, want succeeded", rec)
+			}
+			if rec.CreatedAt.Format(time.RFC3339Nano) != created {
+				t.Errorf("created_at %v changed from the route's %v: Prepare made a second record", rec.CreatedAt, created)
+			}
+			if key != "" {
+				if code, after := h.do(dev, "POST", "/tool-calls", body, hdr...); code != 202 || after["execution_id"] != id || after["status"] != "succeeded" {
+					t.Errorf("repeat after the end = %d %v, want %s succeeded", code, after, id)
+				}
+			}
+		})
+	}
+	// One record per execution, and the engine ran exactly two.
+	if l, err := h.store.ListExecutions(h.ctx, dev, store.Page{Limit: 10}); err != nil || len(l.Items) != 2 {
+		t.Errorf("executions = %+v (%v), want 2", l, err)
+	}
+	if n := h.iv.count("prepare"); n != 2 {
+		t.Errorf("Prepare ran %d times, want 2", n)
+	}
+}
+
+// lostStart starts the execution and then reports that the answer never came, as when the
+// connection drops after Step Functions took the request.
+type lostStart struct {
+	workflow.SFN
+	name *string // the execution it started
+}
+
+func (l lostStart) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, o ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	*l.name = *in.Name
+	if _, err := l.SFN.StartExecution(ctx, in, o...); err != nil {
+		return nil, err
+	}
+	return nil, &smithyhttp.RequestSendError{Err: context.DeadlineExceeded}
+}
+
+// TestStartToolCallFailures: a start that fails leaves no record of an execution that never ran
+// (and a retry with the key starts it); a call too large for Step Functions is a 413 before
+// anything is written; a start whose answer was lost still ends recorded, as Prepare records it.
+func TestStartToolCallFailures(t *testing.T) {
+	h := newHarness(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool)
+	req := workflow.ToolCallRequest{AgentID: agent, Tool: "echo", Arguments: map[string]any{"n": 1}}
+
+	t.Run("start refused", func(t *testing.T) {
+		broken := *h.svc
+		broken.ToolCallARN = strings.TrimSuffix(toolCallARN, "sinew-tool_call") + "not-deployed"
+		for _, key := range []string{"", "order-refused"} {
+			if _, err := broken.StartToolCall(h.ctx, dev, req, key); !fault.Is(err, fault.Internal) {
+				t.Errorf("key %q: start on a missing state machine = %v, want Internal", key, err)
+			}
+		}
+		if l, err := h.store.ListExecutions(h.ctx, dev, store.Page{Limit: 10}); err != nil || len(l.Items) != 0 {
+			t.Fatalf("records left by failed starts: %+v (%v)", l, err)
+		}
+		// The key's retry, once Step Functions answers, starts the execution.
+		st, err := h.svc.StartToolCall(h.ctx, dev, req, "order-refused")
+		if err != nil || st.ExecutionID != workflow.IdempotentName(dev, "POST /tool-calls", "order-refused") {
+			t.Fatalf("retry = %+v %v", st, err)
+		}
+		if rec := h.waitFinal(dev, st.ExecutionID); rec.Status != store.ExecSucceeded {
+			t.Errorf("retried execution = %+v", rec)
+		}
+	})
+
+	t.Run("too large", func(t *testing.T) {
+		before, _ := h.store.ListExecutions(h.ctx, dev, store.Page{Limit: 100})
+		big := strings.Repeat("x", 300<<10)
+		code, body := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"text": big}})
+		e, _ := body["error"].(map[string]any)
+		if code != 413 || e["field"] != "arguments" || !strings.Contains(e["message"].(string), "256 KiB") {
+			t.Errorf("POST with 300 KiB of arguments = %d %v, want 413 naming arguments", code, body)
+		}
+		if after, _ := h.store.ListExecutions(h.ctx, dev, store.Page{Limit: 100}); len(after.Items) != len(before.Items) {
+			t.Errorf("a refused call left a record: %d executions, was %d", len(after.Items), len(before.Items))
+		}
+	})
+
+	t.Run("answer lost", func(t *testing.T) {
+		g := gatePrepare(h)
+		lost := *h.svc
+		var name string
+		lost.SFN = lostStart{h.svc.SFN, &name}
+		_, err := lost.StartToolCall(h.ctx, dev, req, "")
+		if !fault.Is(err, fault.Transient) {
+			t.Fatalf("start with a lost answer = %v, want Transient", err)
+		}
+		// No state had run, so the route discarded its record; Prepare then records it again.
+		if _, err := h.store.GetExecution(h.ctx, dev, name); !fault.Is(err, fault.NotFound) {
+			t.Errorf("record after the failed start: %v, want none yet", err)
+		}
+		close(g.open)
+		if rec := h.waitFinal(dev, name); rec.Status != store.ExecSucceeded || rec.AgentID != agent {
+			t.Errorf("record = %+v, want succeeded", rec)
+		}
+	})
+}
+
+// TestPostToolCallsRequests counts what recording at the route costs: one PutItem more per call
+// than a direct StartExecution (TestRequestBudget), since Prepare's write then changes nothing
+// but is still one request; a repeat of the key costs one failed conditional PutItem.
+func TestPostToolCallsRequests(t *testing.T) {
+	h := newHarness(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool)
+	body := map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{}}
+	h.ddb.Reset()
+	code, st := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "count-me")
+	if code != 202 {
+		t.Fatalf("POST = %d %v", code, st)
+	}
+	x, ok := h.eng.Execution(execARN(st["execution_id"].(string)))
+	if !ok {
+		t.Fatal("no execution in the engine")
+	}
+	output(t, h.wait(x)) // waits on the engine, not the table
+	ops := h.ddb.Ops()
+	t.Logf("POST /tool-calls, integration: DynamoDB %v (%d requests)", ops, h.ddb.Total())
+	if h.ddb.Total() != 8 || ops["PutItem"] != 3 || ops["BatchGetItem"] != 2 {
+		t.Errorf("DynamoDB %v (%d requests), want 8: TestRequestBudget's 7 and the route's PutItem", ops, h.ddb.Total())
+	}
+	h.ddb.Reset()
+	if code, again := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "count-me"); code != 202 || again["status"] != "succeeded" {
+		t.Fatalf("repeat = %d %v", code, again)
+	}
+	if ops := h.ddb.Ops(); h.ddb.Total() != 1 || ops["PutItem"] != 1 {
+		t.Errorf("repeat: DynamoDB %v, want one PutItem", ops)
+	}
+}
