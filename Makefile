@@ -28,7 +28,7 @@ test: deps lint asl unit build cdk-test bench-smoke
 	@echo "make test: all phases passed"
 
 demo: deps
-	@$(PHASE) "demo: local mode, one call of each type, a function tool resumed by the AWS CLI" go run ./infra/demo
+	@$(PHASE) "demo: local mode, a call of each type (SMTP, ffmpeg), a function tool resumed by the AWS CLI, two scripted chat turns" go run ./infra/demo
 
 clean:
 	rm -rf dist .local
