@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/llm"
@@ -37,6 +39,10 @@ type Input struct {
 	AutoRunTools  *bool          `json:"auto_run_tools"`
 	MaxIterations *int           `json:"max_iterations"`
 	Depth         int            `json:"depth"`
+	// Turn is null, or the calls (envelopes, or a sinew:ref to them) of a turn the chat began and
+	// handed off when its time budget ran out while tools ran: they answer the last message's
+	// unanswered tool calls, and the first step runs them under the same call ids (loop.Adopt).
+	Turn any `json:"turn"`
 }
 
 // Event is the model Lambda's input: the execution's input, its name, the state so far (null on
@@ -114,6 +120,16 @@ type saved struct {
 	// Base counts the messages the loop started with; those after it are the loop's own, appended
 	// to the session's history when the loop runs for a session (the chat's hand-off).
 	Base int `json:"base"`
+	// Steps counts the model steps done: the next step's record key (stepKey).
+	Steps int `json:"steps"`
+}
+
+// stepTTL keeps a step's record for its retries, which come within minutes.
+const stepTTL = 24 * time.Hour
+
+// stepKey names the record of an execution's nth model step.
+func stepKey(execID string, n int) string {
+	return "agent_loop/" + execID + "/step/" + strconv.Itoa(n)
 }
 
 // Step runs one model step.
@@ -145,21 +161,8 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 		return nil, err
 	}
 
-	var sv saved
-	if ev.State == nil {
-		if sv, err = s.start(ctx, ev, agent); err != nil {
-			return nil, err
-		}
-	} else {
-		v, err := s.d.Store.LoadValue(ctx, dev, ev.State)
-		if err != nil {
-			return nil, fmt.Errorf("agent_loop: the loop's state: %w", err)
-		}
-		if err := convert(v, &sv); err != nil || sv.Loop == nil {
-			return nil, fault.Invalid("state", "state is not the loop's state")
-		}
-	}
-	cfg := loop.Config{Model: s.d.Model, Tools: formatted, AutoRun: sv.AutoRun, RunFunctions: true, Log: s.d.Log}
+	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log,
+		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
 	if in.Model != nil {
 		cfg.ModelID = *in.Model
 	} else {
@@ -183,22 +186,59 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 	if cfg.Settings, err = llm.ParseSettings("settings", settings); err != nil {
 		return nil, err
 	}
+
+	var sv saved
+	if ev.State == nil {
+		if sv, err = s.start(ctx, ev, agent); err != nil {
+			return nil, err
+		}
+	} else {
+		v, err := s.d.Store.LoadValue(ctx, dev, ev.State)
+		if err != nil {
+			return nil, fmt.Errorf("agent_loop: the loop's state: %w", err)
+		}
+		if err := convert(v, &sv); err != nil || sv.Loop == nil {
+			return nil, fault.Invalid("state", "state is not the loop's state")
+		}
+	}
+	cfg.AutoRun = sv.AutoRun
 	lp, err := loop.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	st := sv.Loop
-	if len(st.Turn) > 0 {
-		if err := lp.Feed(st, s.results(ctx, cc, st, ev.Results)); err != nil {
+
+	// The step's outcome is recorded before anything acts on it: an invocation Step Functions
+	// retries after its answer was lost finds it and answers the same, without asking the model
+	// again (whose second answer could differ, under new call ids) or appending the history twice.
+	key := stepKey(ev.ExecutionID, sv.Steps)
+	next, ref, err := s.recorded(ctx, dev, key)
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		if ev.State == nil {
+			if in.Turn != nil {
+				if err := s.adopt(ctx, dev, lp, sv.Loop, in.Turn); err != nil {
+					return nil, err
+				}
+			}
+			// Recorded once the input has passed its checks: a refused input leaves nothing. A
+			// record the chat made before starting the execution is kept, marked as started.
+			if _, err := s.d.Store.EnsureExecution(ctx, dev, store.Execution{ExecutionID: ev.ExecutionID, Workflow: workflow.AgentLoop,
+				AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID)}); err != nil {
+				return nil, fmt.Errorf("agent_loop: recording the execution: %w", err)
+			}
+		}
+		if err := s.advance(ctx, cc, lp, sv.Loop, ev); err != nil {
+			return nil, err
+		}
+		sv.Steps++
+		if next, ref, err = s.record(ctx, dev, key, sv); err != nil {
 			return nil, err
 		}
 	}
-	if !st.Done {
-		if err := lp.Prompt(ctx, st); err != nil {
-			return nil, err
-		}
-	}
-	out := &Output{Calls: []Item{}}
+	st := next.Loop
+	out := &Output{Calls: []Item{}, State: ref}
 	if !st.Done {
 		calls, defs := lp.ToRun(st)
 		for i, c := range calls {
@@ -214,36 +254,99 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 			}
 			out.Calls = append(out.Calls, Item{Call: *c, Tool: &snap, Context: cc, Wait: w})
 		}
-		if len(out.Calls) == 0 {
-			// Every call of the turn was rejected: feed the rejections and ask again next step.
-			if err := lp.Feed(st, nil); err != nil {
-				return nil, err
-			}
-		}
+		return out, nil
 	}
-	if st.Done {
-		res, err := s.finish(ctx, cc, st, sv.Base)
-		if err != nil {
-			return nil, err
-		}
-		out.Done, out.Output = true, res
-	}
-	ref, err := s.d.Store.StoreValue(ctx, dev, saved{Loop: st, AutoRun: sv.AutoRun, Base: sv.Base}, workflow.PayloadTTL)
+	res, err := s.finish(ctx, cc, st, next.Base)
 	if err != nil {
-		return nil, fmt.Errorf("agent_loop: storing the loop's state: %w", err)
+		return nil, err
 	}
-	out.State = ref
+	out.Done, out.Output = true, res
 	return out, nil
 }
 
-// start records the execution and builds the first state from the input.
+// advance is the step's work on the loop: feed the previous turn's results, then prompt the model
+// unless the loop is done or has a turn to run already (one adopted from the chat).
+func (s *Stepper) advance(ctx context.Context, cc workflow.Context, lp *loop.Loop, st *loop.State, ev Event) error {
+	if len(st.Turn) > 0 && ev.State != nil {
+		if err := lp.Feed(ctx, st, s.results(ctx, cc, st, ev.Results)); err != nil {
+			return err
+		}
+	}
+	if !st.Done && len(st.Turn) == 0 {
+		if err := lp.Prompt(ctx, st); err != nil {
+			return err
+		}
+	}
+	if !st.Done {
+		if calls, _ := lp.ToRun(st); len(calls) == 0 {
+			// Every call of the turn was rejected: feed the rejections and ask again next step.
+			return lp.Feed(ctx, st, nil)
+		}
+	}
+	return nil
+}
+
+// adopt takes over the turn the chat handed off (Input.Turn).
+func (s *Stepper) adopt(ctx context.Context, dev string, lp *loop.Loop, st *loop.State, turn any) error {
+	raw, err := s.d.Store.LoadValue(ctx, dev, turn)
+	if err != nil {
+		return fmt.Errorf("agent_loop: the turn: %w", err)
+	}
+	var calls []tool.Call
+	if err := convert(raw, &calls); err != nil || len(calls) == 0 {
+		return fault.Invalid("turn", "turn must be null or a non-empty list of call envelopes {id, type, <type>: {...}, model_call_id}")
+	}
+	return lp.Adopt(st, calls)
+}
+
+// recorded gives the state a step's record holds (nil when the step has not run) and its value
+// as it travels (the state, or its reference).
+func (s *Stepper) recorded(ctx context.Context, dev, key string) (*saved, any, error) {
+	rec, err := s.d.Store.GetIdempotency(ctx, dev, key)
+	if fault.Is(err, fault.NotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent_loop: the step's record: %w", err)
+	}
+	m, _ := rec.Value.(map[string]any)
+	return s.loadSaved(ctx, dev, m["state"])
+}
+
+// record stores the state after a step and records it under key; when another invocation of the
+// same step recorded first, its state wins, so every invocation answers the same.
+func (s *Stepper) record(ctx context.Context, dev, key string, sv saved) (*saved, any, error) {
+	ref, err := s.d.Store.StoreValue(ctx, dev, sv, workflow.PayloadTTL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent_loop: storing the loop's state: %w", err)
+	}
+	rec, created, err := s.d.Store.PutIdempotency(ctx, dev, key, map[string]any{"state": ref}, stepTTL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent_loop: recording the step: %w", err)
+	}
+	if created {
+		return &sv, ref, nil
+	}
+	m, _ := rec.Value.(map[string]any)
+	return s.loadSaved(ctx, dev, m["state"])
+}
+
+func (s *Stepper) loadSaved(ctx context.Context, dev string, ref any) (*saved, any, error) {
+	v, err := s.d.Store.LoadValue(ctx, dev, ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent_loop: the recorded state: %w", err)
+	}
+	var sv saved
+	if err := convert(v, &sv); err != nil || sv.Loop == nil {
+		return nil, nil, fault.New(fault.Internal, "agent_loop: a step's record does not hold the loop's state")
+	}
+	return &sv, ref, nil
+}
+
+// start builds the first state from the input.
 func (s *Stepper) start(ctx context.Context, ev Event, agent *store.Agent) (saved, error) {
 	in := ev.Input
 	dev := in.DeveloperID
-	if _, _, err := s.d.Store.CreateExecution(ctx, dev, store.Execution{ExecutionID: ev.ExecutionID, Workflow: workflow.AgentLoop,
-		AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID)}); err != nil {
-		return saved{}, fmt.Errorf("agent_loop: recording the execution: %w", err)
-	}
 	raw, err := s.d.Store.LoadValue(ctx, dev, in.Messages)
 	if err != nil {
 		return saved{}, fmt.Errorf("agent_loop: the messages: %w", err)
@@ -332,7 +435,9 @@ func (s *Stepper) results(ctx context.Context, cc workflow.Context, st *loop.Sta
 // finish stores the messages and records the execution's output.
 func (s *Stepper) finish(ctx context.Context, cc workflow.Context, st *loop.State, base int) (*Result, error) {
 	if cc.SessionID != "" && base <= len(st.Messages) {
-		if err := AppendHistory(ctx, s.d.Store, cc.DeveloperID, cc.SessionID, st.Messages[base:]); err != nil {
+		// Keyed by the execution: the step that finishes may run again (a retry), the history
+		// takes its messages once.
+		if err := AppendHistory(ctx, s.d.Store, cc.DeveloperID, cc.SessionID, "agent_loop/"+cc.ExecutionID, st.Messages[base:]); err != nil {
 			return nil, err
 		}
 	}
@@ -389,8 +494,10 @@ func IntegrationArgs(agentMeta, scopeMeta map[string]any) map[string]map[string]
 	return out
 }
 
-// AppendHistory appends messages to a session's history, in their JSON form.
-func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID string, msgs []llm.Message) error {
+// AppendHistory appends messages to a session's history, in their JSON form. With a key, the
+// append happens once whatever the number of calls (store.AppendMessagesOnce, in batches keyed
+// key#0, key#1, ...); without one, every call appends.
+func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID, key string, msgs []llm.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -406,8 +513,19 @@ func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID string, 
 		}
 		out = append(out, sm)
 	}
-	if _, err := st.AppendMessages(ctx, dev, sessionID, out); err != nil {
-		return fmt.Errorf("saving the session's history: %w", err)
+	// A transaction holds at most 100 items: a long loop's messages go in batches, in order.
+	for i := 0; len(out) > 0; i++ {
+		n := min(len(out), store.MaxAppendOnce)
+		var err error
+		if key == "" {
+			_, err = st.AppendMessages(ctx, dev, sessionID, out[:n])
+		} else {
+			_, err = st.AppendMessagesOnce(ctx, dev, sessionID, key+"#"+strconv.Itoa(i), out[:n])
+		}
+		if err != nil {
+			return fmt.Errorf("saving the session's history: %w", err)
+		}
+		out = out[n:]
 	}
 	return nil
 }

@@ -142,6 +142,7 @@ func (e *engineSFN) SendTaskHeartbeat(_ context.Context, in *sfn.SendTaskHeartbe
 
 type weatherArgs struct {
 	Location string `json:"location" jsonschema:"minLength=1"`
+	Bytes    int    `json:"bytes,omitempty"` // > 0: a report of that many characters
 }
 
 type harness struct {
@@ -156,6 +157,7 @@ type harness struct {
 	agentID string
 	runs    map[string]int
 	mu      sync.Mutex
+	stepper *agentloop.Stepper
 }
 
 func moduleRoot(t *testing.T) string {
@@ -188,6 +190,9 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 			h.mu.Lock()
 			h.runs[a.Location]++
 			h.mu.Unlock()
+			if a.Bytes > 0 {
+				return map[string]any{"location": a.Location, "report": "BEGIN" + strings.Repeat("r", a.Bytes) + "END"}, nil
+			}
 			return map[string]any{"location": a.Location, "temperature": 21}, nil
 		}),
 	}}); err != nil {
@@ -211,6 +216,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng}, AgentLoopARN: agentLoopARN}
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
+	h.stepper = stepper
 	iv.handlers["model"] = lambdaboundary.Handler(modelh.New(stepper))
 	iv.handlers["integration"] = lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
 	iv.handlers["function"] = lambdaboundary.Handler(function.New(function.Deps{Workflow: h.svc}))

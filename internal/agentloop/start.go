@@ -50,6 +50,11 @@ func (s *Starter) Start(ctx context.Context, name string, in Input, messages []l
 			return nil, fmt.Errorf("agent_loop: storing the tools: %w", err)
 		}
 	}
+	if in.Turn != nil {
+		if in.Turn, err = s.Store.StoreValue(ctx, in.DeveloperID, in.Turn, workflow.PayloadTTL); err != nil {
+			return nil, fmt.Errorf("agent_loop: storing the turn: %w", err)
+		}
+	}
 	body, err := jsonv.Encode(in)
 	if err != nil {
 		return nil, fmt.Errorf("agent_loop: encoding the input: %w", err)
@@ -70,6 +75,8 @@ func (s *Starter) Start(ctx context.Context, name string, in Input, messages []l
 		return &workflow.Started{ExecutionID: name, Status: store.ExecRunning}, nil
 	case errors.As(err, &ae) && (ae.ErrorCode() == "ThrottlingException" || ae.ErrorCode() == "ServiceUnavailable"):
 		return nil, fault.Wrap(fault.Transient, err, "start agent_loop: Step Functions is busy; try again")
+	case errors.As(err, &ae) && ae.ErrorCode() == "ExecutionLimitExceeded":
+		return nil, fault.Wrap(fault.Transient, err, "start agent_loop: the account's limit of open executions is reached; try again once some have ended")
 	default:
 		return nil, fault.Wrap(fault.Internal, err, "start agent_loop")
 	}

@@ -21,6 +21,7 @@ import (
 	"sinew/internal/agentloop"
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
 	"sinew/internal/store"
@@ -270,7 +271,8 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
 		}
 		value = map[string]any{"response": v}
-	case k == fault.Transient || k == fault.Timeout || k == fault.Internal || k == "":
+	case k == fault.Transient || k == fault.Timeout || k == fault.Internal || k == fault.Conflict || k == "":
+		// Conflict: the session was busy (a hand-off still running); a repeat once it ends runs.
 		value = map[string]any{"retry": true}
 	default:
 		// A refusal is answered again as the same refusal.
@@ -314,6 +316,9 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	dev := c.DeveloperID
 	sess, err := s.d.Store.GetSession(ctx, dev, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.refuseWhileHandedOff(ctx, dev, sessionID); err != nil {
 		return nil, err
 	}
 	agent, err := s.d.Store.GetAgent(ctx, dev, sess.AgentID)
@@ -369,6 +374,8 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *auto,
 		MaxIterations: req.MaxIterations, Log: s.d.Log,
+		// Outputs stored by reference reach the model as values (bounded: loop.MaxToolContent).
+		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) },
 	})
 	if err != nil {
 		return nil, err
@@ -379,7 +386,10 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	st := loop.NewState(append(sys, convo...))
 	base := len(sys) + len(history)
 
-	handoff := func() (*Reply, error) {
+	// handoff gives the rest of the loop to agent_loop (202). turn holds the calls of a turn cut
+	// short (the budget ran out while they ran): agent_loop runs them first, under the same call
+	// ids, so an executor that did finish one answers its recorded result (DESIGN §3.9).
+	handoff := func(turn []tool.Call) (*Reply, error) {
 		// What ran is in the history; agent_loop goes on from it, so nothing runs twice.
 		if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
 			return nil, err
@@ -405,45 +415,75 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 			maxIter = loop.DefaultMaxIterations
 		}
 		left := maxIter - st.Iterations
+		if len(turn) > 0 {
+			// agent_loop counts the adopted turn's model call (loop.Adopt) among its iterations.
+			left++
+			var tv any
+			if err := convert(turn, &tv); err != nil {
+				return nil, fmt.Errorf("chat: encoding the turn: %w", err)
+			}
+			in.Turn = tv
+		}
 		if left < 1 {
 			left = 1
 		}
 		in.MaxIterations = &left
-		started, err := s.d.Starter.Start(ctx, "", in, st.Messages[len(sys):])
-		if err != nil {
-			return nil, err
+		reply, err := s.startHandoff(ctx, dev, agent.ID, sessionID, in, st.Messages[len(sys):])
+		if err != nil && len(turn) > 0 {
+			s.closeTurn(ctx, dev, sessionID, turn, err)
 		}
-		return &Reply{Status: http.StatusAccepted, Started: started}, nil
+		return reply, err
 	}
 	if req.Async {
 		if s.d.Starter == nil {
 			return nil, fault.Invalid("async", "async chats need agent_loop, which is not configured here")
 		}
-		return handoff()
+		return handoff(nil)
 	}
 
 	// The loop runs within the time budget; when the next step would not fit (judged by the
-	// longest step so far) or a model call runs out of time, agent_loop takes over.
+	// longest step so far), a model call runs out of time, or tools are still running when it
+	// ends, agent_loop takes over.
 	deadline := start.Add(s.d.Budget)
 	bctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var longest time.Duration
 	for !st.Done {
 		if s.d.Starter != nil && longest > 0 && deadline.Sub(s.d.Now()) < longest {
-			return handoff()
+			return handoff(nil)
 		}
 		t0 := s.d.Now()
-		err := lp.Step(bctx, st)
+		err := lp.Prompt(bctx, st)
+		if err == nil && !st.Done {
+			results := lp.Execute(bctx, st)
+			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
+				if cut := unfinished(results); len(cut) > 0 {
+					return s.cutShort(ctx, lp, st, results, cut, handoff)
+				}
+			}
+			// Outputs stored by reference are read back under the request's own context:
+			// the budget may be spent, the Lambda's time is not.
+			if err = lp.Feed(ctx, st, results); err != nil && s.d.Starter != nil && ctx.Err() == nil {
+				// An output could not be read back: agent_loop runs the turn's calls again under
+				// their ids (the executors answer their recorded results) and reads them, retrying.
+				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
+				return s.cutShort(ctx, lp, st, nil, nil, handoff)
+			}
+		}
 		if d := s.d.Now().Sub(t0); d > longest {
 			longest = d
 		}
 		if err != nil {
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil && len(st.Turn) == 0 {
-				return handoff()
+				return handoff(nil)
 			}
-			// What the loop produced is kept even when a later model call failed: every call
-			// it ran is answered in it, so a repeat never runs it again.
-			if serr := s.save(ctx, dev, sessionID, st.Messages[base:]); serr != nil {
+			// What the loop produced is kept even when a later step failed, up to its last
+			// whole turn: every call it ran is answered in it, so a repeat never runs it again.
+			keep := st.Messages[base:]
+			if len(st.Turn) > 0 {
+				keep = keep[:len(keep)-1] // the turn's assistant message, whose calls have no answers
+			}
+			if serr := s.save(ctx, dev, sessionID, keep); serr != nil {
 				return nil, serr
 			}
 			return nil, err
@@ -453,6 +493,139 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 		return nil, err
 	}
 	return &Reply{Status: http.StatusOK, Chat: s.response(sessionID, st)}, nil
+}
+
+// unfinished gives the ids of the calls whose result is an error: with the budget spent, such a
+// call may have been cut off rather than failed, and agent_loop runs it again under its id (a call
+// that did fail answers the same failure from the executor's record).
+func unfinished(results []tool.Result) map[string]bool {
+	cut := map[string]bool{}
+	for _, r := range results {
+		if r.Error != nil {
+			cut[r.ID] = true
+		}
+	}
+	return cut
+}
+
+// cutShort hands off a turn whose tools were still running when the budget ran out: the results
+// of the calls that finished are fed, and the others (cut, or every run call when cut is nil) and
+// the turn's pending calls go to agent_loop.
+func (s *Service) cutShort(ctx context.Context, lp *loop.Loop, st *loop.State, results []tool.Result, cut map[string]bool,
+	handoff func([]tool.Call) (*Reply, error)) (*Reply, error) {
+	var finished []tool.Result
+	if cut != nil {
+		for _, r := range results {
+			if !cut[r.ID] {
+				finished = append(finished, r)
+			}
+		}
+	}
+	if err := lp.FeedPartial(ctx, st, finished); err != nil {
+		// A finished output could not be read back: agent_loop takes those calls too.
+		if err := lp.FeedPartial(ctx, st, nil); err != nil {
+			return nil, err
+		}
+	}
+	turn := make([]tool.Call, 0, len(st.Turn))
+	for _, p := range st.Turn {
+		if p.Call != nil {
+			turn = append(turn, *p.Call)
+		}
+	}
+	s.d.Log.InfoContext(ctx, "chat: the time budget ran out while tools ran; agent_loop takes the turn over", "calls", len(turn))
+	return handoff(turn)
+}
+
+// closeTurn answers, in the history, the calls of a turn cut short that agent_loop could not take
+// over: the session's history stays whole (no call left unanswered, which would refuse every later
+// chat with a 422 the caller cannot answer), and the model is told what happened on the next chat.
+func (s *Service) closeTurn(ctx context.Context, dev, sessionID string, turn []tool.Call, cause error) {
+	msgs := make([]llm.Message, 0, len(turn))
+	for _, c := range turn {
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ModelCallID, Name: c.Name(),
+			Content: jsonv.EncodeString(map[string]any{"type": string(fault.Timeout),
+				"error": "the call did not finish within the chat's time budget, and handing it over to agent_loop failed (" + faultMessage(cause) + ")"})})
+	}
+	if err := s.save(context.WithoutCancel(ctx), dev, sessionID, msgs); err != nil {
+		s.d.Log.WarnContext(ctx, "chat: answering a turn that could not be handed off", "error", err.Error())
+	}
+}
+
+// handoffTTL keeps a session's hand-off mark at least as long as an agent_loop execution may wait
+// on a function call (timeout_seconds is at most a year).
+const handoffTTL = 400 * 24 * time.Hour
+
+// handoffKey is the idempotency record that names a session's latest hand-off to agent_loop.
+func handoffKey(sessionID string) string { return "chat-handoff#" + sessionID }
+
+// startHandoff records the execution (so the session reads as busy from now on), marks the
+// session with it, and starts agent_loop.
+func (s *Service) startHandoff(ctx context.Context, dev, agentID, sessionID string, in agentloop.Input, msgs []llm.Message) (*Reply, error) {
+	name := uuid.Must(uuid.NewV7()).String()
+	if _, _, err := s.d.Store.CreateExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: workflow.AgentLoop,
+		AgentID: agentID, SessionID: sessionID}); err != nil {
+		return nil, fmt.Errorf("chat: recording the hand-off: %w", err)
+	}
+	mark := map[string]any{"execution_id": name}
+	if _, created, err := s.d.Store.PutIdempotency(ctx, dev, handoffKey(sessionID), mark, handoffTTL); err != nil {
+		return nil, fmt.Errorf("chat: marking the hand-off: %w", err)
+	} else if !created {
+		// An earlier hand-off's mark (it ended: refuseWhileHandedOff let this chat through).
+		if _, err := s.d.Store.UpdateIdempotency(ctx, dev, handoffKey(sessionID), mark); err != nil {
+			return nil, fmt.Errorf("chat: marking the hand-off: %w", err)
+		}
+	}
+	started, err := s.d.Starter.Start(ctx, name, in, msgs)
+	if err != nil {
+		// Nothing runs: the record must not keep the session busy (it stays if the execution's
+		// first step has run: the start happened and only its answer was lost).
+		if _, derr := s.d.Store.DiscardUnstarted(context.WithoutCancel(ctx), dev, name); derr != nil {
+			s.d.Log.WarnContext(ctx, "chat: discarding a hand-off that did not start", "execution_id", name, "error", derr.Error())
+		}
+		return nil, err
+	}
+	return &Reply{Status: http.StatusAccepted, Started: started}, nil
+}
+
+// refuseWhileHandedOff refuses a chat in a session whose loop agent_loop is still running: its
+// history is not whole until that execution ends (409, naming it).
+func (s *Service) refuseWhileHandedOff(ctx context.Context, dev, sessionID string) error {
+	rec, err := s.d.Store.GetIdempotency(ctx, dev, handoffKey(sessionID))
+	if fault.Is(err, fault.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("chat: the session's hand-off: %w", err)
+	}
+	m, _ := rec.Value.(map[string]any)
+	id, _ := m["execution_id"].(string)
+	if id == "" {
+		return nil
+	}
+	x, err := s.d.Store.GetExecution(ctx, dev, id)
+	if fault.Is(err, fault.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("chat: the session's hand-off: %w", err)
+	}
+	if x.Status.Final() {
+		return nil
+	}
+	return fault.New(fault.Conflict, "session %s is being continued by agent_loop execution %s (status %s): chat again once it has ended (GET /executions/%s)%s",
+		sessionID, id, x.Status, id, pendingHint(x))
+}
+
+func pendingHint(x *store.Execution) string {
+	if len(x.PendingCalls) == 0 {
+		return ""
+	}
+	ids := make([]string, len(x.PendingCalls))
+	for i, c := range x.PendingCalls {
+		ids[i] = c.CallID
+	}
+	return fmt.Sprintf("; it waits for the function calls %s (POST /executions/%s/calls/{call_id}/result)", strings.Join(ids, ", "), x.ExecutionID)
 }
 
 // answersKnown refuses a tool message that answers no call of the conversation.
@@ -532,7 +705,7 @@ func (s *Service) history(ctx context.Context, dev, sessionID string) ([]llm.Mes
 }
 
 func (s *Service) save(ctx context.Context, dev, sessionID string, msgs []llm.Message) error {
-	if err := agentloop.AppendHistory(ctx, s.d.Store, dev, sessionID, msgs); err != nil {
+	if err := agentloop.AppendHistory(ctx, s.d.Store, dev, sessionID, "", msgs); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	return nil

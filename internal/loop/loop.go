@@ -38,10 +38,12 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
+	"sinew/internal/store"
 	"sinew/internal/tool"
 	"sinew/internal/toolfmt"
 )
@@ -86,8 +88,17 @@ type Config struct {
 	RunFunctions  bool
 	MaxIterations int // DefaultMaxIterations when 0
 	Concurrency   int // DefaultConcurrency when 0
-	Log           *slog.Logger
+	// Resolve reads back a tool output stored by reference ({"sinew:ref", "bytes"}, DESIGN §3.7),
+	// so the model sees the value and not the reference. Nil: outputs are shown as they are.
+	Resolve func(ctx context.Context, v any) (any, error)
+	Log     *slog.Logger
 }
+
+// MaxToolContent bounds the text of one tool message, in bytes. An executor may return up to
+// 2 MB (DESIGN §3.7), but a session's history keeps each message in one DynamoDB item (400 KB) and
+// a model's context window is finite, so a longer result is cut, with a marker saying so and where
+// the whole value is.
+const MaxToolContent = 128 << 10
 
 // Loop runs the model-tool loop of one Config.
 type Loop struct {
@@ -242,7 +253,7 @@ func (l *Loop) Step(ctx context.Context, st *State) error {
 	if err := l.Prompt(ctx, st); err != nil || st.Done {
 		return err
 	}
-	return l.Feed(st, l.Execute(ctx, st))
+	return l.Feed(ctx, st, l.Execute(ctx, st))
 }
 
 // Prompt calls the model and plans the turn into st.Turn. When the model asks for no tool, or the
@@ -413,8 +424,9 @@ func (l *Loop) runOne(ctx context.Context, c *tool.Call, def *tool.Tool) (res to
 
 // Feed records the results of the current turn's run calls (matched by sinew call id; a result
 // for another call is refused), appends the tool messages the model sees, and decides whether the
-// loop is done: pending calls stop it (finish_reason tool_calls), so does the cap.
-func (l *Loop) Feed(st *State, results []tool.Result) error {
+// loop is done: pending calls stop it (finish_reason tool_calls), so does the cap. Outputs stored
+// by reference are read back first (Config.Resolve); if one cannot be, st is left as it was.
+func (l *Loop) Feed(ctx context.Context, st *State, results []tool.Result) error {
 	byID := make(map[string]tool.Result, len(results))
 	for _, r := range results {
 		byID[r.ID] = r
@@ -430,24 +442,11 @@ func (l *Loop) Feed(st *State, results []tool.Result) error {
 	for id := range byID {
 		return fault.New(fault.Internal, "loop: a result for call %s, which the turn did not plan", id)
 	}
-	resultOf := make(map[string]tool.Result, len(results))
-	for _, r := range results {
-		resultOf[r.ID] = r
+	msgs, err := l.messages(ctx, st.Turn, results)
+	if err != nil {
+		return err
 	}
-	for _, p := range st.Turn {
-		switch p.Disposition {
-		case DispositionRun:
-			r := resultOf[p.Call.ID]
-			norm := tool.ResultOf(p.Call, r.Output)
-			if r.Error != nil {
-				norm = tool.ErrorResult(p.Call, r.Error.Type, r.Error.Message)
-			}
-			st.Results = append(st.Results, norm)
-			st.Messages = append(st.Messages, toolMessage(p, norm.Output, norm.Error))
-		case DispositionRejected:
-			st.Messages = append(st.Messages, toolMessage(p, nil, p.Error))
-		}
-	}
+	l.apply(st, st.Turn, results, msgs)
 	st.Pending = pendingOf(st.Turn)
 	st.Turn = nil
 	switch {
@@ -459,10 +458,194 @@ func (l *Loop) Feed(st *State, results []tool.Result) error {
 	return nil
 }
 
-// toolMessage is what the model sees of a result: a string output as is, any other output as
-// JSON, an error as {"error": message, "type": kind} (an unknown tool as Julep's {"error": "Tool
-// 'x' not found"}).
-func toolMessage(p Planned, output any, e *tool.ResultError) llm.Message {
+// FeedPartial records what a turn cut short has: the results given (of calls that finished) and
+// the rejected calls get their tool messages, and st.Turn keeps only the calls still unanswered
+// (to run, or pending), for agent_loop to take over (Adopt). The loop is not done.
+func (l *Loop) FeedPartial(ctx context.Context, st *State, results []tool.Result) error {
+	planned := map[string]bool{}
+	for _, p := range st.Turn {
+		if p.Disposition == DispositionRun {
+			planned[p.Call.ID] = true
+		}
+	}
+	for _, r := range results {
+		if !planned[r.ID] {
+			return fault.New(fault.Internal, "loop: a result for call %s, which the turn did not plan to run", r.ID)
+		}
+	}
+	msgs, err := l.messages(ctx, st.Turn, results)
+	if err != nil {
+		return err
+	}
+	done := make(map[string]bool, len(results))
+	for _, r := range results {
+		done[r.ID] = true
+	}
+	l.apply(st, st.Turn, results, msgs)
+	var rest []Planned
+	for _, p := range st.Turn {
+		if p.Disposition == DispositionRejected || (p.Disposition == DispositionRun && done[p.Call.ID]) {
+			continue
+		}
+		rest = append(rest, p)
+	}
+	st.Turn, st.Pending = rest, []Pending{}
+	return nil
+}
+
+// Adopt takes over a turn another runner began (the chat handing off to agent_loop when its time
+// budget ran out while tools ran): calls are the envelopes, under sinew's call ids and the model's
+// ids, of every tool call of the last assistant message that no tool message answers yet. Each
+// becomes a call to run with the same id, so an executor that did finish it answers its recorded
+// result instead of running it again (DESIGN §3.9); a call of a tool the loop no longer has is
+// rejected as the model would see it. The turn's model call counts as an iteration.
+func (l *Loop) Adopt(st *State, calls []tool.Call) error {
+	if len(st.Turn) > 0 || st.Done {
+		return fault.New(fault.Internal, "loop: a turn can be adopted only by a loop between turns")
+	}
+	open := Unanswered(st.Messages)
+	if len(open) == 0 {
+		return fault.Invalid("turn", "turn carries calls, but the last assistant message has no unanswered tool call")
+	}
+	want := make(map[string]bool, len(open))
+	for _, id := range open {
+		want[id] = true
+	}
+	names := map[string]string{}
+	for _, c := range st.Last().ToolCalls {
+		names[c.ID] = c.Name
+	}
+	turn := make([]Planned, 0, len(calls))
+	for i := range calls {
+		c := calls[i]
+		field := fmt.Sprintf("turn[%d]", i)
+		if err := c.Validate(); err != nil {
+			return fault.Wrap(fault.InvalidInput, err, "%s: %v", field, err)
+		}
+		if !want[c.ModelCallID] {
+			return fault.Invalid(field+".model_call_id", "%s answers %q, which is not an unanswered tool call of the last assistant message (%s)", field, c.ModelCallID, strings.Join(open, ", "))
+		}
+		delete(want, c.ModelCallID)
+		name := c.Name()
+		if name == "" {
+			name = names[c.ModelCallID]
+		}
+		p := Planned{ModelCallID: c.ModelCallID, Name: name}
+		f, known := l.byName[name]
+		switch {
+		case !known:
+			p.Disposition = DispositionRejected
+			p.Error = &tool.ResultError{Type: string(fault.NotFound), Message: fmt.Sprintf("Tool '%s' not found", name)}
+		case f.Tool.Type != c.Type:
+			p.Disposition, p.Call = DispositionRejected, &c
+			p.Error = &tool.ResultError{Type: string(fault.InvalidInput), Message: fmt.Sprintf("Tool '%s' is now of type %s, not %s", name, f.Tool.Type, c.Type)}
+		case c.Type == tool.TypeFunction && !l.cfg.RunFunctions:
+			p.Disposition, p.Call = DispositionPending, &c
+		default:
+			p.Disposition, p.Call = DispositionRun, &c
+		}
+		turn = append(turn, p)
+	}
+	if len(want) > 0 {
+		var missing []string
+		for _, id := range open {
+			if want[id] {
+				missing = append(missing, id)
+			}
+		}
+		return fault.Invalid("turn", "turn carries no call for the unanswered tool calls %s", strings.Join(missing, ", "))
+	}
+	st.Turn = turn
+	st.Iterations++
+	return nil
+}
+
+// messages gives the tool message of each call of turn that results answer or that was rejected,
+// by model call id, reading outputs stored by reference back first.
+func (l *Loop) messages(ctx context.Context, turn []Planned, results []tool.Result) (map[string]llm.Message, error) {
+	resultOf := make(map[string]tool.Result, len(results))
+	for _, r := range results {
+		resultOf[r.ID] = r
+	}
+	out := make(map[string]llm.Message, len(turn))
+	for _, p := range turn {
+		switch {
+		case p.Disposition == DispositionRejected:
+			out[p.ModelCallID] = toolMessage(p, "", p.Error)
+		case p.Disposition == DispositionRun:
+			r, ok := resultOf[p.Call.ID]
+			if !ok {
+				continue
+			}
+			if r.Error != nil {
+				out[p.ModelCallID] = toolMessage(p, "", r.Error)
+				continue
+			}
+			text, err := l.content(ctx, r.Output)
+			if err != nil {
+				return nil, fmt.Errorf("the output of call %s (%s): %w", p.Call.ID, p.Name, err)
+			}
+			out[p.ModelCallID] = toolMessage(p, text, nil)
+		}
+	}
+	return out, nil
+}
+
+// apply appends the results and the tool messages of turn, in the model's order.
+func (l *Loop) apply(st *State, turn []Planned, results []tool.Result, msgs map[string]llm.Message) {
+	resultOf := make(map[string]tool.Result, len(results))
+	for _, r := range results {
+		resultOf[r.ID] = r
+	}
+	for _, p := range turn {
+		m, ok := msgs[p.ModelCallID]
+		if !ok {
+			continue
+		}
+		if p.Disposition == DispositionRun {
+			r := resultOf[p.Call.ID]
+			norm := tool.ResultOf(p.Call, r.Output)
+			if r.Error != nil {
+				norm = tool.ErrorResult(p.Call, r.Error.Type, r.Error.Message)
+			}
+			st.Results = append(st.Results, norm)
+		}
+		st.Messages = append(st.Messages, m)
+	}
+}
+
+// content is an output as the model sees it: a string as is, any other value as JSON, a value
+// stored by reference read back first, and all of it at most MaxToolContent bytes.
+func (l *Loop) content(ctx context.Context, output any) (string, error) {
+	ref, isRef := store.RefOf(output)
+	if isRef && l.cfg.Resolve != nil {
+		v, err := l.cfg.Resolve(ctx, output)
+		if err != nil {
+			return "", err
+		}
+		output = v
+	}
+	text, ok := output.(string)
+	if !ok {
+		text = jsonv.EncodeString(output)
+	}
+	if len(text) <= MaxToolContent {
+		return text, nil
+	}
+	cut := MaxToolContent
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	where := ""
+	if isRef {
+		where = fmt.Sprintf("; the whole output is the stored value %s (GET /payloads/%s)", ref, ref)
+	}
+	return text[:cut] + fmt.Sprintf("\n[sinew: output truncated: the first %d of %d bytes%s]", cut, len(text), where), nil
+}
+
+// toolMessage is what the model sees of a result: its text (see content), or an error as
+// {"error": message, "type": kind} (an unknown tool as Julep's {"error": "Tool 'x' not found"}).
+func toolMessage(p Planned, text string, e *tool.ResultError) llm.Message {
 	m := llm.Message{Role: llm.RoleTool, ToolCallID: p.ModelCallID, Name: p.Name}
 	switch {
 	case e != nil && e.Type == string(fault.NotFound) && p.Call == nil:
@@ -470,11 +653,7 @@ func toolMessage(p Planned, output any, e *tool.ResultError) llm.Message {
 	case e != nil:
 		m.Content = jsonv.EncodeString(map[string]any{"error": e.Message, "type": e.Type})
 	default:
-		if s, ok := output.(string); ok {
-			m.Content = s
-		} else {
-			m.Content = jsonv.EncodeString(output)
-		}
+		m.Content = text
 	}
 	return m
 }

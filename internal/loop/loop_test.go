@@ -341,7 +341,7 @@ func TestStateTravelsAsJSONBetweenInvocations(t *testing.T) {
 		t.Fatalf("to run: %d calls", len(calls))
 	}
 	results := []tool.Result{tool.ResultOf(calls[1], map[string]any{"answer": "yes"}), tool.ResultOf(calls[0], map[string]any{"ok": 1})}
-	if err := l2.Feed(&back, results); err != nil {
+	if err := l2.Feed(context.Background(), &back, results); err != nil {
 		t.Fatal(err)
 	}
 	if back.Done {
@@ -353,7 +353,7 @@ func TestStateTravelsAsJSONBetweenInvocations(t *testing.T) {
 	if !back.Done || back.FinishReason != llm.FinishStop || len(back.Results) != 2 {
 		t.Errorf("done %v finish %q results %d", back.Done, back.FinishReason, len(back.Results))
 	}
-	if err := mk().Feed(&back, []tool.Result{{ID: "call_unplanned"}}); !fault.Is(err, fault.Internal) {
+	if err := mk().Feed(context.Background(), &back, []tool.Result{{ID: "call_unplanned"}}); !fault.Is(err, fault.Internal) {
 		t.Errorf("a result for an unplanned call: %v", err)
 	}
 }

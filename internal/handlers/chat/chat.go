@@ -22,15 +22,17 @@ func Register(rt *httpapi.Router, svc *chat.Service) {
 		Description: "Runs the model-tool loop over the session's history and the request's messages. With auto_run_tools (default: the developer's auto_run_tools_chat flag), " +
 			"integration, api_call and system calls are run and fed back; function calls come back as pending_calls, answered by tool messages (tool_call_id = model_call_id) " +
 			"in the next request, which is refused (422) while one is unanswered. Without auto_run_tools every call comes back unexecuted. stream: true is a 400. " +
-			"With Idempotency-Key, a repeat answers the first answer.",
+			"Past the time budget (SINEW_CHAT_BUDGET_S), between turns or while a turn's tools still run, or with async, the loop goes on as agent_loop (202); " +
+			"until that execution ends, chats in the session are refused (409). Tool outputs stored by reference reach the model as their values, " +
+			"at most 128 KiB each (a longer one is cut, with a marker naming the stored value). With Idempotency-Key, a repeat answers the first answer.",
 		Tags: []string{tag}, Params: []httpapi.Param{httpapi.IdempotencyParam()},
 		Request: httpapi.Ref("ChatRequest"),
 		Responses: map[int]httpapi.Resp{
 			200: {Description: "the model's answer", Schema: httpapi.Ref("ChatResponse")},
-			202: {Description: "handed to agent_loop (async, or past the time budget): {execution_id, status}"},
+			202: {Description: "handed to agent_loop (async, or past the time budget, also while a turn's tools still ran): {execution_id, status}"},
 			400: {Description: "a broken rule (stream: true, inline tools with setup, ...)"},
 			404: {Description: "unknown session, or not yours"},
-			409: {Description: "a request with this Idempotency-Key is still running"},
+			409: {Description: "a request with this Idempotency-Key is still running, or agent_loop still continues the session (the message names the execution)"},
 			422: {Description: "a pending tool call is left unanswered"},
 		},
 	}})
@@ -79,7 +81,7 @@ func registerSchemas(rt *httpapi.Router) {
 		"created_at": map[string]any{"type": "string", "format": "date-time"},
 		"choices": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
 			"index":         map[string]any{"type": "integer"},
-			"finish_reason": map[string]any{"type": "string", "enum": []any{"stop", "tool_calls", "length", "iteration_cap"}},
+			"finish_reason": map[string]any{"type": "string", "enum": []any{"stop", "tool_calls", "length", "content_filter", "iteration_cap"}},
 			"message":       message,
 		}}},
 		"usage": map[string]any{"type": "object", "properties": map[string]any{

@@ -127,11 +127,17 @@ func (m *modelServer) count() int {
 	return len(m.requests)
 }
 
-// invoker runs executor handlers in process, as local mode's Lambda does, counting invocations.
+// invoker runs executor handlers in process, counting invocations. As in AWS, a function runs
+// to its end whatever its caller does: a caller whose context ends stops waiting (and gets the
+// error the Lambda client gives), while the run goes on; bg counts such runs, and gaveUp is
+// closed when a caller first stops waiting.
 type invoker struct {
 	mu       sync.Mutex
 	handlers map[string]lambda.Handler
 	calls    map[string]int
+	bg       sync.WaitGroup
+	gaveUp   chan struct{}
+	once     sync.Once
 }
 
 func (iv *invoker) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
@@ -142,8 +148,36 @@ func (iv *invoker) Invoke(ctx context.Context, fn string, payload []byte) ([]byt
 	if !ok {
 		return nil, nil, fault.New(fault.NotFound, "function %s not found", fn)
 	}
-	out, ierr := lambdaboundary.Invoke(ctx, h, payload)
-	return out, ierr, nil
+	type answer struct {
+		out  []byte
+		ierr *messages.InvokeResponse_Error
+	}
+	done := make(chan answer, 1)
+	iv.bg.Add(1)
+	go func() {
+		defer iv.bg.Done()
+		out, ierr := lambdaboundary.Invoke(context.WithoutCancel(ctx), h, payload)
+		done <- answer{out, ierr}
+	}()
+	select {
+	case a := <-done:
+		return a.out, a.ierr, nil
+	case <-ctx.Done():
+		iv.once.Do(func() { close(iv.gaveUp) })
+		return nil, nil, fault.Wrap(fault.Timeout, ctx.Err(), "invoking %s: the request's time budget ran out", fn)
+	}
+}
+
+// afterBackground runs h once every run its callers stopped waiting for has ended: agent_loop's
+// Map then meets the earlier run's record, as a retry in AWS would once that run ends.
+type afterBackground struct {
+	iv *invoker
+	h  lambda.Handler
+}
+
+func (a afterBackground) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	a.iv.bg.Wait()
+	return a.h.Invoke(ctx, payload)
 }
 
 func (iv *invoker) count(fn string) int {
@@ -152,15 +186,20 @@ func (iv *invoker) count(fn string) int {
 	return iv.calls[fn]
 }
 
-// weather is the test provider: "flaky" fails transiently on its first run for a location.
+// weather is the test provider: "flaky" fails transiently on its first run for a location;
+// "slow" answers only once a caller has stopped waiting for a run (invoker.gaveUp); "block"
+// answers once release is closed; "big" answers bytes characters of text.
 type weather struct {
-	mu   sync.Mutex
-	runs map[string]int
+	mu      sync.Mutex
+	runs    map[string]int
+	gaveUp  chan struct{}
+	release chan struct{}
 }
 
 type weatherArgs struct {
 	Location string `json:"location" jsonschema:"minLength=1"`
 	Mode     string `json:"mode,omitempty"`
+	Bytes    int    `json:"bytes,omitempty"`
 }
 
 func (w *weather) provider() *integrations.Provider {
@@ -170,8 +209,17 @@ func (w *weather) provider() *integrations.Provider {
 			w.runs[a.Location]++
 			n := w.runs[a.Location]
 			w.mu.Unlock()
-			if a.Mode == "flaky" && n == 1 {
-				return nil, fault.New(fault.Transient, "the weather service is busy")
+			switch a.Mode {
+			case "flaky":
+				if n == 1 {
+					return nil, fault.New(fault.Transient, "the weather service is busy")
+				}
+			case "slow":
+				<-w.gaveUp
+			case "block":
+				<-w.release
+			case "big":
+				return map[string]any{"location": a.Location, "report": "BEGIN" + strings.Repeat("r", a.Bytes) + "END"}, nil
 			}
 			return map[string]any{"location": a.Location, "temperature": 21}, nil
 		}),
@@ -185,6 +233,7 @@ func (w *weather) count(loc string) int {
 }
 
 type harness struct {
+	sfn     *engineSFN // the chat's Step Functions
 	starter *agentloop.Starter
 	svc     *chat.Service
 	eng     *asl.Engine
@@ -209,10 +258,15 @@ type harness struct {
 const weatherTool = `{"name": "get_weather", "type": "integration", "description": "the weather", "integration": {"provider": "weather", "method": "get"}}`
 const clientTool = `{"name": "ask_user", "type": "function", "function": {"description": "ask the user", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}`
 
-func newHarness(t testing.TB, turns ...turn) *harness {
+func newHarness(t testing.TB, turns ...turn) *harness { return newHarnessBudget(t, 0, turns...) }
+
+// newHarnessBudget is newHarness with the chat's time budget (0: the default).
+func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), key: bytes.Repeat([]byte{7}, 32), weather: &weather{runs: map[string]int{}},
-		dev: "dev-" + strings.ToLower(t.Name()), ddb: &ddbcount.Counter{}}
+	gaveUp := make(chan struct{})
+	h := &harness{t: t, ctx: context.Background(), key: bytes.Repeat([]byte{7}, 32),
+		weather: &weather{runs: map[string]int{}, gaveUp: gaveUp, release: make(chan struct{})},
+		dev:     "dev-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), ddb: &ddbcount.Counter{}}
 	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register) })
 	table := ddblocal.NewTable(t, db)
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{42}, 32))
@@ -226,7 +280,7 @@ func newHarness(t testing.TB, turns ...turn) *harness {
 	if err := reg.Register(h.weather.provider()); err != nil {
 		t.Fatal(err)
 	}
-	h.iv = &invoker{calls: map[string]int{}, handlers: map[string]lambda.Handler{
+	h.iv = &invoker{calls: map[string]int{}, gaveUp: gaveUp, handlers: map[string]lambda.Handler{
 		"sinew-integration": lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg})),
 	}}
 	// agent_loop on the embedded engine, for the hand-off: the same model, the executors in process.
@@ -234,16 +288,18 @@ func newHarness(t testing.TB, turns ...turn) *harness {
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.engine(map[string]lambda.Handler{
 		"model":       lambdaboundary.Handler(modelh.New(stepper)),
-		"integration": h.iv.handlers["sinew-integration"],
+		"integration": afterBackground{iv: h.iv, h: h.iv.handlers["sinew-integration"]},
 	})
+	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}
 	svc := chat.New(chat.Deps{
-		Starter:      &agentloop.Starter{Store: h.store, SFN: &engineSFN{eng: h.eng, machine: h.machine}, ARN: agentLoopARN},
+		Starter:      &agentloop.Starter{Store: h.store, SFN: h.sfn, ARN: agentLoopARN},
 		Now:          h.now,
 		Store:        h.store,
 		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "test"}),
 		Formatter:    &toolfmt.Formatter{Integrations: reg},
 		Dispatcher:   &dispatch.Dispatcher{Invoker: h.iv, Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond},
 		FlagDefaults: map[string]bool{chat.FlagAutoRun: false, "auto_tool_calls_prompt_step": false},
+		Budget:       budget,
 	})
 	rt := httpapi.New(httpapi.Options{})
 	chathttp.Register(rt, svc)
@@ -324,9 +380,13 @@ func (h *harness) engine(handlers lambdas) {
 type engineSFN struct {
 	eng     *asl.Engine
 	machine *asl.Machine
+	fail    error // when set, StartExecution answers it
 }
 
 func (e *engineSFN) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	if e.fail != nil {
+		return nil, e.fail
+	}
 	x, err := e.eng.Start(ctx, asl.StartInput{Machine: e.machine, StateMachineArn: *in.StateMachineArn, Name: *in.Name, Input: *in.Input})
 	if fault.Is(err, fault.Conflict) { // as the SDK reports it
 		return nil, &sfntypes.ExecutionAlreadyExists{Message: in.Name}
