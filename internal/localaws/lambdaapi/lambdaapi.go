@@ -63,12 +63,18 @@ type Options struct {
 	Region  string // default us-east-1
 	Account string // default 000000000000
 	Logger  *slog.Logger
+	// Timeout is a function's timeout (its deployed one); nil or 0 is Lambda's maximum.
+	Timeout func(name string) time.Duration
 }
+
+// MaxTimeout is Lambda's longest function timeout.
+const MaxTimeout = 15 * time.Minute
 
 // Service is the Invoke API endpoint. It is safe for concurrent use.
 type Service struct {
 	region, account string
 	log             *slog.Logger
+	timeout         func(name string) time.Duration
 
 	mu  sync.RWMutex
 	fns map[string]Invoker
@@ -84,6 +90,7 @@ func New(opts Options) *Service {
 		region:  opts.Region,
 		account: opts.Account,
 		log:     opts.Logger,
+		timeout: opts.Timeout,
 		fns:     map[string]Invoker{},
 		closing: make(chan struct{}),
 	}
@@ -268,7 +275,17 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, "queued"
 	}
-	out, ferr, err := s.run(r.Context(), name, inv, payload)
+	// As in AWS, a synchronous invocation runs to its end (or its timeout) even when the caller
+	// stops waiting: the caller's executor may have given up on a call whose side effect happens.
+	d := MaxTimeout
+	if s.timeout != nil {
+		if t := s.timeout(name); t > 0 {
+			d = t
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d)
+	defer cancel()
+	out, ferr, err := s.run(ctx, name, inv, payload)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
 		return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "The function %s could not be run: see the local-mode log", name))

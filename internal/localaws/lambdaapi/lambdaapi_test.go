@@ -411,3 +411,51 @@ func TestEndpointFromEnvironment(t *testing.T) {
 		t.Fatalf("Invoke through AWS_ENDPOINT_URL_LAMBDA: %v", err)
 	}
 }
+
+// TestSyncInvocationOutlivesItsCaller: a caller that stops waiting (its context canceled, as the
+// chat's budget does) does not cancel the function, which runs to its end as in AWS; the
+// function's own timeout still bounds it.
+func TestSyncInvocationOutlivesItsCaller(t *testing.T) {
+	finished := make(chan error, 2)
+	slow := InvokerFunc(func(ctx context.Context, payload []byte) ([]byte, *FunctionError, error) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+			finished <- nil
+		case <-ctx.Done():
+			finished <- ctx.Err()
+		}
+		return payload, nil, nil
+	})
+	svc := New(Options{Logger: quiet(), Timeout: func(name string) time.Duration {
+		if name == "short" {
+			return 50 * time.Millisecond
+		}
+		return 0
+	}})
+	for _, n := range []string{"slow", "short"} {
+		if err := svc.Register(n, slow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		want error
+	}{{"slow", nil}, {"short", context.DeadlineExceeded}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/2015-03-31/functions/"+tc.name+"/invocations", strings.NewReader(`{}`))
+		if _, err := srv.Client().Do(req); err == nil {
+			t.Errorf("%s: the caller's request should have been cut off", tc.name)
+		}
+		cancel()
+		select {
+		case err := <-finished:
+			if !errors.Is(err, tc.want) {
+				t.Errorf("%s: the function ended with %v, want %v", tc.name, err, tc.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the function never ended", tc.name)
+		}
+	}
+}
