@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"sinew/internal/lambdaboundary"
 )
 
 type (
@@ -31,6 +33,11 @@ func serveAPI(ctx context.Context, fns *functions, ev httpapiEvent) (httpapiResp
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return httpapiResponse{}, err
+	}
+	if len(payload) > lambdaboundary.MaxEvent {
+		// As API Gateway answers an event over Lambda's 6 MB limit: the function never runs.
+		return httpapiResponse{StatusCode: 413, Headers: map[string]string{"content-type": "application/json"},
+			Body: fmt.Sprintf(`{"error":{"type":"Sinew.TooLarge","message":"the request is %d bytes as a Lambda event; at most %d fit"}}`, len(payload), lambdaboundary.MaxEvent)}, nil
 	}
 	out, ferr, err := inv.Invoke(ctx, payload)
 	if err != nil {

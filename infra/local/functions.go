@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/uuid"
 
 	"sinew/internal/app"
@@ -64,7 +64,7 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 			return nil, err
 		}
 		rt := app.APIRouter(app.Deps{Config: d.cfg, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg, Logger: d.log})
-		return lambdaapi.FromHandler(lambda.NewHandler(rt.ServeEvent)), nil
+		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"prepare": func(d handlerDeps) (lambdaapi.Invoker, error) {
 		deps, err := prepare.FromEnv(d.ctx)
@@ -93,7 +93,7 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		}
 		rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim, Logger: d.log})
 		chathttp.Register(rt, svc)
-		return lambdaapi.FromHandler(lambda.NewHandler(rt.ServeEvent)), nil
+		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"model": func(d handlerDeps) (lambdaapi.Invoker, error) {
 		s, err := model.FromEnv(d.ctx, d.log)
@@ -150,6 +150,14 @@ func (f *functions) registerDescribed(d handlerDeps) error {
 		}
 	}
 	return nil
+}
+
+// deployedTimeout is a described function's timeout, so a synchronous Invoke is bounded as in AWS.
+func deployedTimeout(name string) time.Duration {
+	if fn, ok := deploy.FunctionByName(name); ok {
+		return fn.Timeout
+	}
+	return 0
 }
 
 // warnMissing says which described functions nothing answers for: not a silent skip.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -139,6 +140,11 @@ func DecodeJSON(body []byte, v any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return fault.Invalid("body", "the request body is empty; send a JSON object")
+	}
+	// JSON is UTF-8 (RFC 8259); encoding/json would put U+FFFD in place of invalid bytes and the
+	// damaged text would be stored.
+	if !utf8.Valid(body) {
+		return fault.Invalid("body", "the request body is not valid UTF-8; send JSON encoded as UTF-8")
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

@@ -6,14 +6,18 @@
 package lambdaboundary
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -64,20 +68,140 @@ func Wrap[In, Out any](h func(context.Context, In) (Out, error)) func(context.Co
 	}
 }
 
-// Start runs h as this process's Lambda handler, through Wrap. It does not return.
+// Start runs h as this process's Lambda handler, through Wrap, decoding events with DecodeEvent. It
+// does not return.
 func Start[In, Out any](h func(context.Context, In) (Out, error)) {
-	lambda.Start(Wrap(h))
+	lambda.Start(Handler(h))
 }
 
 // Handler is the lambda.Handler of h through Wrap: what local mode's in-process invoker runs, so it
-// decodes the event and encodes the answer exactly as the deployed function does.
+// decodes the event and encodes the answer exactly as the deployed function does. The event is
+// decoded by DecodeEvent, not by the runtime, so an event of the wrong shape is a
+// Sinew.InvalidInput naming what is wrong rather than an error named after a Go type.
 func Handler[In, Out any](h func(context.Context, In) (Out, error)) lambda.Handler {
-	return lambda.NewHandler(Wrap(h))
+	return strictHandler[In, Out]{Wrap(h)}
+}
+
+type strictHandler[In, Out any] struct {
+	h func(context.Context, In) (Out, error) // already through Wrap
+}
+
+// MaxEvent is Lambda's limit on a synchronous invocation's event: 6 MB.
+const MaxEvent = 6 << 20
+
+// awsEvents is the package of the events AWS itself makes (API Gateway's, EventBridge's): AWS adds
+// fields to them over time, so their unknown fields are ignored rather than refused.
+const awsEvents = "github.com/aws/aws-lambda-go/events"
+
+func (s strictHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	if len(payload) > MaxEvent {
+		// Lambda refuses such an event before any handler runs; in-process invokers must too.
+		err := fault.New(fault.TooLarge, "the event is %d bytes; a Lambda function accepts at most %d (6 MB)", len(payload), MaxEvent)
+		slog.WarnContext(ctx, "event refused", "error_type", string(fault.TooLarge), "bytes", len(payload), "request_id", requestID(ctx))
+		return nil, Error(err)
+	}
+	var in In
+	decode := DecodeEvent
+	if reflect.TypeFor[In]().PkgPath() == awsEvents {
+		decode = decodeAWSEvent
+	}
+	if err := decode(payload, &in); err != nil {
+		ire := Error(err)
+		slog.WarnContext(ctx, "event refused", "error_type", ire.Type, "message", ire.Message, "request_id", requestID(ctx))
+		return nil, ire
+	}
+	out, err := s.h(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	// As the runtime encodes an answer: HTML characters unescaped, no trailing newline.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		slog.ErrorContext(ctx, "answer does not encode", "error", err.Error(), "request_id", requestID(ctx))
+		return nil, Error(fault.Wrap(fault.Internal, err, "internal error"))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// DecodeEvent decodes a Lambda event into v strictly: an empty event, malformed JSON, a value of the
+// wrong type, an unknown field and data after the value are InvalidInput errors naming the field.
+func DecodeEvent(payload []byte, v any) error { return decodeEvent(payload, v, true) }
+
+// decodeAWSEvent is DecodeEvent for the events AWS makes, whose unknown fields are ignored.
+func decodeAWSEvent(payload []byte, v any) error { return decodeEvent(payload, v, false) }
+
+func decodeEvent(payload []byte, v any, strict bool) error {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return fault.Invalid("event", "the event is empty; send a JSON object")
+	}
+	// encoding/json would put U+FFFD in place of invalid bytes and carry the damaged text on.
+	if !utf8.Valid(payload) {
+		return fault.Invalid("event", "the event is not valid UTF-8; JSON must be UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		var fe *fault.Error
+		switch {
+		case errors.As(err, &fe):
+			return err // a field's own UnmarshalJSON said what is wrong
+		case errors.As(err, &se):
+			return fault.Invalid("event", "the event is not valid JSON: %s (at byte %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fault.Invalid("event", "the event ends in the middle of its JSON value")
+		case errors.As(err, &te):
+			if te.Field == "" {
+				return fault.Invalid("event", "the event must be %s, not %s", jsonKind(te.Type), te.Value)
+			}
+			return fault.Invalid(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			if n, uerr := strconv.Unquote(name); uerr == nil {
+				name = n
+			}
+			return fault.Invalid(name, "the event has an unknown field %q", name)
+		}
+		return fault.Invalid("event", "the event is invalid: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.Invalid("event", "the event has data after its JSON value")
+	}
+	return nil
+}
+
+// jsonKind names the JSON form of Go type t.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a " + t.String()
 }
 
 // Invoke runs h in process as the Lambda runtime would: the answer's bytes, or the error the runtime
 // would report, named by the runtime's own rule (an InvokeResponse_Error value as is, any other error
-// or panic after its Go type, so an event of the wrong shape is an UnmarshalTypeError here as in AWS). The context
+// or panic after its Go type, as in AWS: a handler made by Handler names an undecodable event
+// Sinew.InvalidInput, one made by lambda.NewHandler after the decoder's error type). The context
 // gets a Lambda context with a fresh request id unless it already has one.
 func Invoke(ctx context.Context, h lambda.Handler, payload []byte) (out []byte, ierr *messages.InvokeResponse_Error) {
 	if _, ok := lambdacontext.FromContext(ctx); !ok {

@@ -1,10 +1,12 @@
 package lambdaboundary
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -101,10 +103,29 @@ func TestHandlerInvoke(t *testing.T) {
 	if ierr == nil || ierr.Type != "Sinew.Internal" || !ierr.ShouldExit || ierr.Message != "internal error" {
 		t.Errorf("panic: %#v", ierr)
 	}
-	// An event the handler cannot decode is named by the runtime's rule, as in AWS.
-	_, ierr = Invoke(context.Background(), Handler(handle), []byte(`{"echo":3}`))
+	// An event the handler cannot decode is an InvalidInput naming what is wrong (DecodeEvent).
+	for _, bad := range []struct{ payload, msg string }{
+		{`{"echo":3}`, "echo must be a string, not number"},
+		{`{"echo":"x","extra":1}`, `the event has an unknown field "extra"`},
+		{`{"echo":`, "the event ends in the middle of its JSON value"},
+		{`{"echo" 1}`, "the event is not valid JSON"},
+		{``, "the event is empty"},
+		{`{} {}`, "the event has data after its JSON value"},
+		{`[1]`, "the event must be an object, not array"},
+	} {
+		_, ierr = Invoke(context.Background(), Handler(handle), []byte(bad.payload))
+		if ierr == nil || ierr.Type != "Sinew.InvalidInput" || !strings.Contains(ierr.Message, bad.msg) {
+			t.Errorf("bad event %q: %#v, want Sinew.InvalidInput saying %q", bad.payload, ierr, bad.msg)
+		}
+	}
+	big := append(append([]byte(`{"echo":"`), bytes.Repeat([]byte("x"), MaxEvent)...), `"}`...)
+	if _, ierr = Invoke(context.Background(), Handler(handle), big); ierr == nil || ierr.Type != "Sinew.TooLarge" {
+		t.Errorf("an event over 6 MB: %#v, want Sinew.TooLarge", ierr)
+	}
+	// Through lambda.NewHandler the runtime's own decoder names it after its Go type, as in AWS.
+	_, ierr = Invoke(context.Background(), lambda.NewHandler(Wrap(handle)), []byte(`{"echo":3}`))
 	if ierr == nil || ierr.Type != "UnmarshalTypeError" {
-		t.Errorf("bad event: %#v", ierr)
+		t.Errorf("bad event through lambda.NewHandler: %#v", ierr)
 	}
 	// A raw handler outside Wrap is named by its Go type, as the runtime does.
 	raw := lambda.NewHandler(func(context.Context, event) (answer, error) { return answer{}, &json.UnsupportedValueError{Str: "x"} })

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
 )
 
 const childEnv = "SINEW_LAMBDABOUNDARY_CHILD"
@@ -26,7 +24,7 @@ const childEnv = "SINEW_LAMBDABOUNDARY_CHILD"
 // function does.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		lambda.Start(Wrap(handle))
+		Start(handle)
 		return
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -86,8 +84,8 @@ func TestRuntimeAPILoop(t *testing.T) {
 		events = append(events, fmt.Sprintf(`{"kind":%q}`, k))
 		want = append(want, string(k))
 	}
-	events = append(events, `{"untyped":true}`, `{"echo":"ok"}`, `{"panic":true}`)
-	want = append(want, "Sinew.Internal", "", "Sinew.Internal")
+	events = append(events, `{"untyped":true}`, `{"echo":3}`, `{"echo":"ok"}`, `{"panic":true}`)
+	want = append(want, "Sinew.Internal", "Sinew.InvalidInput", "", "Sinew.Internal")
 
 	addr, results := fakeRuntimeAPI(t, events)
 	exe, err := os.Executable()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"sinew/internal/fault"
 	"sinew/internal/handlers/common"
@@ -43,8 +44,10 @@ func New(d Deps) func(context.Context, json.RawMessage) (any, error) {
 		// Numbers stay exact (a client's output may hold integers past 2^53).
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
+		// The state machine sends exactly these keys; anything else is a caller's mistake.
+		dec.DisallowUnknownFields()
 		if err := dec.Decode(&o); err != nil {
-			return nil, fault.Invalid("event", "the outcome is malformed: %v", err)
+			return nil, fault.Invalid("event", "the outcome is malformed: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return d.Workflow.Settle(ctx, o)
 	}
