@@ -61,3 +61,9 @@ bench:
 
 bench-smoke:
 	@$(PHASE) "bench: smoke run of every part" bash -c 'out=$$(mktemp) && go run ./bench/cmd/sinewbench -smoke -out "$$out" && rm -f "$$out"'
+
+# fuzz: every Go fuzz target in the tree (scripts/fuzz.sh finds them), FUZZTIME each, one at a time;
+# a crasher fails it and is kept under the package's testdata/fuzz. `make test` runs the seeds.
+.PHONY: fuzz
+fuzz:
+	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh

@@ -197,8 +197,10 @@ func (p *prepared) setHeaders(h map[string]any) error {
 			continue
 		}
 		for _, v := range vals {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return fault.Invalid(field, "header %s holds a line break or NUL", name)
+			// net/http refuses every control byte but tab at send time, as a transport error that
+			// would be retried; refuse them here, where the caller learns which header is at fault.
+			if i := strings.IndexFunc(v, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }); i >= 0 {
+				return fault.Invalid(field, "header %s holds a control character such as a line break or NUL (%q at byte %d); header values may hold only printable text and tabs", name, v[i], i)
 			}
 		}
 		p.header[http.CanonicalHeaderKey(name)] = vals

@@ -19,6 +19,7 @@ import (
 	mrand "math/rand/v2"
 	"regexp"
 	"strings"
+	"time"
 
 	jsonatalib "github.com/blues/jsonata-go"
 
@@ -42,17 +43,58 @@ var (
 // Compile checks the expression's syntax and AWS's own restrictions.
 func (c *Compiler) Compile(src string) (asl.JSONataExpr, error) {
 	if evalRE.MatchString(src) {
-		return nil, errors.New("T1006: Attempted to invoke a non-function. $eval is not supported")
+		return nil, &Error{Msg: "T1006: Attempted to invoke a non-function. $eval is not supported"}
 	}
 	if t := strings.TrimSpace(src); bareRE.MatchString(t) && !isKeyword(t) {
 		name := bareRE.FindString(t)
-		return nil, fmt.Errorf("UNSUPPORTED_JSONATA_EXPRESSION: Reference to '%s' at the top level is not supported", strings.TrimSuffix(name, "."))
+		return nil, &Error{Msg: fmt.Sprintf("UNSUPPORTED_JSONATA_EXPRESSION: Reference to '%s' at the top level is not supported", strings.TrimSuffix(name, "."))}
 	}
-	if _, err := jsonatalib.Compile(src); err != nil {
+	if _, err := compile(src); err != nil {
 		return nil, err
 	}
-	return &expr{src: src}, nil
+	guarded := guardLambdas(src)
+	if _, err := compile(guarded); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("the expression compiles, but not once its functions are guarded (a fault of sinew's own): %v", err), Err: err}
+	}
+	return &expr{src: src, guarded: guarded}, nil
 }
+
+// Error is a failure to compile or evaluate an expression: the library's error (Err), a panic
+// inside the library, or the evaluation's time bound. Its message is the library's own, which the
+// engine quotes in States.QueryEvaluationError.
+type Error struct {
+	Msg string
+	Err error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func typed(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{Msg: err.Error(), Err: err}
+}
+
+// compile is the library's Compile with a panic in its parser turned into an Error.
+func compile(src string) (x *jsonatalib.Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, &Error{Msg: fmt.Sprintf("the expression cannot be compiled: %v", r)}
+		}
+	}()
+	x, err = jsonatalib.Compile(src)
+	return x, typed(err)
+}
+
+// MaxEvalTime bounds one evaluation. The library cannot be interrupted, so an expression that runs
+// longer (a range of millions of items, a product of ranges) fails with an Error when the bound or
+// the context ends first; its goroutine finishes its work on its own and its result is dropped.
+var MaxEvalTime = 10 * time.Second
 
 func isKeyword(s string) bool {
 	for _, k := range []string{"true", "false", "null", "function", "and", "or", "in"} {
@@ -64,7 +106,8 @@ func isKeyword(s string) bool {
 }
 
 type expr struct {
-	src string
+	src     string
+	guarded string // src with every lambda body run through the guard (guard.go)
 }
 
 // Eval runs the expression with vars bound as $name. The library keeps variables on the compiled
@@ -72,16 +115,51 @@ type expr struct {
 // executions.
 // TODO(perf): cache parsed trees once the library can bind variables per evaluation.
 func (e *expr) Eval(ctx context.Context, vars map[string]any) (any, bool, error) {
-	x, err := jsonatalib.Compile(e.src)
+	in := make(map[string]any, len(vars))
+	for k, v := range vars {
+		in[k] = toLib(v)
+	}
+	type outcome struct {
+		v       any
+		defined bool
+		err     error
+	}
+	done := make(chan outcome, 1)
+	b := &budget{}
+	go func() {
+		var o outcome
+		defer func() {
+			if r := recover(); r != nil {
+				o = outcome{err: &Error{Msg: fmt.Sprintf("the expression failed: %v", r)}}
+			}
+			done <- o
+		}()
+		o.v, o.defined, o.err = e.eval(in, b)
+	}()
+	timer := time.NewTimer(MaxEvalTime)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		return o.v, o.defined, typed(o.err)
+	case <-timer.C:
+		b.stopped.Store(true)
+		return nil, false, &Error{Msg: fmt.Sprintf("the expression did not finish within %s", MaxEvalTime)}
+	case <-ctx.Done():
+		b.stopped.Store(true)
+		return nil, false, &Error{Msg: "the evaluation was cancelled: " + ctx.Err().Error(), Err: ctx.Err()}
+	}
+}
+
+func (e *expr) eval(in map[string]any, b *budget) (any, bool, error) {
+	x, err := compile(e.guarded)
 	if err != nil {
 		return nil, false, err
 	}
 	if err := x.RegisterExts(awsFunctions); err != nil {
 		return nil, false, err
 	}
-	in := make(map[string]any, len(vars))
-	for k, v := range vars {
-		in[k] = toLib(v)
+	if err := x.RegisterExts(map[string]jsonatalib.Extension{guardName: b.ext()}); err != nil {
+		return nil, false, err
 	}
 	if err := x.RegisterVars(in); err != nil {
 		return nil, false, err
@@ -89,6 +167,12 @@ func (e *expr) Eval(ctx context.Context, vars map[string]any) (any, bool, error)
 	v, err := x.Eval(nil)
 	if errors.Is(err, jsonatalib.ErrUndefined) {
 		return nil, false, nil
+	}
+	var ee *jsonatalib.EvalError
+	if errors.As(err, &ee) && ee.Type == jsonatalib.ErrNonCallable {
+		// JSONata's own code and text for it, which AWS reports (recorded:
+		// test_math_operations_jsonata test_math_random_seeded).
+		return nil, false, &Error{Msg: "T1006: Attempted to invoke a non-function", Err: err}
 	}
 	if err != nil {
 		return nil, false, err
@@ -100,9 +184,16 @@ func (e *expr) Eval(ctx context.Context, vars map[string]any) (any, bool, error)
 	return out, true, nil
 }
 
-// toLib gives the library float64 numbers, as JSON decoding would.
+// libNull is how the library represents JSON null.
+var libNull *any
+
+// toLib gives the library float64 numbers, as JSON decoding would, and its own null.
 func toLib(v any) any {
 	switch x := v.(type) {
+	case nil:
+		// The library's JSON null (its own `null` literal); a Go nil is undefined to it, which made
+		// a variable or field holding null "return nothing" (recorded: AWS sees null).
+		return libNull
 	case int64:
 		return float64(x)
 	case map[string]any:
