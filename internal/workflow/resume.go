@@ -235,6 +235,21 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 	if s.ToolCallARN == "" {
 		return nil, fault.New(fault.Internal, "the tool_call state machine's ARN is not configured")
 	}
+	// What the call names must be the caller's before anything starts: another developer's
+	// agent is a 404 here, not an execution that Prepare fails later (and no existence leak).
+	if _, err := s.Store.GetAgent(ctx, dev, req.AgentID); err != nil {
+		return nil, err
+	}
+	if req.TaskID != "" {
+		if _, err := s.Store.GetTask(ctx, dev, req.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	if req.SessionID != "" {
+		if _, err := s.Store.GetSession(ctx, dev, req.SessionID); err != nil {
+			return nil, err
+		}
+	}
 	name := uuid.Must(uuid.NewV7()).String()
 	if idemKey != "" {
 		name = IdempotentName(dev, "POST /tool-calls", idemKey)

@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -38,8 +39,14 @@ func TestPostToolCalls(t *testing.T) {
 	if code, after := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "order-1"); code != 202 || after["execution_id"] != id || after["status"] != "succeeded" {
 		t.Errorf("repeat after the end = %d %v, want the same execution, succeeded", code, after)
 	}
-	// Another developer's same key is another execution (and cannot see this one).
-	if code, other := h.do("dev-b", "POST", "/tool-calls", body, "Idempotency-Key", "order-1"); code != 202 || other["execution_id"] == id {
+	// Another developer naming this agent finds nothing, and starts nothing.
+	if code, other := h.do("dev-b", "POST", "/tool-calls", body, "Idempotency-Key", "order-1"); code != 404 {
+		t.Errorf("another developer's call of this agent = %d %v, want 404", code, other)
+	}
+	// Another developer's same key, on its own agent, is another execution.
+	bodyB := maps.Clone(body)
+	bodyB["agent_id"] = h.agent("dev-b", nil, echoTool)
+	if code, other := h.do("dev-b", "POST", "/tool-calls", bodyB, "Idempotency-Key", "order-1"); code != 202 || other["execution_id"] == id {
 		t.Errorf("another developer's key = %d %v", code, other)
 	}
 	// Without a key, each POST is its own execution.

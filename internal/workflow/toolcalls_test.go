@@ -232,14 +232,14 @@ func TestPostToolCallsRequests(t *testing.T) {
 	output(t, h.wait(x)) // waits on the engine, not the table
 	ops := h.ddb.Ops()
 	t.Logf("POST /tool-calls, integration: DynamoDB %v (%d requests)", ops, h.ddb.Total())
-	if h.ddb.Total() != 8 || ops["PutItem"] != 3 || ops["BatchGetItem"] != 2 {
-		t.Errorf("DynamoDB %v (%d requests), want 8: TestRequestBudget's 7 and the route's PutItem", ops, h.ddb.Total())
+	if h.ddb.Total() != 9 || ops["PutItem"] != 3 || ops["BatchGetItem"] != 2 {
+		t.Errorf("DynamoDB %v (%d requests), want 9: TestRequestBudget's 7, the route's check of the agent and its PutItem", ops, h.ddb.Total())
 	}
 	h.ddb.Reset()
 	if code, again := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "count-me"); code != 202 || again["status"] != "succeeded" {
 		t.Fatalf("repeat = %d %v", code, again)
 	}
-	if ops := h.ddb.Ops(); h.ddb.Total() != 1 || ops["PutItem"] != 1 {
-		t.Errorf("repeat: DynamoDB %v, want one PutItem", ops)
+	if ops := h.ddb.Ops(); h.ddb.Total() != 2 || ops["PutItem"] != 1 || ops["GetItem"] != 1 {
+		t.Errorf("repeat: DynamoDB %v, want the agent's GetItem and one PutItem", ops)
 	}
 }

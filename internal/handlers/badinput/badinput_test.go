@@ -146,13 +146,7 @@ func TestEveryLambdaRefusesBadEvents(t *testing.T) {
 }
 
 // knownBugs are cases that fail in code another engineer owns, reported rather than fixed here.
-var knownBugs = map[string]string{
-	"model/wrong type: input.messages = {}":    messagesBug,
-	"model/wrong type: input.messages = \"x\"": messagesBug,
-}
-
-const messagesBug = "bug: agentloop.Stepper.start records the execution (its EXEC item) before it reads input.messages, " +
-	"so a first step with malformed messages fails with a typed error but leaves the record (internal/agentloop)"
+var knownBugs = map[string]string{}
 
 // invoke runs h as local mode's in-process invoker does, catching a panic that escaped the
 // boundary as a failure of the test.
