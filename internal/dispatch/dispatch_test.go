@@ -100,6 +100,32 @@ func TestGuard(t *testing.T) {
 		}
 	})
 
+	t.Run("a long run keeps its claim past the lease", func(t *testing.T) {
+		// Real time here: the claim is renewed by a ticker. Generous margins (a renewal every
+		// 2/3 s, checked after 5 s) keep a loaded machine from mattering.
+		live := &dispatch.Guard{Records: s, Lease: 2 * time.Second}
+		id := tool.NewCallID()
+		release, started, done := make(chan struct{}), make(chan struct{}), make(chan error)
+		go func() {
+			_, err := live.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { close(started); <-release; return "first", nil })
+			done <- err
+		}()
+		<-started
+		time.Sleep(5 * time.Second)
+		var runs atomic.Int32
+		_, err := live.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { runs.Add(1); return "second", nil })
+		if !fault.Is(err, fault.Transient) || runs.Load() != 0 {
+			t.Errorf("a run 2.5 leases long was taken over: %v (runs %d), want Transient without running", err, runs.Load())
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if out, err := live.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { return "third", nil }); err != nil || out != "first" {
+			t.Errorf("after the run: %v %v, want its recorded output", out, err)
+		}
+	})
+
 	t.Run("a run whose lease ran out is taken over", func(t *testing.T) {
 		id := tool.NewCallID()
 		// What a crashed run leaves: running, with a lease already over.

@@ -27,9 +27,12 @@ var _ Records = (*store.Store)(nil)
 const (
 	// DefaultTTL keeps a call's record as long as its pending-call record is kept after a wait.
 	DefaultTTL = store.CallRetention
-	// DefaultLease is how long a run may hold a call before another invocation may take over:
-	// longer than the longest executor (the apicall Lambda's 630 s).
-	DefaultLease = 11 * time.Minute
+	// DefaultLease is how long a run holds a call without renewing it before another invocation
+	// may take over. A live run renews it every third of the lease, so a crashed run's call is
+	// free again within it: shorter than the state machines' Retry budget (about two minutes),
+	// which a lease as long as the longest executor (11 minutes) outlasted, turning a crash into
+	// an error result. Soaks found that.
+	DefaultLease = 30 * time.Second
 )
 
 // Record states.
@@ -107,7 +110,9 @@ func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(conte
 			return nil, fmt.Errorf("claim call %s: %w", callID, err)
 		}
 	}
+	stop := g.keepClaim(ctx, dev, key, what, lease)
 	out, runErr := fn(ctx)
+	stop()
 	var final map[string]any
 	switch k := fault.KindOf(runErr); {
 	case runErr == nil:
@@ -124,4 +129,31 @@ func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(conte
 		slog.WarnContext(ctx, "recording a call's outcome failed", "call_id", callID, "error", err)
 	}
 	return out, runErr
+}
+
+// keepClaim renews the run's claim on the call every third of the lease until stop is called (which
+// waits for a renewal under way, so the outcome is written after the last renewal, never before).
+func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				running := map[string]any{"state": stateRunning, "call": what, "until": g.now().Add(lease).UnixMilli()}
+				if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil && ctx.Err() == nil {
+					slog.WarnContext(ctx, "renewing a call's claim failed", "key", key, "error", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
