@@ -232,7 +232,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return fmt.Errorf("configuration: %w", err)
 	}
 
-	lambdaSvc := lambdaapi.New(lambdaapi.Options{Region: region, Account: account, Logger: log})
+	lambdaSvc := lambdaapi.New(lambdaapi.Options{Region: region, Account: account, Logger: log, Timeout: deployedTimeout})
 	fns := &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}}
 	if err := fns.registerDescribed(handlerDeps{ctx: ctx, red: red, cfg: cfg, log: log}); err != nil {
 		return err
@@ -270,7 +270,9 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
 	var sfn *sfnapi.Service
 	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
-		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) }})
+		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
+		// Child executions are executions of their own, journaled, and found again by a replayed parent.
+		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
 		Region: region, Account: account, Logger: log})
 	if err := sfn.Recover(ctx); err != nil {

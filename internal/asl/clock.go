@@ -2,6 +2,7 @@ package asl
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -18,6 +19,52 @@ type Clock interface {
 	// WaitFunc is AfterFunc for a Wait state: a parked execution's wake-up. It differs only on a
 	// VirtualClock, where waits pass at once (as Sleep does) while timeouts wait for Advance.
 	WaitFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// TimerKind says what a timer of an execution is for.
+type TimerKind string
+
+const (
+	TimerWait      TimerKind = "Wait"             // a Wait state (Seconds, SecondsPath)
+	TimerRetry     TimerKind = "Retry"            // a retry's back-off
+	TimerTimeout   TimerKind = "TimeoutSeconds"   // a task's TimeoutSeconds
+	TimerHeartbeat TimerKind = "HeartbeatSeconds" // a task's HeartbeatSeconds
+)
+
+// TimerClock is a Clock that journals an execution's timers and history times (local mode's
+// durable recorder), so that an execution replayed after a restart keeps them: a Wait, a back-off, a
+// task timeout or a heartbeat ends when it was first due, and every event keeps its first time. The
+// engine uses it when its Clock implements it. ctx is the execution's (it carries what the
+// execution was started with).
+type TimerClock interface {
+	Clock
+	// Deadline gives the deadline of a timer armed now for d: now+d, or, when the execution is
+	// replayed, the deadline the same timer got the first time (possibly past). state names the
+	// timer's state; timers of one kind and state are told apart by their order. renew re-arms
+	// the same timer for d from now (a heartbeat) and gives its new deadline.
+	Deadline(ctx context.Context, kind TimerKind, state string, d time.Duration) (deadline time.Time, renew func(time.Duration) time.Time)
+	// EventTime gives the time of the execution's history event id of type typ, emitted at now:
+	// now, or the time the same event had the first time.
+	EventTime(ctx context.Context, id int64, typ string, now time.Time) time.Time
+}
+
+// deadline places a timer armed now for d: with a TimerClock its journaled deadline, otherwise
+// now+d. left is the time to wait from now (never negative).
+func deadline(ctx context.Context, c Clock, kind TimerKind, state string, d time.Duration) (at time.Time, left time.Duration, renew func(time.Duration) time.Time) {
+	tc, ok := c.(TimerClock)
+	if !ok {
+		return c.Now().Add(d), d, func(d time.Duration) time.Time { return c.Now().Add(d) }
+	}
+	at, renew = tc.Deadline(ctx, kind, state, d)
+	return at, max(at.Sub(c.Now()), 0), renew
+}
+
+// mapIndex tells a Map iteration's timers apart from its siblings' in their names.
+func mapIndex(f *frame) string {
+	if f.mapItem == nil {
+		return ""
+	}
+	return fmt.Sprintf("[%v]", f.mapItem["Index"])
 }
 
 // RealClock is wall-clock time.

@@ -100,6 +100,12 @@ type State struct {
 	MaxConcurrency             *numField
 	ToleratedFailureCount      *numField
 	ToleratedFailurePercentage *numField
+	// Distributed Map (ProcessorConfig.Mode DISTRIBUTED): each item runs as a child execution of
+	// a Map Run. Items come inline (ItemsPath/Items); S3 (ItemReader, ResultWriter) is refused.
+	Distributed   bool
+	ExecutionType string // STANDARD or EXPRESS: the child executions' type
+	Label         string
+	ItemBatcher   *itemBatcher
 }
 
 // numField is an integer field given literally, by a JSONPath (`...Path`) or by JSONata.
@@ -588,17 +594,27 @@ func (p *parser) mapState(st *State, obj map[string]any, loc string) {
 		p.schema(loc, "These fields are required: [ItemProcessor]")
 		return
 	}
-	if cfg, ok := proc["ProcessorConfig"].(map[string]any); ok {
-		if mode, _ := cfg["Mode"].(string); mode == "DISTRIBUTED" {
-			// TODO(distributed map): Distributed mode (child executions, ItemReader, ResultWriter) is a
-			// later step; refusing it beats running it with the wrong semantics.
-			p.schema(loc+"/"+procKey+"/ProcessorConfig/Mode", "DISTRIBUTED mode is not supported by this engine yet")
+	p.processorConfig(st, proc, loc+"/"+procKey)
+	if _, ok := obj["ItemReader"]; ok {
+		p.schema(loc+"/ItemReader", "ItemReader reads the items from Amazon S3, which this engine cannot reach: give the items inline with ItemsPath (JSONPath) or Items (JSONata)")
+	}
+	if _, ok := obj["ResultWriter"]; ok {
+		p.schema(loc+"/ResultWriter", "ResultWriter writes the results to Amazon S3, which this engine cannot reach: remove it, and the Map state's output holds the results")
+	}
+	for _, k := range []string{"ItemBatcher", "Label"} {
+		if _, ok := obj[k]; ok && !st.Distributed {
+			p.schema(loc, "The field '%s' is only supported by a Map state whose ItemProcessor has ProcessorConfig.Mode DISTRIBUTED", k)
 		}
 	}
-	for _, k := range []string{"ItemReader", "ItemBatcher", "ResultWriter"} {
-		if _, ok := obj[k]; ok {
-			p.schema(loc, "The field '%s' needs a distributed Map, which this engine does not run yet", k)
+	if v, ok := obj["Label"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" || len(s) > 40 || strings.ContainsAny(s, " \t\n<>{}[]?*\"#%\\^|~`$&,;:/") {
+			p.schema(loc+"/Label", "The field 'Label' must be a string of 1 to 40 characters without whitespace or any of < > { } [ ] ? * \" # %% \\ ^ | ~ ` $ & , ; : /")
 		}
+		st.Label = s
+	}
+	if v, ok := obj["ItemBatcher"]; ok && st.Distributed {
+		st.ItemBatcher = p.itemBatcher(v, loc+"/ItemBatcher", st.QueryLanguage)
 	}
 	st.Processor = p.machine(proc, loc+"/"+procKey, st.QueryLanguage, false)
 	if jp {

@@ -11,6 +11,8 @@
 //	engine.go                                          Engine, Execution, Start/Stop/Describe/History
 //	interp.go, flow.go                                 the interpreter: states, data flow, Retry/Catch,
 //	                                                   Parallel and inline Map
+//	maprun.go                                          distributed Map: a Map Run of child executions
+//	                                                   (inline items, ItemBatcher; no S3)
 //	task.go, resource.go, lambda.go, startexec.go      Task resources: the Integration registry
 //	                                                   ("service:api"), lambda:invoke and the legacy
 //	                                                   Lambda ARN, states:startExecution(.sync/:2)

@@ -33,6 +33,10 @@ type Config struct {
 	Partition    string                 // default "aws"
 	RoleArn      string                 // shown in ExecutionStarted
 	Machines     MachineResolver        // state machines that states:startExecution tasks may start
+	// StartChild, when set, starts the child executions of states:startExecution tasks in place
+	// of the engine: local mode makes each an execution of its own, durable across restarts, and
+	// gives a parent replayed after a restart the child it started before. ctx is the task's.
+	StartChild func(ctx context.Context, in StartInput) (Child, error)
 	// OnStatus, when set, hears every status change (RUNNING at start, then the final status): the
 	// local stand-in for Step Functions' "Execution Status Change" events. It runs on the
 	// execution's goroutine, outside the engine's locks; it must not block for long.
@@ -142,6 +146,7 @@ type Execution struct {
 	unwound chan struct{} // closed once the goroutine that parked has returned
 
 	stopTimer func() bool // the execution's TimeoutSeconds timer
+	mapRuns   []*MapRun   // the distributed Map runs it started
 	status    string
 	output    string
 	errName   string
@@ -217,11 +222,20 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 
 	// The execution outlives the request that started it.
 	x.ctx, x.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if tc, ok := e.clock.(TimerClock); ok {
+		// A journaling clock keeps the event times, and so the start time, of a replayed execution.
+		xctx := x.ctx
+		x.hist.stamp = func(id int64, typ string, at time.Time) time.Time { return tc.EventTime(xctx, id, typ, at) }
+		x.startTime = x.hist.stamp(1, "ExecutionStarted", x.startTime)
+		x.ctxExec["StartTime"] = formatTime(x.startTime)
+	}
 	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
 		Input: raw, InputDetails: notTruncated, RoleArn: e.cfg.RoleArn}})
 	if in.Machine.TimeoutSeconds > 0 {
 		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
-		x.stopTimer = e.clock.AfterFunc(time.Duration(in.Machine.TimeoutSeconds)*time.Second, func() {
+		// Counted from the start time, which a replayed execution keeps.
+		left := x.startTime.Add(time.Duration(in.Machine.TimeoutSeconds) * time.Second).Sub(e.clock.Now())
+		x.stopTimer = e.clock.AfterFunc(max(left, 0), func() {
 			x.abort(&abortCause{status: StatusTimedOut, err: newErr(ErrTimeout, "")})
 		})
 	}

@@ -201,15 +201,16 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 		}
 		arr, ok := v.([]any)
 		if !ok {
-			e := r.runtime("The Items field must evaluate to a JSON array, but was %s", compactJSON(v))
-			e.Name = ErrQueryEvaluation
-			return nil, nil, e
+			return nil, nil, r.itemsNotArray(ctx, v)
 		}
 		items = arr
 	}
 	conc, err := r.optNumber(ctx, st.MaxConcurrency, "MaxConcurrency", eff, 0)
 	if err != nil {
 		return nil, nil, err
+	}
+	if st.Distributed {
+		return r.distributedMap(ctx, items, eff, int(conc))
 	}
 	tolCount, err := r.optNumber(ctx, st.ToleratedFailureCount, "ToleratedFailureCount", eff, -1)
 	if err != nil {
@@ -287,6 +288,30 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
 }
 
+// itemsNotArray fails a JSONata Map whose Items (or input) is not an array, as recorded: an
+// EvaluationFailed event, then MapStateFailed (test_map_state_items_*).
+func (r *stateRun) itemsNotArray(ctx context.Context, v any) *StatesError {
+	var e *StatesError
+	loc := ""
+	switch t := typeName(v); {
+	case r.st.Items == nil:
+		e = r.runtime("Map state input must be an array but was: %s", compactJSON(v))
+	case t == "null" || t == "boolean" || t == "string" || t == "number" || t == "object":
+		loc = "Items"
+		e = r.runtime("The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s", r.st.Items.src, t, compactJSON(v))
+	default:
+		loc = "Items"
+		e = r.runtime("The JSONata expression '%s' specified for the field 'Items' returned an unsupported result type.", r.st.Items.src)
+	}
+	e.Name = ErrQueryEvaluation
+	e.query = &queryLocated{location: loc, reported: true}
+	f := r.f
+	f.x.hist.addAfter(f.chain, r.before, f.x.eng.clock.Now(), Event{Type: "EvaluationFailed", EvaluationFailedEventDetails: &EvaluationFailedDetails{
+		Error: ErrQueryEvaluation, Cause: e.Cause, Location: loc, State: r.st.Name}})
+	f.emit(ctx, Event{Type: "MapStateFailed"})
+	return e
+}
+
 func itemsPathSrc(st *State) string {
 	if st.ItemsPath.Path != nil {
 		return st.ItemsPath.Path.String()
@@ -298,7 +323,14 @@ func (r *stateRun) optNumber(ctx context.Context, n *numField, name string, inpu
 	if n == nil {
 		return def, nil
 	}
-	f, err := r.intValue(ctx, n, name, input)
+	var f float64
+	var err *StatesError
+	if n.Path != nil {
+		// AWS's wording for a ...Path value that is not a number (recorded, test_max_concurrency_path).
+		f, err = r.pathNumber(n, name, input, name != "ToleratedFailurePercentage")
+	} else {
+		f, err = r.intValue(ctx, n, name, input)
+	}
 	if err != nil {
 		return 0, err
 	}

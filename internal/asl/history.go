@@ -39,6 +39,8 @@ type Event struct {
 	MapIterationSucceededEventDetails *MapIterationDetails    `json:"mapIterationSucceededEventDetails,omitempty"`
 	MapIterationFailedEventDetails    *MapIterationDetails    `json:"mapIterationFailedEventDetails,omitempty"`
 	MapIterationAbortedEventDetails   *MapIterationDetails    `json:"mapIterationAbortedEventDetails,omitempty"`
+	MapRunStartedEventDetails         *MapRunStartedDetails   `json:"mapRunStartedEventDetails,omitempty"`
+	MapRunFailedEventDetails          *ErrorDetails           `json:"mapRunFailedEventDetails,omitempty"`
 
 	EvaluationFailedEventDetails *EvaluationFailedDetails `json:"evaluationFailedEventDetails,omitempty"`
 }
@@ -108,6 +110,11 @@ type MapStateStartedDetails struct {
 	Length int `json:"length"`
 }
 
+// MapRunStartedDetails names the Map Run a distributed Map state started.
+type MapRunStartedDetails struct {
+	MapRunArn string `json:"mapRunArn"`
+}
+
 type MapIterationDetails struct {
 	Name  string `json:"name"`
 	Index int    `json:"index"`
@@ -133,6 +140,17 @@ type history struct {
 	mu      sync.Mutex
 	records []record
 	full    bool
+	// stamp, when set, gives an event's time (a TimerClock's EventTime: a replayed event keeps
+	// its first time).
+	stamp func(id int64, typ string, at time.Time) time.Time
+}
+
+// at gives the time of event id, emitted at now. Call with h.mu held.
+func (h *history) at(id int64, typ string, now time.Time) time.Time {
+	if h.stamp == nil {
+		return now
+	}
+	return h.stamp(id, typ, now)
 }
 
 type record struct {
@@ -151,6 +169,9 @@ type chain struct {
 var nonLinking = map[string]bool{
 	"ExecutionStarted": true, "MapIterationSucceeded": true, "MapIterationFailed": true, "MapIterationAborted": true,
 	"MapStateSucceeded": true, "ParallelStateSucceeded": true,
+	// Recorded: the events after a TaskStateAborted link to the event before it (test_callback
+	// SQS_PARALLEL_WAIT_FOR_TASK_TOKEN, test_timeouts test_service_lambda_map_timeout).
+	"TaskStateAborted": true,
 }
 
 // add appends an event and reports its id; false when the history is full.
@@ -162,6 +183,7 @@ func (h *history) add(c *chain, at time.Time, e Event) (int64, bool) {
 		return 0, false
 	}
 	r := record{at: at, typ: e.Type, id: int64(len(h.records) + 1), d: e.details()}
+	r.at = h.at(r.id, r.typ, at)
 	if c != nil {
 		r.prev = c.last
 		if !nonLinking[e.Type] {
@@ -182,6 +204,7 @@ func (h *history) addAfter(c *chain, prev int64, at time.Time, e Event) {
 		return
 	}
 	r := record{at: at, typ: e.Type, id: int64(len(h.records) + 1), prev: prev, d: e.details()}
+	r.at = h.at(r.id, r.typ, at)
 	c.last = r.id
 	h.records = append(h.records, r)
 }
@@ -190,7 +213,8 @@ func (h *history) addAfter(c *chain, prev int64, at time.Time, e Event) {
 func (h *history) force(c *chain, at time.Time, e Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.records = append(h.records, record{at: at, typ: e.Type, id: int64(len(h.records) + 1), prev: c.last, d: e.details()})
+	id := int64(len(h.records) + 1)
+	h.records = append(h.records, record{at: h.at(id, e.Type, at), typ: e.Type, id: id, prev: c.last, d: e.details()})
 }
 
 func (h *history) snapshot() []Event {
@@ -258,6 +282,10 @@ func (e *Event) details() any {
 		return e.MapIterationAbortedEventDetails
 	case e.EvaluationFailedEventDetails != nil:
 		return e.EvaluationFailedEventDetails
+	case e.MapRunStartedEventDetails != nil:
+		return e.MapRunStartedEventDetails
+	case e.MapRunFailedEventDetails != nil:
+		return e.MapRunFailedEventDetails
 	}
 	return nil
 }
@@ -280,6 +308,8 @@ func (r record) event() Event {
 		e.MapStateStartedEventDetails = d
 	case *EvaluationFailedDetails:
 		e.EvaluationFailedEventDetails = d
+	case *MapRunStartedDetails:
+		e.MapRunStartedEventDetails = d
 	case *OutputDetails:
 		switch r.typ {
 		case "ExecutionSucceeded":
@@ -299,6 +329,8 @@ func (r record) event() Event {
 			e.LambdaFunctionFailedEventDetails = d
 		case "LambdaFunctionTimedOut":
 			e.LambdaFunctionTimedOutEventDetails = d
+		case "MapRunFailed":
+			e.MapRunFailedEventDetails = d
 		}
 	case *TaskDetails:
 		switch r.typ {
@@ -333,6 +365,16 @@ func (h *history) link(c *chain, v int64) {
 	h.mu.Lock()
 	c.last = v
 	h.mu.Unlock()
+}
+
+// timeOf gives the time of event id.
+func (h *history) timeOf(id int64) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if id < 1 || int(id) > len(h.records) {
+		return time.Time{}
+	}
+	return h.records[id-1].at
 }
 
 func (h *history) lastOf(c *chain) int64 {

@@ -99,6 +99,10 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	before := f.x.hist.lastOf(f.chain)
 	entered := f.emit(ctx, Event{Type: st.Type + "StateEntered", StateEnteredEventDetails: &StateEnteredDetails{
 		Name: st.Name, Input: rawJSON, InputDetails: notTruncated}})
+	if f.x.hist.stamp != nil && entered > 0 {
+		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
+		now = f.x.hist.timeOf(entered)
+	}
 	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before}
 	out, next, assigned, err := r.run(ctx)
 	return f.complete(ctx, r, out, next, assigned, err)
@@ -458,7 +462,7 @@ func (r *stateRun) strValue(ctx context.Context, fld *strField, name string) (st
 	case fld.Path != nil:
 		v, err = fld.Path.Eval(r.env(r.raw))
 		if err != nil {
-			return "", r.runtime("Invalid path '%s' : %s", fld.Path.String(), pathMsg(err))
+			return "", r.runtime("The JSONPath '%s' specified for the field '%sPath' could not be found in the input '%s'", fld.Path.String(), name, compactJSON(r.raw))
 		}
 	default:
 		return fld.Value, nil
@@ -587,17 +591,34 @@ func (r *stateRun) wait(ctx context.Context) (any, map[string]any, *StatesError)
 			} else if v, e = st.Timestamp.JSONata.eval(ctx, r.jenv(nil), "Timestamp"); e != nil {
 				return nil, nil, r.fromEval(e)
 			}
-			s, _ := v.(string)
+			s, isStr := v.(string)
+			if !isStr {
+				s = compactJSON(v)
+			}
 			var ok bool
 			if t, ok = parseTimestamp(s); !ok {
-				return nil, nil, r.runtime("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s", compactJSON(v))
+				if st.Timestamp.Path != nil {
+					return nil, nil, r.runtime("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.Timestamp.Path.String(), s)
+				}
+				// Recorded: EvaluationFailed right after WaitStateEntered, then ExecutionFailed.
+				e := r.runtime("The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
+				e.Name = ErrQueryEvaluation
+				e.query = &queryLocated{location: "Timestamp", reported: true}
+				r.f.emit(ctx, Event{Type: "EvaluationFailed", EvaluationFailedEventDetails: &EvaluationFailedDetails{
+					Error: ErrQueryEvaluation, Cause: e.Cause, Location: "Timestamp", State: st.Name}})
+				return nil, nil, e
 			}
 		}
 		d = t.Sub(clock.Now())
 	}
+	until := clock.Now().Add(d)
+	if d > 0 && st.Seconds != nil {
+		// A relative wait ends at the deadline it got when first entered, even after a restart.
+		until, d, _ = deadline(ctx, clock, TimerWait, st.Name+mapIndex(r.f), d)
+	}
 	if d > 0 && r.f.top {
 		// Park: the execution holds no goroutine while it waits.
-		return nil, nil, r.parkWait(ctx, clock.Now().Add(d), input)
+		return nil, nil, r.parkWait(ctx, until, input)
 	}
 	if d > 0 {
 		if clock.Sleep(ctx, d) != nil {
@@ -753,7 +774,9 @@ func (r *stateRun) retry(ctx context.Context, err *StatesError, counts []int) (b
 	r.retryCount++
 	r.ctxObj = nil
 	// TODO(persistence): a long back-off holds the goroutine; a durable engine parks here too.
-	if r.f.x.eng.clock.Sleep(ctx, time.Duration(delay*float64(time.Second))) != nil {
+	// The back-off ends at the deadline it got first, even after a restart.
+	_, left, _ := deadline(ctx, r.f.x.eng.clock, TimerRetry, r.st.Name+mapIndex(r.f), time.Duration(delay*float64(time.Second)))
+	if r.f.x.eng.clock.Sleep(ctx, left) != nil {
 		return false, stopped(ctx)
 	}
 	return true, nil

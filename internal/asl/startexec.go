@@ -8,6 +8,13 @@ import (
 	"sinew/internal/jsonv"
 )
 
+// Child is an execution a states:startExecution task started (an *Execution, or what
+// Config.StartChild gives).
+type Child interface {
+	Describe() Description
+	Done() <-chan struct{}
+}
+
 // MachineResolver finds a state machine by ARN for states:startExecution tasks.
 type MachineResolver func(arn string) (*Machine, bool)
 
@@ -39,7 +46,14 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 	default:
 		input = compactJSON(in)
 	}
-	child, err := eng.Start(context.WithoutCancel(ctx), StartInput{Machine: m, StateMachineArn: arn, Name: name, Input: input})
+	in := StartInput{Machine: m, StateMachineArn: arn, Name: name, Input: input}
+	var child Child
+	var err error
+	if eng.cfg.StartChild != nil {
+		child, err = eng.cfg.StartChild(ctx, in)
+	} else {
+		child, err = eng.Start(context.WithoutCancel(ctx), in)
+	}
 	if err != nil {
 		code := "StepFunctions.InvalidExecutionInputException"
 		if fault.KindOf(err) == fault.Conflict {
@@ -47,17 +61,22 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 		}
 		return nil, newErr(code, fault.Message(err))
 	}
-	started := map[string]any{"ExecutionArn": child.ARN, "StartDate": millis(child.startTime)}
+	cd := child.Describe()
+	started := map[string]any{"ExecutionArn": cd.ExecutionArn, "StartDate": millis(cd.StartDate)}
 	if r.st.resource.Pattern != PatternSync && r.st.resource.Pattern != PatternSync2 {
 		return started, nil
 	}
 	ev.submitted(started)
 	select {
-	case <-child.Done():
-	case <-ctx.Done():
-		// The parent stopped or the task timed out: AWS stops the child of a .sync task.
-		_ = eng.Stop(child.ARN, "", "")
-		return nil, newErr(ErrTimeout, "")
+	case <-child.Done(): // first: a child that ended before a restart gives its result at once
+	default:
+		select {
+		case <-child.Done():
+		case <-ctx.Done():
+			// The parent stopped or the task timed out: AWS stops the child of a .sync task.
+			_ = eng.Stop(cd.ExecutionArn, "", "")
+			return nil, newErr(ErrTimeout, "")
+		}
 	}
 	d := child.Describe()
 	desc := map[string]any{"ExecutionArn": d.ExecutionArn, "StateMachineArn": d.StateMachineArn, "Name": d.Name, "Status": d.Status,

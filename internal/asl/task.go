@@ -25,14 +25,19 @@ type waiting struct {
 
 // armHeartbeat (re)starts the heartbeat timer to fire after d.
 func (w *waiting) armHeartbeat(clock Clock, d time.Duration) {
+	w.armHeartbeatAt(clock, clock.Now().Add(d), d)
+}
+
+// armHeartbeatAt (re)starts the heartbeat timer to fire at deadline at, left from now.
+func (w *waiting) armHeartbeatAt(clock Clock, at time.Time, left time.Duration) {
 	w.hbMu.Lock()
 	defer w.hbMu.Unlock()
 	if w.stopHB != nil {
 		w.stopHB()
 	}
-	w.heartbeatAt = clock.Now().Add(d)
+	w.heartbeatAt = at
 	p := w.p
-	w.stopHB = clock.AfterFunc(d, func() { p.deliver(taskOutcome{timedOut: true, heartbeat: true}) })
+	w.stopHB = clock.AfterFunc(left, func() { p.deliver(taskOutcome{timedOut: true, heartbeat: true}) })
 }
 
 func (w *waiting) stopTimers() {
@@ -139,17 +144,27 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	var stopTimeout func() bool
 	var timeoutAt time.Time
+	expired := false // replayed after a restart past its deadline
 	if timeout != nil {
-		timeoutAt = eng.clock.Now().Add(time.Duration(*timeout) * time.Second)
-		stopTimeout = eng.clock.AfterFunc(time.Duration(*timeout)*time.Second, func() {
+		var left time.Duration
+		timeoutAt, left, _ = deadline(ctx, eng.clock, TimerTimeout, st.Name+mapIndex(r.f), time.Duration(*timeout)*time.Second)
+		fire := func() {
 			cancel(errTaskTimeout)
 			if p != nil {
 				p.deliver(taskOutcome{timedOut: true})
 			}
-		})
+		}
+		if expired = left <= 0; expired {
+			// The call gets a spent context: one the journal answers keeps its answer (it came
+			// in time), any other does not run. A token's timeout waits until the journal has
+			// delivered any answer it holds, so that answer wins.
+			cancel(errTaskTimeout)
+		} else {
+			stopTimeout = eng.clock.AfterFunc(left, fire)
+		}
 	}
 	result, serr := r.call(tctx, params, ev)
-	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil {
+	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil && !(expired && (serr == nil || serr.Name != ErrTimeout)) {
 		// A result that comes after the deadline is discarded.
 		result, serr = nil, &StatesError{Name: ErrTimeout, hasName: true}
 	}
@@ -169,13 +184,19 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	ev.submitted(result)
 	w := &waiting{p: p, stopTimeout: stopTimeout, timeoutAt: timeoutAt}
 	r.waiting = w
+	if expired {
+		// After the call: an answer the journal delivered during it came first, and wins.
+		p.deliver(taskOutcome{timedOut: true})
+	}
 	if heartbeat != nil {
 		w.heartbeat = time.Duration(*heartbeat) * time.Second
-		arm := func() { w.armHeartbeat(eng.clock, w.heartbeat) }
+		// The first deadline is the journaled one after a restart; each heartbeat renews it.
+		at, left, renew := deadline(ctx, eng.clock, TimerHeartbeat, st.Name+mapIndex(r.f), w.heartbeat)
+		w.armHeartbeatAt(eng.clock, at, left)
+		arm := func() { w.armHeartbeatAt(eng.clock, renew(w.heartbeat), w.heartbeat) }
 		p.mu.Lock()
 		p.heartbeat = arm
 		p.mu.Unlock()
-		arm()
 	}
 	if r.f.top {
 		// Park: release the goroutine; the first outcome resumes the execution.

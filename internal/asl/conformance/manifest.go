@@ -92,6 +92,11 @@ type CaseOptions struct {
 	// Rewrite applies [regexp, replacement] pairs to our history's JSON text: the recording's own
 	// test-specific normalisers (random numbers, generated UUIDs).
 	Rewrite [][2]string `json:"rewrite,omitempty"`
+	// LegacyMapRunLink is for recordings made before November 2024, when AWS linked a distributed
+	// Map's MapStateExited to MapRunSucceeded; since then (every later recording) it links
+	// MapRunStarted, as the engine does. Our link is moved to the MapRunSucceeded that follows, so
+	// the rest of the recording is still compared exactly.
+	LegacyMapRunLink bool `json:"legacy_map_run_link,omitempty"`
 }
 
 func (o CaseOptions) diff() Options {
@@ -262,7 +267,14 @@ func (c *Case) runOne(ctx context.Context, root, key string) ([]string, error) {
 		return nil, err
 	}
 	tokMu.Lock()
-	got = c.placeholders(rec, got, x.Describe().ExecutionArn, tokens)
+	var runs []string
+	for _, r := range x.MapRuns() {
+		runs = append(runs, r.ARN)
+	}
+	got = c.placeholders(rec, got, x.Describe().ExecutionArn, tokens, runs)
+	if c.Options.LegacyMapRunLink {
+		legacyMapRunLink(got)
+	}
 	tokMu.Unlock()
 	for _, e := range append(append([]map[string]any{}, rec.Events...), got...) {
 		dropHTTPMetadata(e)
@@ -297,7 +309,7 @@ func passTime(ctx context.Context, x *asl.Execution, clock *asl.VirtualClock) {
 
 // placeholders applies to our history the ARN transformers the recording's test applied, detected
 // from the recording itself: partition, region, account, execution name, Lambda function name.
-func (c *Case) placeholders(rec *Recording, got []map[string]any, execArn string, tokens []string) []map[string]any {
+func (c *Case) placeholders(rec *Recording, got []map[string]any, execArn string, tokens []string, mapRuns []string) []map[string]any {
 	want := jsonv.EncodeString(rec.Events)
 	var pairs []string
 	// The role ARN first: a Replacer prefers the earlier pair at the same position.
@@ -325,12 +337,24 @@ func (c *Case) placeholders(rec *Recording, got []map[string]any, execArn string
 		pairs = append(pairs, execArn[i+1:], "<ExecArnPart_0idx>")
 	}
 
+	// Map Run ARNs (mapRun:<machine>/<label or id>:<id>): LocalStack's sfn_map_run_arn replaces
+	// both parts after the '/' by indexed placeholders; some tests replace the whole ARN.
+	for i, arn := range mapRuns {
+		label, id, _ := strings.Cut(arn[strings.LastIndex(arn, "/")+1:], ":")
+		for j, part := range []string{label, id} {
+			if ph := fmt.Sprintf("<MapRunArnPart%d_%didx>", j, i); strings.Contains(want, ph) {
+				// "/<label>:" and "<id>\"": one Replacer pass consumes the ':' between them.
+				pairs = append(pairs, "/"+part+":", "/"+ph+":", part+"\"", ph+"\"")
+			}
+		}
+	}
+	wholeMapRun := strings.Contains(want, `"mapRunArn":"map_run_arn"`)
 	if c.Lambda != "" {
 		if m := functionRE.FindStringSubmatch(want); m != nil {
 			pairs = append(pairs, ":function:"+c.Lambda, ":function:"+m[1])
 		}
 	}
-	if len(pairs) == 0 && len(c.Options.Rewrite) == 0 {
+	if len(pairs) == 0 && len(c.Options.Rewrite) == 0 && !wholeMapRun {
 		return got
 	}
 	s := strings.NewReplacer(pairs...).Replace(jsonv.EncodeString(got))
@@ -354,6 +378,9 @@ func (c *Case) placeholders(rec *Recording, got []map[string]any, execArn string
 	}
 	if strings.Contains(want, `"RequestId":"RequestId"`) {
 		s = requestIDRE.ReplaceAllString(s, `"RequestId":"RequestId"`)
+	}
+	if wholeMapRun {
+		s = mapRunArnRE.ReplaceAllString(s, `"mapRunArn":"map_run_arn"`)
 	}
 	for _, rw := range c.Options.Rewrite {
 		re, err := regexp.Compile(rw[0])
@@ -379,6 +406,7 @@ var (
 	isoRE         = regexp.MustCompile(`(\\?")\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?(\\?")`)
 	jsonInputRE   = regexp.MustCompile(`(could not be found in the input ')(?:[^'\\]|\\.)*'`)
 	requestIDRE   = regexp.MustCompile(`"RequestId":"[0-9a-f-]{36}"`)
+	mapRunArnRE   = regexp.MustCompile(`"mapRunArn":"[^"]*"`)
 )
 
 // dropHTTPMetadata removes SdkHttpMetadata (also inside JSON text) from a Lambda invoke result:
@@ -406,6 +434,31 @@ func dropHTTPMetadata(v any) any {
 		return x
 	}
 	return v
+}
+
+// legacyMapRunLink moves each MapStateExited that follows a MapRunStarted to the MapRunSucceeded
+// linked to that MapRunStarted (see CaseOptions.LegacyMapRunLink).
+func legacyMapRunLink(events []map[string]any) {
+	id := func(v any) string { return fmt.Sprint(v) }
+	byID := map[string]map[string]any{}
+	for _, e := range events {
+		byID[id(e["id"])] = e
+	}
+	for _, e := range events {
+		if e["type"] != "MapStateExited" {
+			continue
+		}
+		prev := byID[id(e["previousEventId"])]
+		if prev == nil || prev["type"] != "MapRunStarted" {
+			continue
+		}
+		for _, s := range events {
+			if s["type"] == "MapRunSucceeded" && id(s["previousEventId"]) == id(prev["id"]) {
+				e["previousEventId"] = s["id"]
+				break
+			}
+		}
+	}
 }
 
 var tokenRE = regexp.MustCompile(`"TaskToken":"([^"]+)"`)

@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
 
 	"sinew/internal/asl"
 )
@@ -35,27 +39,31 @@ var tokenRE = regexp.MustCompile(`AQ[A-Za-z0-9_-]{64}`)
 var ErrAnswered = errors.New("durable: the task was already answered")
 
 // Recorder journals and replays executions. It stands between the engine and the real Lambda
-// invoker and clock: give the engine Recorder as its LambdaInvoker and Clock.
+// invoker and clock: give the engine Recorder as its LambdaInvoker and Clock (an asl.TimerClock).
 type Recorder struct {
 	st    *Store
 	inner asl.LambdaInvoker
 	clock asl.Clock
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	execs   map[string]*execState
-	tokens  map[string]tokenRef // every token a running execution's calls were given
-	deliver func(token string, o Outcome) error
+	mu       sync.Mutex
+	execs    map[string]*execState
+	tokens   map[string]tokenRef // every token a running execution's calls were given
+	deliver  func(token string, o Outcome) error
+	dirty    map[string]*execState // executions with entries queued for the background writer
+	flushing bool                  // the background writer runs
+	flushMu  sync.Mutex            // held while a batch of queued entries is written
 }
 
 type tokenRef struct{ exec, key string }
 
 type execState struct {
 	j         *Journal
-	occ       map[string]int    // occurrences of each call's base key, in this run
-	sleeps    uint64            // sleeps so far, in this run
+	occ       map[string]int    // occurrences of each call's, timer's and child's base key, in this run
 	current   map[string]string // call key -> the token the engine knows now
 	delivered map[string]bool   // call keys whose outcome went to the engine in this run
+	diverged  bool              // the replay emitted an event the journal does not have at its id
+	pending   map[string][]byte // journal entries queued for the background writer
 }
 
 // NewRecorder wraps inner and clock (nil clock: asl.RealClock).
@@ -66,7 +74,8 @@ func NewRecorder(st *Store, inner asl.LambdaInvoker, clock asl.Clock, log *slog.
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{}}
+	return &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{},
+		dirty: map[string]*execState{}}
 }
 
 // SetDeliver sets how a journaled answer reaches the engine on replay (the engine's SendTask*).
@@ -99,6 +108,7 @@ func (r *Recorder) End(arn string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.execs, arn)
+	delete(r.dirty, arn) // its journal is gone
 	for tok, ref := range r.tokens {
 		if ref.exec == arn {
 			delete(r.tokens, tok)
@@ -133,6 +143,10 @@ func (r *Recorder) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 	deliver := r.deliver
 	r.mu.Unlock()
 
+	if !done && ctx.Err() != nil {
+		// Spent before it started (a task timeout already past on replay): it does not run.
+		return nil, ctx.Err()
+	}
 	if done {
 		if pending != nil && deliver != nil {
 			// The engine registered the token before this call and keeps an early answer.
@@ -156,6 +170,11 @@ func (r *Recorder) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		call.ServiceCode, call.ServiceMsg = se.Code, se.Message
 	default:
 		return resp, err // not an answer of the function: the next run tries again
+	}
+	if ctx.Err() != nil {
+		// The task timed out (or the execution stopped) meanwhile: the engine discards the answer,
+		// and so does the journal, so a replay times out as this run did.
+		return resp, err
 	}
 	if jerr := r.st.RecordCall(arn, key, call); jerr != nil {
 		r.log.Error("journaling an invocation; it would run again after a restart", "execution", arn, "error", jerr)
@@ -247,35 +266,189 @@ func (r *Recorder) Answer(token string, o Outcome, probe func(current string) er
 // Now implements asl.Clock.
 func (r *Recorder) Now() time.Time { return r.clock.Now() }
 
-// AfterFunc implements asl.Clock. Task timeouts and heartbeats are re-armed in full on replay.
+// AfterFunc implements asl.Clock. The engine arms a task's timeout and heartbeat at the deadline
+// Deadline gives, so a replayed one fires when it was first due.
 func (r *Recorder) AfterFunc(d time.Duration, f func()) func() bool { return r.clock.AfterFunc(d, f) }
 
-// Sleep implements asl.Clock: Wait states and retry back-offs of a journaled execution end at the
-// deadline of their first run, so a back-off that a crash interrupted takes only the time left.
-func (r *Recorder) Sleep(ctx context.Context, d time.Duration) error {
+// WaitFunc implements asl.Clock (a parked Wait state, for the time Deadline left it).
+func (r *Recorder) WaitFunc(d time.Duration, f func()) func() bool { return r.clock.WaitFunc(d, f) }
+
+// Sleep implements asl.Clock. Back-offs and Wait states inside Map and Parallel sleep for the time
+// Deadline left them.
+func (r *Recorder) Sleep(ctx context.Context, d time.Duration) error { return r.clock.Sleep(ctx, d) }
+
+// Deadline implements asl.TimerClock: a timer of a journaled execution ends at the deadline of its
+// first run. Waits and back-offs are journaled before they start (a crash must not start a long
+// wait over); task timeouts and heartbeats, armed on every attempt, are journaled in the
+// background (one lost in a crash re-arms in full).
+func (r *Recorder) Deadline(ctx context.Context, kind asl.TimerKind, state string, d time.Duration) (time.Time, func(time.Duration) time.Time) {
+	arn := ExecutionOf(ctx)
+	now := r.clock.Now()
+	r.mu.Lock()
+	es := r.execs[arn]
+	if es == nil {
+		r.mu.Unlock()
+		return now.Add(d), func(d time.Duration) time.Time { return r.clock.Now().Add(d) }
+	}
+	base := "t\x00" + string(kind) + "\x00" + state
+	es.occ[base]++
+	key := fmt.Sprintf("%s %s#%d", kind, state, es.occ[base])
+	at, replay := es.j.Timers[key]
+	r.mu.Unlock()
+	background := kind == asl.TimerTimeout || kind == asl.TimerHeartbeat
+	record := func(at time.Time) {
+		if background {
+			r.mu.Lock()
+			r.pendLocked(arn, es, "t/"+key, encodeTime(at))
+			r.mu.Unlock()
+			return
+		}
+		if err := r.st.RecordTimer(arn, key, at); err != nil {
+			r.log.Error("journaling a deadline; it would start over after a restart", "execution", arn, "timer", key, "error", err)
+		}
+	}
+	renew := func(d time.Duration) time.Time {
+		at := r.clock.Now().Add(d)
+		record(at)
+		return at
+	}
+	if replay {
+		return at, renew
+	}
+	at = now.Add(d)
+	record(at)
+	r.mu.Lock()
+	es.j.Timers[key] = at
+	r.mu.Unlock()
+	return at, renew
+}
+
+// EventTime implements asl.TimerClock: a replayed event keeps the time it was first given, as long
+// as the replay emits the events of the journal in the same order (the first event that differs
+// ends that; Map iterations and Parallel branches may interleave differently).
+func (r *Recorder) EventTime(ctx context.Context, id int64, typ string, now time.Time) time.Time {
+	arn := ExecutionOf(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	es := r.execs[arn]
+	if es == nil {
+		return now
+	}
+	if s, ok := es.j.Events[id]; ok {
+		if !es.diverged && s.Type == typ {
+			return s.At
+		}
+		es.diverged = true
+	}
+	s := Stamp{At: now, Type: typ}
+	es.j.Events[id] = s
+	r.pendLocked(arn, es, "e/"+strconv.FormatInt(id, 10), encodeStamp(s))
+	return now
+}
+
+// Child gives the name of the child execution that the execution of ctx starts now with a
+// states:startExecution task of machine with input: name, or a new one when name is "". When the
+// execution is replayed, it is the name of the child that the same start gave the first time, and
+// replayed is true: the child is the one started before. The name is journaled before the child
+// starts, so a crash in between starts it on replay, and never twice.
+func (r *Recorder) Child(ctx context.Context, machine, input, name string) (child string, replayed bool, err error) {
 	arn := ExecutionOf(ctx)
 	r.mu.Lock()
 	es := r.execs[arn]
 	if es == nil {
 		r.mu.Unlock()
-		return r.clock.Sleep(ctx, d)
+		if name == "" {
+			name = uuid.NewString()
+		}
+		return name, false, nil
 	}
-	es.sleeps++
-	n := es.sleeps
-	deadline, replay := es.j.Sleeps[n]
+	h := sha256.New()
+	for _, part := range []string{machine, name, input} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	base := "x" + hex.EncodeToString(h.Sum(nil)[:16])
+	es.occ[base]++
+	key := fmt.Sprintf("%s#%d", base, es.occ[base])
+	got, ok := es.j.Children[key]
 	r.mu.Unlock()
-	now := r.clock.Now()
-	if replay {
-		return r.clock.Sleep(ctx, max(deadline.Sub(now), 0))
+	if ok {
+		return got, true, nil
 	}
-	deadline = now.Add(d)
-	if err := r.st.RecordSleep(arn, n, deadline); err != nil {
-		r.log.Error("journaling a sleep; it would start over after a restart", "execution", arn, "error", err)
+	if name == "" {
+		name = uuid.NewString()
+	}
+	if err := r.st.RecordChild(arn, key, name); err != nil {
+		return "", false, err
 	}
 	r.mu.Lock()
-	es.j.Sleeps[n] = deadline
+	es.j.Children[key] = name
 	r.mu.Unlock()
-	return r.clock.Sleep(ctx, d)
+	return name, false, nil
+}
+
+// pendLocked queues a journal entry for the background writer. Call with r.mu held.
+func (r *Recorder) pendLocked(arn string, es *execState, key string, v []byte) {
+	if es.pending == nil {
+		es.pending = map[string][]byte{}
+	}
+	es.pending[key] = v
+	r.dirty[arn] = es
+	if !r.flushing {
+		r.flushing = true
+		go r.flushLoop()
+	}
+}
+
+// takeLocked gives every queued entry, by execution. Call with r.mu held.
+func (r *Recorder) takeLocked() map[string]map[string][]byte {
+	if len(r.dirty) == 0 {
+		return nil
+	}
+	out := make(map[string]map[string][]byte, len(r.dirty))
+	for arn, es := range r.dirty {
+		out[arn] = es.pending
+		es.pending = nil
+	}
+	clear(r.dirty)
+	return out
+}
+
+// flushLoop writes queued entries until none are left, all that queued meanwhile in one
+// transaction: event times cost no fsync of their own under load.
+func (r *Recorder) flushLoop() {
+	for {
+		r.flushMu.Lock()
+		r.mu.Lock()
+		batch := r.takeLocked()
+		if batch == nil {
+			r.flushing = false
+			r.mu.Unlock()
+			r.flushMu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		if err := r.st.recordLate(batch); errors.Is(err, bolt.ErrDatabaseNotOpen) {
+			r.log.Debug("journal closed (shutting down): event times and timeouts not journaled", "error", err)
+		} else if err != nil {
+			r.log.Error("journaling event times and timeouts; a restart would re-arm or re-time them", "error", err)
+		}
+		r.flushMu.Unlock()
+	}
+}
+
+// Flush makes every journal entry queued so far durable (GetExecutionHistory calls it before it
+// shows event times, so a restart shows the same).
+func (r *Recorder) Flush() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	batch := r.takeLocked()
+	r.mu.Unlock()
+	if batch == nil {
+		return nil
+	}
+	return r.st.recordLate(batch)
 }
 
 // Current gives the token the engine knows now for tok: tok itself, or, for a token issued before
@@ -297,8 +470,3 @@ func (r *Recorder) Current(tok string) (current string, waiting bool) {
 	}
 	return tok, true
 }
-
-// WaitFunc implements asl.Clock. A parked Wait state's wake-up carries no execution, so it is not
-// journaled: after a restart a relative Wait (Seconds) starts over; a Timestamp wait is exact.
-// TODO(asl): journal it too once the engine passes the execution (see the report).
-func (r *Recorder) WaitFunc(d time.Duration, f func()) func() bool { return r.clock.WaitFunc(d, f) }

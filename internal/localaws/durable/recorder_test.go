@@ -12,19 +12,21 @@ import (
 )
 
 // countingInvoker answers every function with its payload and counts calls per function; "flaky"
-// fails its first call with Test.Flaky; "callback" reports the token it was given.
+// fails its first call with Test.Flaky; "callback" reports the token it was given; "block" waits
+// for release.
 type countingInvoker struct {
-	mu     sync.Mutex
-	calls  map[string]int
-	times  map[string][]time.Time
-	tokens chan string
+	mu      sync.Mutex
+	calls   map[string]int
+	times   map[string][]time.Time
+	tokens  chan string
+	release chan struct{} // "block" answers once it is closed (or its context ends)
 }
 
 func newCounting() *countingInvoker {
 	return &countingInvoker{calls: map[string]int{}, times: map[string][]time.Time{}, tokens: make(chan string, 10)}
 }
 
-func (c *countingInvoker) Invoke(_ context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
+func (c *countingInvoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
 	c.mu.Lock()
 	c.calls[req.FunctionName]++
 	n := c.calls[req.FunctionName]
@@ -34,6 +36,12 @@ func (c *countingInvoker) Invoke(_ context.Context, req asl.LambdaRequest) (*asl
 	case "flaky":
 		if n == 1 {
 			return &asl.LambdaResponse{Payload: []byte(`{"errorType":"Test.Flaky","errorMessage":"first"}`), FunctionError: "Unhandled"}, nil
+		}
+	case "block":
+		select {
+		case <-c.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	case "callback":
 		var p struct {
@@ -191,17 +199,23 @@ func TestReplayResumesBackoff(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	var j *Journal
-	for {
+	for guard := time.Now().Add(30 * time.Second); ; { // a guard against a hang, not a bound
+		if time.Now().After(guard) {
+			t.Fatal("the back-off's deadline was never journaled")
+		}
 		var err error
 		if j, err = st.LoadJournal(execArn); err != nil {
 			t.Fatal(err)
 		}
-		if len(j.Sleeps) == 1 {
+		if len(j.Timers) == 1 {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
-	deadline := j.Sleeps[1]
+	deadline, ok := j.Timers["Retry C#1"]
+	if !ok {
+		t.Fatalf("journaled timers: %v", j.Timers)
+	}
 	// The crashed process's back-off never ends: stop it there (its engine records nothing).
 	if err := eng1.Stop(execArn, "", ""); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,13 @@
 // Package durable keeps local mode's Step Functions state across restarts and crashes (DESIGN §8):
 // state machines, executions (their records, and the history once closed), and, for every running
-// execution, a journal of what it has done — each Lambda invocation's answer, each sleep's deadline
-// (Wait states and retry back-offs) and each task token's answer. After a restart the execution runs
-// again from its start and the Recorder replays the journal: completed invocations are answered
-// from it (nothing runs twice), sleeps end at their recorded deadlines, answers given to tokens are
-// delivered again, and tokens issued before the crash keep working as aliases of the new ones. The
+// execution, a journal of what it has done — each Lambda invocation's answer, each timer's deadline
+// (Wait states, retry back-offs, task timeouts and heartbeats), each task token's answer, the name
+// of each child execution it started and the time of each history event. After a restart the
+// execution runs again from its start and the Recorder replays the journal: completed invocations
+// are answered from it (nothing runs twice), timers end at their recorded deadlines, answers given
+// to tokens are delivered again, a states:startExecution task finds the child it started before,
+// events keep their first times, and tokens issued before the crash keep working as aliases of the
+// new ones. The
 // invocation that was running at the crash has no answer in the journal, so it runs again
 // (at-least-once), which the executors' idempotency by call id absorbs.
 //
@@ -17,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -118,8 +122,9 @@ func (s *Store) Machines() ([]Machine, error) {
 	return out, nil
 }
 
-// PutExecution writes an execution's record. A closed record (Events set) also drops the
-// execution's journal in the same transaction: nothing of it is replayed again.
+// PutExecution writes an execution's record. A running record opens the execution's journal; a
+// closed record (Events set) drops it in the same transaction: nothing of it is replayed again (and
+// background journal writes that come later find no journal to write to).
 func (s *Store) PutExecution(x Execution) error {
 	data, err := json.Marshal(x)
 	if err != nil {
@@ -133,8 +138,10 @@ func (s *Store) PutExecution(x Execution) error {
 			if err := tx.Bucket(bJournals).DeleteBucket([]byte(x.Arn)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 				return err
 			}
+			return nil
 		}
-		return nil
+		_, err := tx.Bucket(bJournals).CreateBucketIfNotExists([]byte(x.Arn))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
@@ -211,7 +218,9 @@ func (s *Store) get(bucket []byte, key string, v any) (bool, error) {
 	return true, nil
 }
 
-// Journal entries of one execution, keyed "c/<call key>", "s/<ordinal>", "o/<call key>".
+// Journal entries of one execution, keyed "c/<call key>" (a call), "t/<timer key>" (a deadline),
+// "o/<call key>" (a token's answer), "x/<child key>" (a child's name), "e/<event id>" (an event's
+// time and type).
 
 // Call is a completed Lambda invocation.
 type Call struct {
@@ -230,12 +239,31 @@ type Outcome struct {
 	Cause   string `json:"cause,omitempty"`
 }
 
+// Stamp is a history event's time, with its type to check a replay against.
+type Stamp struct {
+	At   time.Time
+	Type string
+}
+
 // Journal is a running execution's record of what it has done.
 type Journal struct {
 	Calls    map[string]Call
-	Sleeps   map[uint64]time.Time
+	Timers   map[string]time.Time // deadline by timer key ("Wait W#1", ...)
 	Outcomes map[string]Outcome
+	Children map[string]string // child execution name by start key
+	Events   map[int64]Stamp   // by event id
 }
+
+func encodeTime(t time.Time) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano()))
+	return b[:]
+}
+
+func decodeTime(b []byte) time.Time { return time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC() }
+
+// encodeStamp is the journal value of an event's stamp.
+func encodeStamp(s Stamp) []byte { return append(encodeTime(s.At), s.Type...) }
 
 func (s *Store) journalPut(exec, key string, v []byte) error {
 	err := s.w.update(func(tx *bolt.Tx) error {
@@ -260,11 +288,37 @@ func (s *Store) RecordCall(exec, key string, c Call) error {
 	return s.journalPut(exec, "c/"+key, data)
 }
 
-// RecordSleep journals the deadline of an execution's n-th sleep.
-func (s *Store) RecordSleep(exec string, n uint64, deadline time.Time) error {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(deadline.UnixNano()))
-	return s.journalPut(exec, fmt.Sprintf("s/%d", n), b[:])
+// RecordTimer journals the deadline of timer key.
+func (s *Store) RecordTimer(exec, key string, deadline time.Time) error {
+	return s.journalPut(exec, "t/"+key, encodeTime(deadline))
+}
+
+// RecordChild journals the name of the child execution started under key.
+func (s *Store) RecordChild(exec, key, name string) error {
+	return s.journalPut(exec, "x/"+key, []byte(name))
+}
+
+// recordLate writes journal entries (full keys) of many executions in one transaction, into
+// journals that exist: an execution that has closed meanwhile keeps none.
+func (s *Store) recordLate(entries map[string]map[string][]byte) error {
+	err := s.w.update(func(tx *bolt.Tx) error {
+		for exec, kv := range entries {
+			b := tx.Bucket(bJournals).Bucket([]byte(exec))
+			if b == nil {
+				continue
+			}
+			for k, v := range kv {
+				if err := b.Put([]byte(k), v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("durable: journal: %w", err)
+	}
+	return nil
 }
 
 // RecordOutcome journals the answer to the token of call key.
@@ -289,7 +343,8 @@ func (s *Store) ForgetOutcome(exec, key string) error {
 
 // LoadJournal reads an execution's journal (empty when it has none).
 func (s *Store) LoadJournal(exec string) (*Journal, error) {
-	j := &Journal{Calls: map[string]Call{}, Sleeps: map[uint64]time.Time{}, Outcomes: map[string]Outcome{}}
+	j := &Journal{Calls: map[string]Call{}, Timers: map[string]time.Time{}, Outcomes: map[string]Outcome{},
+		Children: map[string]string{}, Events: map[int64]Stamp{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bJournals).Bucket([]byte(exec))
 		if b == nil {
@@ -310,12 +365,16 @@ func (s *Store) LoadJournal(exec string) (*Journal, error) {
 					return err
 				}
 				j.Outcomes[key[2:]] = o
-			case len(key) > 2 && key[:2] == "s/" && len(v) == 8:
-				var n uint64
-				if _, err := fmt.Sscanf(key[2:], "%d", &n); err != nil {
-					return err
+			case len(key) > 2 && key[:2] == "t/" && len(v) == 8:
+				j.Timers[key[2:]] = decodeTime(v)
+			case len(key) > 2 && key[:2] == "x/":
+				j.Children[key[2:]] = string(v)
+			case len(key) > 2 && key[:2] == "e/" && len(v) >= 8:
+				id, err := strconv.ParseInt(key[2:], 10, 64)
+				if err != nil {
+					return fmt.Errorf("event key %q: %w", key, err)
 				}
-				j.Sleeps[n] = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
+				j.Events[id] = Stamp{At: decodeTime(v[:8]), Type: string(v[8:])}
 			}
 			return nil
 		})

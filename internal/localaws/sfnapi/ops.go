@@ -322,7 +322,7 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 	}
 	s.seq++
 	e := &execution{rec: durable.Execution{Arn: arn, MachineArn: m.rec.Arn, Name: name, Input: input,
-		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition}}
+		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition}, resumed: true}
 	s.execs[arn] = e
 	s.mu.Unlock()
 	// Recorded before it runs: a crash from here on resumes it.
@@ -533,7 +533,13 @@ func (s *Service) getExecutionHistory(ctx context.Context, body []byte) (any, er
 	_, x := e.snapshot()
 	var events []json.RawMessage
 	if x != nil {
-		data, err := json.Marshal(apiEvents(x.History()))
+		hist := x.History()
+		// The times of the events shown are journaled before they are shown, so a restart shows
+		// the same ones.
+		if err := s.opts.Recorder.Flush(); err != nil {
+			s.log.Warn("journaling event times", "execution", in.Arn, "error", err)
+		}
+		data, err := json.Marshal(apiEvents(hist))
 		if err != nil {
 			return nil, err
 		}

@@ -70,9 +70,11 @@ type machine struct {
 }
 
 type execution struct {
-	mu  sync.Mutex
-	rec durable.Execution // Events never held here: closed histories are read from the store
-	x   *asl.Execution    // nil once closed
+	mu      sync.Mutex
+	rec     durable.Execution // Events never held here: closed histories are read from the store
+	x       *asl.Execution    // nil once closed
+	resumed bool              // a recovered execution was started again (by Recover or its parent)
+	runMu   sync.Mutex        // held while it is started, so a second starter waits for the first
 }
 
 // New makes the service; Recover loads what the store holds.
@@ -157,15 +159,25 @@ func (s *Service) Recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resumed := 0
-	parsed := map[string]*asl.Machine{} // by definition: many executions share one
+	// Every record is known before any execution runs again: a replayed parent looks for its
+	// child among them (and may resume it first).
+	var running []*execution
+	s.mu.Lock()
 	for _, rec := range xs {
 		s.seq = max(s.seq, rec.Seq)
 		e := &execution{rec: rec}
 		s.execs[rec.Arn] = e
-		if rec.Status != asl.StatusRunning {
-			continue
+		if rec.Status == asl.StatusRunning {
+			running = append(running, e)
 		}
+	}
+	s.mu.Unlock()
+	resumed := 0
+	parsed := map[string]*asl.Machine{} // by definition: many executions share one
+	for _, e := range running {
+		e.mu.Lock() // a parent replayed meanwhile may have resumed (and ended) it
+		rec := e.rec
+		e.mu.Unlock()
 		m, ok := parsed[rec.Definition]
 		if !ok {
 			if m, err = asl.Parse([]byte(rec.Definition), asl.Options{JSONata: s.opts.JSONata}); err != nil {
@@ -174,7 +186,7 @@ func (s *Service) Recover(ctx context.Context) error {
 			}
 			parsed[rec.Definition] = m
 		}
-		if err := s.run(ctx, e, m); err != nil {
+		if err := s.resume(ctx, e, m); err != nil {
 			s.log.Error("resuming an execution", "execution", rec.Arn, "error", err)
 			continue
 		}
@@ -182,6 +194,20 @@ func (s *Service) Recover(ctx context.Context) error {
 	}
 	s.log.Info("step functions state recovered", "state_machines", len(s.machines), "executions", len(xs), "resumed", resumed)
 	return nil
+}
+
+// resume runs a recovered execution again, once.
+func (s *Service) resume(ctx context.Context, e *execution, m *asl.Machine) error {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	e.mu.Lock()
+	if e.resumed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.resumed = true
+	e.mu.Unlock()
+	return s.run(ctx, e, m)
 }
 
 // run starts (or, after a restart, restarts) execution e on the engine with its journal.

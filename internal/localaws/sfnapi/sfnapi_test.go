@@ -50,7 +50,8 @@ func serve(t *testing.T, st *durable.Store) *fixture {
 	inv := echo{tokens: make(chan string, 100)}
 	rec := durable.NewRecorder(st, inv, nil, nil)
 	var svc *Service
-	eng := asl.New(asl.Config{Lambda: rec, Clock: rec, Machines: func(arn string) (*asl.Machine, bool) { return svc.Resolve(arn) }})
+	eng := asl.New(asl.Config{Lambda: rec, Clock: rec, Machines: func(arn string) (*asl.Machine, bool) { return svc.Resolve(arn) },
+		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return svc.StartChild(ctx, in) }})
 	svc = New(Options{Store: st, Recorder: rec, Engine: eng})
 	if err := svc.Recover(context.Background()); err != nil {
 		t.Fatal(err)
