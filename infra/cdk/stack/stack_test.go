@@ -27,7 +27,7 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::Lambda::Function":            nf,
 		"AWS::StepFunctions::StateMachine": nm,
 		"AWS::DynamoDB::Table":             1,
-		"AWS::KMS::Key":                    2, // the table's and the setup secrets'
+		"AWS::KMS::Key":                    2,           // the table's and the setup secrets'
 		"AWS::IAM::Role":                   nf + nm + 1, // and rotate-secrets' role
 		"AWS::Logs::LogGroup":              nf + nm + 1, // each function, each state machine, the API's access logs
 		"AWS::CloudWatch::Alarm":           2*nf + 2*nm,
