@@ -17,6 +17,7 @@ lint:
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 unit:
 	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
+	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (a shared-library race only -race can see)" go test -race -count=1 -run 'Concurrent' ./internal/asl/jsonata/
 
 asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; npx --no-install asl-validator $$args' 

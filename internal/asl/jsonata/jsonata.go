@@ -19,6 +19,7 @@ import (
 	mrand "math/rand/v2"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	jsonatalib "github.com/blues/jsonata-go"
@@ -164,6 +165,15 @@ func (e *expr) eval(in map[string]any, b *budget) (any, bool, error) {
 	if err := x.RegisterVars(in); err != nil {
 		return nil, false, err
 	}
+	if strings.Contains(e.guarded, "(") {
+		// The library's built-in functions are shared by every expression, and a call sets its
+		// evaluation context on the shared function (SetContext) before running it: two
+		// evaluations at once could each run with the other's context (a data race, seen with
+		// -race in concurrent Map iterations). A call needs "(", so only those evaluations take
+		// turns. A runaway one holding the lock makes the others time out, not hang.
+		libCalls.Lock()
+		defer libCalls.Unlock()
+	}
 	v, err := x.Eval(nil)
 	if errors.Is(err, jsonatalib.ErrUndefined) {
 		return nil, false, nil
@@ -183,6 +193,9 @@ func (e *expr) eval(in map[string]any, b *budget) (any, bool, error) {
 	}
 	return out, true, nil
 }
+
+// libCalls serializes evaluations that may call the library's shared built-in functions.
+var libCalls sync.Mutex
 
 // libNull is how the library represents JSON null.
 var libNull *any

@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -111,3 +112,37 @@ func TestConcurrentEvaluations(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestConcurrentContextFunctions: built-in functions that take the evaluation's context (here
+// $uppercase() with no argument, and $string()) are shared by the library across expressions;
+// concurrent evaluations must each see their own context (go test -race shows the race this guards).
+func TestConcurrentContextFunctions(t *testing.T) {
+	e, err := New().Compile(`$words.$uppercase() & "|" & $words.$string()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, rounds = 8, 200
+	done := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		go func(i int) {
+			w := fmt.Sprintf("w%d", i)
+			want := strings.ToUpper(w) + "|" + w
+			for j := 0; j < rounds; j++ {
+				v, _, err := e.Eval(context.Background(), map[string]any{"words": w})
+				if err == nil && v != want {
+					err = fmt.Errorf("worker %d got %v, want %s: another evaluation's context", i, v, want)
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}(i)
+	}
+	for i := 0; i < workers; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
