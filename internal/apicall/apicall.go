@@ -47,7 +47,15 @@ type Input struct {
 	Call      map[string]any
 	MetaArgs  map[string]any
 	MetaSetup map[string]any
+	// CallID, when set, is sent as the Idempotency-Key header unless the request sets one: every
+	// attempt of one call (a Retry, a re-run after a crash) carries the same key, so a service that
+	// honours the convention performs the call once, where sinew alone cannot know whether a request
+	// cut off by a crash arrived (DESIGN §8, at-least-once).
+	CallID string
 }
+
+// IdempotencyHeader is the header that carries a call's id.
+const IdempotencyHeader = "Idempotency-Key"
 
 // StatusError is the cause of an error for a status that is not a result: the status and the first
 // 500 characters of the body.
@@ -109,6 +117,9 @@ func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) 
 	p, err := prepare(def, parts)
 	if err != nil {
 		return nil, err
+	}
+	if in.CallID != "" && p.header.Get(IdempotencyHeader) == "" {
+		p.header.Set(IdempotencyHeader, in.CallID)
 	}
 
 	callCtx, cancel := context.WithTimeout(ctx, p.timeout)

@@ -454,3 +454,31 @@ func TestResponseSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyKey: every attempt of a call carries its id as Idempotency-Key, unless the
+// request sets that header itself; without a call id nothing is added.
+func TestIdempotencyKey(t *testing.T) {
+	got := make(chan string, 4)
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get(apicall.IdempotencyHeader)
+		w.Write([]byte(`{}`))
+	}))
+	tests := []struct {
+		name string
+		in   apicall.Input
+		want string
+	}{
+		{"the call's id", apicall.Input{CallID: "call_AAAAAAAAAAAAAAAAAAAAAAAA"}, "call_AAAAAAAAAAAAAAAAAAAAAAAA"},
+		{"the request's own key wins", apicall.Input{CallID: "call_AAAAAAAAAAAAAAAAAAAAAAAA",
+			Call: map[string]any{"headers": map[string]any{"Idempotency-Key": "mine"}}}, "mine"},
+		{"no call id, no header", apicall.Input{}, ""},
+	}
+	for _, tt := range tests {
+		if _, err := e.ex.Execute(t.Context(), e.def("POST", "/x"), tt.in); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if h := <-got; h != tt.want {
+			t.Errorf("%s: Idempotency-Key %q, want %q", tt.name, h, tt.want)
+		}
+	}
+}

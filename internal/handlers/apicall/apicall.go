@@ -39,6 +39,7 @@ func New(d Deps) func(context.Context, workflow.Envelope) (map[string]any, error
 			}
 			return d.APICall.Execute(ctx, def, apicall.Input{
 				Call: in.Call.Arguments(), MetaArgs: src.Metadata(merge.KeyAPICallArgs), MetaSetup: metaSetup,
+				CallID: in.Call.ID,
 			})
 		})
 		if err != nil {
