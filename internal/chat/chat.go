@@ -492,7 +492,36 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
 		return nil, err
 	}
-	return &Reply{Status: http.StatusOK, Chat: s.response(sessionID, st)}, nil
+	resp := s.response(sessionID, st)
+	// Outputs stored by reference are answered as values up to the HTTP API's inline limit (DESIGN
+	// §3.7), in the order the calls ran; larger ones stay references for GET /payloads/{ref}.
+	left := int64(store.AnswerInlineLimit)
+	for i, r := range resp.ToolResults {
+		if _, ok := store.RefOf(r.Output); !ok {
+			continue
+		}
+		out, err := s.d.Store.InlineRefs(ctx, dev, r.Output, left)
+		if err != nil {
+			return nil, err
+		}
+		if _, still := store.RefOf(out); !still {
+			left -= refBytes(r.Output)
+		}
+		resp.ToolResults[i].Output = out
+	}
+	return &Reply{Status: http.StatusOK, Chat: resp}, nil
+}
+
+// refBytes is the size a reference stands for.
+func refBytes(v any) int64 {
+	m, _ := v.(map[string]any)
+	switch n := m["bytes"].(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
 }
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a

@@ -125,6 +125,10 @@ func (h *handlers) getExecution(ctx context.Context, r *httpapi.Request) (*httpa
 	if err != nil {
 		return nil, err
 	}
+	// A result stored by reference is answered as its value up to the inline limit (DESIGN §3.7).
+	if x.Output, err = h.w.Store.InlineRefs(ctx, r.DeveloperID, x.Output, store.AnswerInlineLimit); err != nil {
+		return nil, err
+	}
 	return httpapi.OK(x), nil
 }
 

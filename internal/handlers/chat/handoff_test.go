@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,7 +93,8 @@ func TestChatRefusedWhileItsHandOffRuns(t *testing.T) {
 }
 
 // Outputs over 32 KiB travel as references; the model gets the values, a long one cut with a
-// marker naming the stored value, while tool_results keep the reference.
+// marker naming the stored value, and tool_results answer the values (under the HTTP API's 1 MiB
+// inline limit, DESIGN §3.7).
 func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 	h := newHarness(t,
 		turn{calls: [][3]string{
@@ -104,15 +106,12 @@ func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %v", code, body)
 	}
-	refs := map[string]string{}
 	for _, r := range list(body["tool_results"]) {
 		rm := r.(map[string]any)
 		o, _ := rm["output"].(map[string]any)
-		ref, _ := o["sinew:ref"].(string)
-		if ref == "" {
-			t.Fatalf("tool result %.200v, want its output as a reference", rm)
+		if o["sinew:ref"] != nil || !strings.Contains(jsonText(t, o), "END") {
+			t.Fatalf("tool result %.200v, want its output's value inline", rm)
 		}
-		refs[rm["id"].(string)] = ref
 	}
 	got := map[string]string{}
 	for _, m := range list(h.model.request(t, 1)["messages"]) {
@@ -127,11 +126,12 @@ func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 	if !strings.Contains(c, "BEGIN") || strings.Contains(c, "END") || !strings.Contains(c, "[sinew: output truncated: the first 131072 of ") {
 		t.Errorf("m2 reached the model as %d bytes ending %q, want the first 128 KiB and a marker", len(c), c[max(0, len(c)-200):])
 	}
-	named := false
-	for _, ref := range refs {
-		named = named || strings.HasSuffix(c, "the whole output is the stored value "+ref+" (GET /payloads/"+ref+")]")
+	var ref string
+	if i := strings.LastIndex(c, "the whole output is the stored value "); i >= 0 {
+		ref, _, _ = strings.Cut(c[i+len("the whole output is the stored value "):], " ")
 	}
-	if !named {
+	if v, err := h.store.LoadValue(h.ctx, h.dev, map[string]any{store.RefKey: ref, "bytes": int64(1)}); ref == "" ||
+		!strings.HasSuffix(c, "(GET /payloads/"+ref+")]") || err != nil || !strings.Contains(jsonText(t, v), "END") {
 		t.Errorf("the marker does not name the stored value: %q", c[max(0, len(c)-200):])
 	}
 	// The history keeps what the model saw.
@@ -177,3 +177,12 @@ func TestChatCutShortAndHandOffFails(t *testing.T) {
 }
 
 func awsString(s string) *string { return &s }
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
