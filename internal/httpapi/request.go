@@ -187,7 +187,7 @@ func decodeError(err error, body []byte, t reflect.Type) error {
 		if name == "" {
 			name, field = "the body", "body"
 		}
-		return fault.Invalid(field, "%s must be %s, not %s", name, describeType(te.Type), te.Value)
+		return fault.Invalid(field, "%s must be %s, not %s", name, jsonv.KindOf(te.Type), te.Value)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		if n, uerr := strconv.Unquote(name); uerr == nil {
@@ -203,28 +203,6 @@ func decodeError(err error, body []byte, t reflect.Type) error {
 		return fault.Invalid(path, "unknown field %q", path)
 	}
 	return fault.Invalid("body", "the request body is invalid: %s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-func describeType(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	}
-	return "a " + t.String()
 }
 
 // jsonPathAt gives the path (tools[1].api_call.method) of the value that ends at or spans offset in

@@ -2,6 +2,7 @@ package jsonv
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -60,6 +61,22 @@ func TestEncodeEqualClone(t *testing.T) {
 	for want, val := range map[string]any{"null": nil, "number": int64(1), "object": map[string]any{}, "array": []any{}, "string": "", "boolean": false} {
 		if TypeName(val) != want {
 			t.Errorf("TypeName(%#v) = %s", val, TypeName(val))
+		}
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	var s *string
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{"x", "a string"}, {s, "a string"}, {true, "true or false"}, {int64(1), "an integer"}, {uint8(1), "an integer"},
+		{1.5, "a number"}, {[]int{}, "an array"}, {[2]int{}, "an array"}, {map[string]any{}, "an object"},
+		{struct{}{}, "an object"}, {make(chan int), "a chan int"},
+	} {
+		if got := KindOf(reflect.TypeOf(tt.v)); got != tt.want {
+			t.Errorf("KindOf(%T) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
 }

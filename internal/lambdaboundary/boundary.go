@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 )
 
 // Error converts err into the value the Lambda runtime reports as is: Type is err's fault Kind
@@ -157,9 +158,9 @@ func decodeEvent(payload []byte, v any, strict bool) error {
 			return fault.Invalid("event", "the event ends in the middle of its JSON value")
 		case errors.As(err, &te):
 			if te.Field == "" {
-				return fault.Invalid("event", "the event must be %s, not %s", jsonKind(te.Type), te.Value)
+				return fault.Invalid("event", "the event must be %s, not %s", jsonv.KindOf(te.Type), te.Value)
 			}
-			return fault.Invalid(te.Field, "%s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+			return fault.Invalid(te.Field, "%s must be %s, not %s", te.Field, jsonv.KindOf(te.Type), te.Value)
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			if n, uerr := strconv.Unquote(name); uerr == nil {
@@ -173,29 +174,6 @@ func decodeEvent(payload []byte, v any, strict bool) error {
 		return fault.Invalid("event", "the event has data after its JSON value")
 	}
 	return nil
-}
-
-// jsonKind names the JSON form of Go type t.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	}
-	return "a " + t.String()
 }
 
 // Invoke runs h in process as the Lambda runtime would: the answer's bytes, or the error the runtime
