@@ -321,6 +321,20 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if err := s.refuseWhileHandedOff(ctx, dev, sessionID); err != nil {
 		return nil, err
 	}
+	// One turn at a time per session: two chats at once would each read the history and append
+	// their own turn after it. The claim lapses on its own if this process dies mid-turn.
+	claim, held, err := s.d.Store.PutIdempotency(ctx, dev, turnKey(sessionID), map[string]any{"turn": "running"}, s.d.Budget+turnMargin)
+	if err != nil {
+		return nil, fmt.Errorf("chat: the session's turn: %w", err)
+	}
+	if !held {
+		return nil, fault.New(fault.Conflict, "session %s is answering another chat request; send this one once that has answered", sessionID)
+	}
+	defer func() {
+		if err := s.d.Store.ReleaseIdempotency(context.WithoutCancel(ctx), dev, turnKey(sessionID), claim); err != nil {
+			s.d.Log.WarnContext(ctx, "chat: releasing the session's turn", "error", err.Error())
+		}
+	}()
 	agent, err := s.d.Store.GetAgent(ctx, dev, sess.AgentID)
 	if err != nil {
 		return nil, fmt.Errorf("chat: the session's agent: %w", err)
@@ -584,6 +598,12 @@ func (s *Service) closeTurn(ctx context.Context, dev, sessionID string, turn []t
 // handoffTTL keeps a session's hand-off mark at least as long as an agent_loop execution may wait
 // on a function call (timeout_seconds is at most a year).
 const handoffTTL = 400 * 24 * time.Hour
+
+// turnKey is the record a chat holds while it answers in a session; turnMargin is how long past
+// the budget the claim lasts (the hand-off and the final writes run after the budget).
+func turnKey(sessionID string) string { return "chat-turn#" + sessionID }
+
+const turnMargin = 30 * time.Second
 
 // handoffKey is the idempotency record that names a session's latest hand-off to agent_loop.
 func handoffKey(sessionID string) string { return "chat-handoff#" + sessionID }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"sinew/internal/fault"
@@ -114,4 +115,24 @@ func (s *Store) GetIdempotency(ctx context.Context, dev, key string) (*IdemRecor
 		return nil, notFound("idempotency key", key)
 	}
 	return decodeIdem(it)
+}
+
+// ReleaseIdempotency deletes the record of key that r (a PutIdempotency's answer) is, told apart by
+// its expiry: a record made since by another claim, after r's lapsed, is left alone.
+func (s *Store) ReleaseIdempotency(ctx context.Context, dev, key string, r *IdemRecord) error {
+	if err := checkDev(dev); err != nil {
+		return err
+	}
+	cond := "#ttl = :ttl"
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: idemKey(dev, key).av(),
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  map[string]string{"#ttl": AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":ttl": ttlOf(r.ExpiresAt)}})
+	if _, ok := isCondFailed(err); ok {
+		return nil
+	}
+	if err != nil {
+		return dbErr(err, "release idempotency record")
+	}
+	return nil
 }

@@ -186,3 +186,43 @@ func jsonText(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// Two chats in one session at once: the second is refused (409) while the first answers, so the
+// two turns cannot interleave in the history; once the first has answered the session takes the
+// next one.
+func TestChatOneTurnAtATime(t *testing.T) {
+	h := newHarness(t,
+		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Lima", "mode": "block"}`}}},
+		turn{text: "Lima: 21 degrees."},
+		turn{text: "Noted."},
+	)
+	first := make(chan int, 1)
+	go func() {
+		code, _ := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true})
+		first <- code
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for h.weather.count("Lima") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first chat never ran its tool")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := len(h.history())
+	code, body := h.chat(map[string]any{"messages": []any{user("and now?")}})
+	e, _ := body["error"].(map[string]any)
+	if msg, _ := e["message"].(string); code != http.StatusConflict || !strings.Contains(msg, "answering another chat request") {
+		t.Fatalf("a second chat while the first runs: %d %v, want 409", code, body)
+	}
+	if len(h.history()) != before {
+		t.Error("the refused chat changed the history")
+	}
+	close(h.weather.release)
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("the first chat: %d", code)
+	}
+	code, body = h.chat(map[string]any{"messages": []any{user("and now?")}})
+	if fr, msg := choice(t, body); code != http.StatusOK || fr != "stop" || msg["content"] != "Noted." {
+		t.Fatalf("the next chat: %d %v", code, body)
+	}
+}
