@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/testenv/localmode"
 )
 
 // binPath is ./infra/local built once for every test: the tests drive the real process.
@@ -31,9 +30,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binPath = filepath.Join(dir, "local")
-	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building ./infra/local: %v\n%s", err, out)
+	if binPath, err = localmode.Build("../..", filepath.Join(dir, "local")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -41,118 +39,47 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running local mode.
-type proc struct {
-	cmd    *exec.Cmd
-	dir    string
-	eps    map[string]string
-	stdout *syncBuf
-	stderr *syncBuf
-	done   chan struct{}
-	err    error
-}
+type proc struct{ *localmode.Proc }
 
-// startLocal runs the binary on dir and waits for it to print "ready".
+// startLocal runs the binary on dir and waits for it to be ready.
 func startLocal(t testing.TB, dir string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"--dir", dir, "--test-functions", "--root", "../.."}, extra...)
-	p := &proc{cmd: exec.Command(binPath, args...), dir: dir, stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan struct{})}
-	pr, pw, err := os.Pipe()
+	lp, err := localmode.Start(binPath, dir, append([]string{"--test-functions", "--root", "../.."}, extra...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Stdout, p.cmd.Stderr = pw, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = pw.Close()
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
-		for sc.Scan() {
-			fmt.Fprintln(p.stdout, sc.Text())
-			if sc.Text() == "ready" {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	// A guard against a hang, not a performance bound: a cold DynamoDB Local JVM takes seconds.
-	select {
-	case <-ready:
-	case <-p.done:
-		t.Fatalf("local mode exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.stdout, p.stderr)
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("local mode was not ready after 3 minutes\nstderr:\n%s", p.stderr)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "endpoints.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &p.eps); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"stepfunctions", "lambda", "http", "dynamodb"} {
-		if !strings.HasPrefix(p.eps[k], "http://127.0.0.1:") {
-			t.Fatalf("endpoints.json %s = %q, want a loopback URL", k, p.eps[k])
-		}
-	}
-	return p
+	t.Cleanup(lp.Kill)
+	return &proc{lp}
 }
 
 // kill9 kills the process as a crash would.
 func (p *proc) kill9(t testing.TB) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	<-p.Done()
 }
 
 // stop ends the process with SIGTERM and checks that it shut down cleanly.
 func (p *proc) stop(t testing.TB) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(time.Minute):
 		t.Fatal("local mode did not stop within a minute of SIGTERM")
 	}
-	if p.err != nil {
-		t.Errorf("local mode exited with %v\nstderr:\n%s", p.err, p.stderr)
+	if p.Err() != nil {
+		t.Errorf("local mode exited with %v\nstderr:\n%s", p.Err(), p.Stderr)
 	}
 }
 
 func (p *proc) sfn() *sfn.Client {
-	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.eps["stepfunctions"]),
+	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["stepfunctions"]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, sfnapi.NoHostPrefix)
 }
 

@@ -50,7 +50,7 @@ func tokenFor(t *testing.T, dir, id string) string {
 func TestCLI(t *testing.T) {
 	dir := t.TempDir()
 	p := startLocal(t, dir, "--in-memory")
-	ep := p.eps["stepfunctions"]
+	ep := p.Endpoints["stepfunctions"]
 	defFile := filepath.Join(dir, "def.json")
 	if err := os.WriteFile(defFile, []byte(callbackDef), 0o600); err != nil {
 		t.Fatal(err)
@@ -140,21 +140,21 @@ func TestCLI(t *testing.T) {
 
 	// The Lambda Invoke API and DynamoDB Local, through the same CLI.
 	outFile := filepath.Join(dir, "out.json")
-	inv := awsJSON(t, p.eps["lambda"], "lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hello":"world"}`, outFile)
+	inv := awsJSON(t, p.Endpoints["lambda"], "lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hello":"world"}`, outFile)
 	if inv["StatusCode"] != float64(200) {
 		t.Errorf("lambda invoke = %v", inv)
 	}
 	if data, _ := os.ReadFile(outFile); string(data) != `{"hello":"world"}` {
 		t.Errorf("lambda invoke payload = %s", data)
 	}
-	tables := awsJSON(t, p.eps["dynamodb"], "dynamodb", "list-tables")["TableNames"].([]any)
+	tables := awsJSON(t, p.Endpoints["dynamodb"], "dynamodb", "list-tables")["TableNames"].([]any)
 	if len(tables) == 0 || !strings.Contains(strings.Join(anyStrings(tables), ","), tableName) {
 		t.Errorf("dynamodb list-tables = %v", tables)
 	}
 
 	// KMS (the key file under the local directory) and PutEvents, through the same CLI.
 	// The CLI v1 sends a blob argument's text as the bytes; fileb:// sends a file's bytes.
-	enc := awsJSON(t, p.eps["kms"], "kms", "encrypt", "--key-id", "alias/sinew-secrets", "--plaintext", "hello")
+	enc := awsJSON(t, p.Endpoints["kms"], "kms", "encrypt", "--key-id", "alias/sinew-secrets", "--plaintext", "hello")
 	blob, err := base64.StdEncoding.DecodeString(enc["CiphertextBlob"].(string))
 	if err != nil {
 		t.Fatal(err)
@@ -163,14 +163,14 @@ func TestCLI(t *testing.T) {
 	if err := os.WriteFile(blobFile, blob, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dec := awsJSON(t, p.eps["kms"], "kms", "decrypt", "--ciphertext-blob", "fileb://"+blobFile)
+	dec := awsJSON(t, p.Endpoints["kms"], "kms", "decrypt", "--ciphertext-blob", "fileb://"+blobFile)
 	if plain, _ := base64.StdEncoding.DecodeString(dec["Plaintext"].(string)); string(plain) != "hello" {
 		t.Errorf("kms decrypt = %v", dec)
 	}
-	if dk := awsJSON(t, p.eps["kms"], "kms", "generate-data-key", "--key-id", "alias/sinew-secrets", "--key-spec", "AES_256"); dk["Plaintext"] == nil || dk["CiphertextBlob"] == nil {
+	if dk := awsJSON(t, p.Endpoints["kms"], "kms", "generate-data-key", "--key-id", "alias/sinew-secrets", "--key-spec", "AES_256"); dk["Plaintext"] == nil || dk["CiphertextBlob"] == nil {
 		t.Errorf("kms generate-data-key = %v", dk)
 	}
-	put := awsJSON(t, p.eps["events"], "events", "put-events", "--entries", `[{"Source":"test.cli","DetailType":"Hello","Detail":"{\"a\":1}"}]`)
+	put := awsJSON(t, p.Endpoints["events"], "events", "put-events", "--entries", `[{"Source":"test.cli","DetailType":"Hello","Detail":"{\"a\":1}"}]`)
 	if put["FailedEntryCount"] != float64(0) {
 		t.Errorf("put-events = %v", put)
 	}
@@ -291,7 +291,7 @@ func TestSDK(t *testing.T) {
 	}
 
 	// The Lambda SDK against the Invoke API.
-	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.eps["lambda"]),
+	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["lambda"]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	lo, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("sinew-test-echo"), Payload: []byte(`[1,2]`)})
 	if err != nil || string(lo.Payload) != `[1,2]` {
@@ -304,7 +304,7 @@ func TestSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	jwt := strings.TrimSpace(string(out))
-	req, _ := http.NewRequest(http.MethodGet, p.eps["http"]+"/healthz", nil)
+	req, _ := http.NewRequest(http.MethodGet, p.Endpoints["http"]+"/healthz", nil)
 	req.Header.Set("Authorization", "Bearer "+jwt)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -314,7 +314,7 @@ func TestSDK(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /healthz with a local token: %d", resp.StatusCode)
 	}
-	req, _ = http.NewRequest(http.MethodGet, p.eps["http"]+"/healthz", nil)
+	req, _ = http.NewRequest(http.MethodGet, p.Endpoints["http"]+"/healthz", nil)
 	req.Header.Set("Authorization", "Bearer "+jwt+"x")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

@@ -39,10 +39,10 @@ func TestRIE(t *testing.T) {
 	bin := rieBinary(t)
 	dir := t.TempDir()
 	p := startLocal(t, dir, "--in-memory", "--rie", "--rie-bin", bin)
-	if !strings.Contains(p.stderr.String(), "function=prepare") {
-		t.Fatalf("prepare was not started under the emulator:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr.String(), "function=prepare") {
+		t.Fatalf("prepare was not started under the emulator:\n%s", p.Stderr)
 	}
-	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.eps["lambda"]),
+	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["lambda"]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	out, err := lc.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("prepare"), Payload: []byte(`{}`)})
 	if err != nil {

@@ -27,11 +27,11 @@ type client struct {
 
 func newClient(t *testing.T, p *proc, dev string) *client {
 	t.Helper()
-	out, err := exec.Command(binPath, "token", "--dir", p.dir, dev).Output()
+	out, err := exec.Command(binPath, "token", "--dir", p.Dir, dev).Output()
 	if err != nil {
 		t.Fatalf("local token %s: %v", dev, err)
 	}
-	return &client{url: p.eps["http"], jwt: strings.TrimSpace(string(out))}
+	return &client{url: p.Endpoints["http"], jwt: strings.TrimSpace(string(out))}
 }
 
 // do sends a request and answers the status, the decoded body and the raw body.
@@ -147,7 +147,7 @@ func TestToolCallFunctionResumed(t *testing.T) {
 	p := startLocal(t, dir, "--in-memory")
 	ctx := context.Background()
 	dev, other := newClient(t, p, "dev-toolcall"), newClient(t, p, "dev-other")
-	sfnEP := p.eps["stepfunctions"]
+	sfnEP := p.Endpoints["stepfunctions"]
 	execARN := func(id string) string {
 		return strings.Replace(machineArn(deploy.ToolCall), ":stateMachine:", ":execution:", 1) + ":" + id
 	}

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -35,6 +34,7 @@ import (
 	"sinew/internal/netguard"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
+	"sinew/internal/testenv/localmode"
 )
 
 // Local mode (./infra/local), built and started once for the package's tests and driven over
@@ -56,13 +56,9 @@ func TestMain(m *testing.M) {
 }
 
 type localMode struct {
-	cmd     *exec.Cmd
+	*localmode.Proc
 	tmp     string
-	dir     string
 	bin     string
-	eps     map[string]string
-	stderr  *syncBuf
-	done    chan struct{}
 	db      *dynamodb.Client
 	lambda  *lambdasdk.Client
 	client  *http.Client
@@ -95,12 +91,10 @@ func startLocal() (*localMode, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &localMode{tmp: tmp, dir: filepath.Join(tmp, "data"), bin: filepath.Join(tmp, "local"), stderr: &syncBuf{},
-		done: make(chan struct{}), client: &http.Client{Timeout: 2 * time.Minute}, tokens: map[string]string{}}
-	if l.bin, err = buildLocal(root, l.bin); err != nil {
+	l := &localMode{tmp: tmp, client: &http.Client{Timeout: 2 * time.Minute}, tokens: map[string]string{}}
+	if l.bin, err = localmode.Build(root, filepath.Join(tmp, "local")); err != nil {
 		return nil, err
 	}
-	l.cmd = exec.Command(l.bin, "--dir", l.dir, "--in-memory", "--root", root)
 	// The scripted model: nothing here may reach a real model endpoint. DynamoDB Local of its own
 	// (not make test's shared one): the walks scan the table after every case, and other packages'
 	// load must not make each scan slow.
@@ -110,87 +104,18 @@ func startLocal() (*localMode, error) {
 			env = append(env, kv)
 		}
 	}
-	l.cmd.Env = append(env, config.EnvModel+"=scripted:"+filepath.Join(root, "events/models/echo_demo.json"))
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	l.cmd.Stdout, l.cmd.Stderr = pw, l.stderr
-	if err := l.cmd.Start(); err != nil {
-		return nil, err
-	}
-	_ = pw.Close()
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	var werr error
-	go func() { werr = l.cmd.Wait(); close(l.done) }()
-	// A guard against a hang, not a performance bound: a cold DynamoDB Local JVM takes seconds.
-	select {
-	case <-ready:
-	case <-l.done:
-		return nil, fmt.Errorf("local mode exited before it was ready: %v\n%s", werr, l.stderr)
-	case <-time.After(3 * time.Minute):
-		l.stop()
-		return nil, fmt.Errorf("local mode was not ready after 3 minutes\n%s", l.stderr)
-	}
-	data, err := os.ReadFile(filepath.Join(l.dir, "endpoints.json"))
-	if err != nil {
-		l.stop()
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &l.eps); err != nil {
-		l.stop()
+	env = append(env, config.EnvModel+"=scripted:"+filepath.Join(root, "events/models/echo_demo.json"))
+	if l.Proc, err = localmode.Start(l.bin, filepath.Join(tmp, "data"), []string{"--in-memory", "--root", root}, env); err != nil {
 		return nil, err
 	}
 	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
-	l.db = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.eps["dynamodb"]), Credentials: creds})
-	l.lambda = lambdasdk.New(lambdasdk.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.eps["lambda"]), Credentials: creds})
+	l.db = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.Endpoints["dynamodb"]), Credentials: creds})
+	l.lambda = lambdasdk.New(lambdasdk.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.Endpoints["lambda"]), Credentials: creds})
 	return l, nil
 }
 
-// buildLocal gives the path of ./infra/local built. go run keeps a linked executable in the build
-// cache once it has been built twice (Go 1.24+), where go build -o links every time (tens of
-// seconds on a busy machine): "go run -exec echo" names the cached executable without running
-// it. When the cache does not keep it, the binary is built to fallback.
-func buildLocal(root, fallback string) (string, error) {
-	for i := 0; i < 2; i++ {
-		cmd := exec.Command("go", "run", "-exec", "echo", "./infra/local")
-		cmd.Dir = root
-		out, err := cmd.Output()
-		if err != nil {
-			break
-		}
-		// An executable that was not cached was built in a temporary directory go run has
-		// removed by now.
-		if p := strings.TrimSpace(string(out)); filepath.IsAbs(p) {
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
-		}
-	}
-	build := exec.Command("go", "build", "-o", fallback, "./infra/local")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./infra/local: %v\n%s", err, out)
-	}
-	return fallback, nil
-}
-
 func (l *localMode) stop() {
-	select {
-	case <-l.done:
-	default:
-		_ = l.cmd.Process.Kill()
-		<-l.done
-	}
+	l.Kill()
 	_ = os.RemoveAll(l.tmp)
 }
 
@@ -202,7 +127,7 @@ func (l *localMode) token(t *testing.T, dev string) string {
 	if tok, ok := l.tokens[dev]; ok {
 		return tok
 	}
-	out, err := exec.Command(l.bin, "token", "--dir", l.dir, dev).Output()
+	out, err := exec.Command(l.bin, "token", "--dir", l.Dir, dev).Output()
 	if err != nil {
 		t.Fatalf("local token %s: %v", dev, err)
 	}
@@ -247,7 +172,7 @@ func (l *localMode) do(t *testing.T, dev, method, path, query string, body []byt
 // doToken sends one request with the bearer token tok ("" for none).
 func (l *localMode) doToken(t *testing.T, tok, method, path, query string, body []byte) answer {
 	t.Helper()
-	u := l.eps["http"] + path
+	u := l.Endpoints["http"] + path
 	if query != "" {
 		u += "?" + query
 	}
@@ -342,23 +267,6 @@ func changes(before, after map[string]string) string {
 	}
 	sort.Strings(d)
 	return strings.Join(d, "; ")
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // ---- the routes ----

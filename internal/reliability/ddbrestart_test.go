@@ -74,8 +74,8 @@ func TestDynamoDBRestart(t *testing.T) {
 	hit := newHitServer(t)
 	p := startLocal(t, t.TempDir(), []string{ddblocal.EnvEndpoint + "=" + ddb.Endpoint(),
 		"SINEW_APICALL_ALLOW=" + gate.Listener.Addr().String() + "," + hit.addr()})
-	if p.eps["dynamodb"] != ddb.Endpoint() {
-		t.Fatalf("local mode uses DynamoDB at %s, want the test's own %s", p.eps["dynamodb"], ddb.Endpoint())
+	if p.Endpoints["dynamodb"] != ddb.Endpoint() {
+		t.Fatalf("local mode uses DynamoDB at %s, want the test's own %s", p.Endpoints["dynamodb"], ddb.Endpoint())
 	}
 	dev := "dev-ddb-restart"
 	a := p.apiFor(t, dev)

@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/testenv/localmode"
 )
 
 // binPath is ./infra/local, built once for the package: the tests drive the real process.
@@ -38,9 +37,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binPath = filepath.Join(dir, "local")
-	if out, err := exec.Command("go", "build", "-o", binPath, "../../infra/local").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building ./infra/local: %v\n%s", err, out)
+	if binPath, err = localmode.Build("../..", filepath.Join(dir, "local")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -48,92 +46,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // local is a running local mode.
-type local struct {
-	cmd    *exec.Cmd
-	dir    string
-	eps    map[string]string
-	stdout *syncBuf
-	stderr *syncBuf
-	done   chan struct{}
-	err    error
-}
+type local struct{ *localmode.Proc }
 
 // startLocal runs local mode on dir with extra environment (KEY=VALUE) and waits for "ready".
 func startLocal(t testing.TB, dir string, env []string) *local {
 	t.Helper()
-	p := &local{cmd: exec.Command(binPath, "--dir", dir, "--root", "../.."), dir: dir, stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	pr, pw, err := os.Pipe()
+	lp, err := localmode.Start(binPath, dir, []string{"--root", "../.."}, append(os.Environ(), env...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Stdout, p.cmd.Stderr = pw, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = pw.Close()
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
-		for sc.Scan() {
-			fmt.Fprintln(p.stdout, sc.Text())
-			if sc.Text() == "ready" {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		lp.Kill()
 		if t.Failed() {
-			t.Logf("local mode's log (last 4 KiB):\n%s", tail(p.stderr.String(), 4096))
+			t.Logf("local mode's log (last 4 KiB):\n%s", tail(lp.Stderr.String(), 4096))
 		}
 	})
-	// A guard against a hang, not a performance bound: a cold DynamoDB Local JVM takes seconds.
-	select {
-	case <-ready:
-	case <-p.done:
-		t.Fatalf("local mode exited before it was ready: %v\nstderr:\n%s", p.err, p.stderr)
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("local mode was not ready after 3 minutes\nstderr:\n%s", p.stderr)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "endpoints.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &p.eps); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"stepfunctions", "http", "dynamodb"} {
-		if !strings.HasPrefix(p.eps[k], "http://127.0.0.1:") {
-			t.Fatalf("endpoints.json %s = %q, want a loopback URL", k, p.eps[k])
-		}
-	}
-	return p
+	return &local{lp}
 }
 
 func tail(s string, n int) string {
@@ -146,7 +75,7 @@ func tail(s string, n int) string {
 // logLines is local mode's log lines that mention s (at most 20).
 func (p *local) logLines(s string) string {
 	var out []string
-	for _, l := range strings.Split(p.stderr.String(), "\n") {
+	for _, l := range strings.Split(p.Stderr.String(), "\n") {
 		if strings.Contains(l, s) && len(out) < 20 {
 			out = append(out, l)
 		}
@@ -157,16 +86,16 @@ func (p *local) logLines(s string) string {
 // kill9 kills the process as a crash would.
 func (p *local) kill9(t testing.TB) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	<-p.Done()
 }
 
 // sfnClient is an aws-sdk-go-v2 Step Functions client of local mode. Its HTTP client keeps enough
 // idle connections for the load's concurrency.
 func (p *local) sfnClient() *sfn.Client {
-	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.eps["stepfunctions"]),
+	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["stepfunctions"]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), HTTPClient: pooledClient()}, sfnapi.NoHostPrefix)
 }
 
@@ -187,11 +116,11 @@ type api struct {
 // apiFor issues a token for dev with `local token` and answers its client.
 func (p *local) apiFor(t testing.TB, dev string) *api {
 	t.Helper()
-	out, err := exec.Command(binPath, "token", "--dir", p.dir, dev).Output()
+	out, err := exec.Command(binPath, "token", "--dir", p.Dir, dev).Output()
 	if err != nil {
 		t.Fatalf("local token %s: %v", dev, err)
 	}
-	return &api{base: p.eps["http"], token: strings.TrimSpace(string(out)), hc: pooledClient()}
+	return &api{base: p.Endpoints["http"], token: strings.TrimSpace(string(out)), hc: pooledClient()}
 }
 
 // do sends a request and answers the status and the decoded JSON body (nil when empty).

@@ -1,0 +1,145 @@
+// Package localmode builds local mode (./infra/local) and runs it as a child process, for the
+// tests that drive the real process (infra/local, internal/app, internal/reliability).
+package localmode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Build gives the path of ./infra/local built from the module at root. go run keeps a linked
+// executable in the build cache once it has been built twice (Go 1.24+), where go build -o links
+// every time (tens of seconds on a busy machine): "go run -exec echo" names the cached executable
+// without running it. When the cache does not keep it, the binary is built to fallback.
+func Build(root, fallback string) (string, error) {
+	for i := 0; i < 2; i++ {
+		cmd := exec.Command("go", "run", "-exec", "echo", "./infra/local")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			break
+		}
+		// An executable that was not cached was built in a temporary directory go run has
+		// removed by now.
+		if p := strings.TrimSpace(string(out)); filepath.IsAbs(p) {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	build := exec.Command("go", "build", "-o", fallback, "./infra/local")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building ./infra/local: %v\n%s", err, out)
+	}
+	return fallback, nil
+}
+
+// Proc is a running local mode.
+type Proc struct {
+	Cmd       *exec.Cmd
+	Dir       string            // its --dir: endpoints.json, the journal, the key files
+	Endpoints map[string]string // endpoints.json
+	Stdout    *Buffer
+	Stderr    *Buffer // its log
+	done      chan struct{}
+	err       error
+}
+
+// Start runs bin on dir with args after --dir, and env (KEY=VALUE) in place of the process's own
+// when not nil, and waits until it prints "ready" and has written loopback endpoints. On an error
+// the process has been stopped.
+func Start(bin, dir string, args, env []string) (*Proc, error) {
+	p := &Proc{Cmd: exec.Command(bin, append([]string{"--dir", dir}, args...)...), Dir: dir,
+		Stdout: &Buffer{}, Stderr: &Buffer{}, done: make(chan struct{})}
+	p.Cmd.Env = env
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p.Cmd.Stdout, p.Cmd.Stderr = pw, p.Stderr
+	if err := p.Cmd.Start(); err != nil {
+		return nil, err
+	}
+	_ = pw.Close()
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			fmt.Fprintln(p.Stdout, sc.Text())
+			if sc.Text() == "ready" {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	go func() { p.err = p.Cmd.Wait(); close(p.done) }()
+	// A guard against a hang, not a performance bound: a cold DynamoDB Local JVM takes seconds.
+	select {
+	case <-ready:
+	case <-p.done:
+		return nil, fmt.Errorf("local mode exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.Stdout, p.Stderr)
+	case <-time.After(3 * time.Minute):
+		p.Kill()
+		return nil, fmt.Errorf("local mode was not ready after 3 minutes\nstderr:\n%s", p.Stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "endpoints.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &p.Endpoints)
+	}
+	for _, k := range []string{"stepfunctions", "lambda", "http", "dynamodb"} {
+		if err == nil && !strings.HasPrefix(p.Endpoints[k], "http://127.0.0.1:") {
+			err = fmt.Errorf("endpoints.json %s = %q, want a loopback URL", k, p.Endpoints[k])
+		}
+	}
+	if err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Done is closed when the process has ended.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Err is how the process ended, once Done is closed.
+func (p *Proc) Err() error {
+	<-p.done
+	return p.err
+}
+
+// Kill kills the process, if it still runs, and waits for it.
+func (p *Proc) Kill() {
+	select {
+	case <-p.done:
+	default:
+		_ = p.Cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Buffer is an output buffer written by one goroutine while others read it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
