@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"sinew/internal/testenv/smtpd"
 )
 
 // options are what a run needs from its caller.
@@ -27,7 +29,7 @@ type options struct {
 type outcome struct {
 	rows    []row
 	steps   []timing
-	mails   []mailMsg
+	mails   []smtpd.Message
 	secrets []string // the setup secrets the run made; never printed
 	output  string   // everything the demo printed
 	// localLog is local mode's log, read before its directory is removed.
@@ -82,7 +84,8 @@ type demo struct {
 	weather   *http.Server
 	// weatherHits counts the requests the weather API served with the right key.
 	weatherHits atomic.Int64
-	mail        *mailServer
+	mail        *smtpd.Server
+	mailCA      string       // the SMTP server's certificate file, for SINEW_EMAIL_CA_FILE
 	answers     bytes.Buffer // every HTTP API answer, searched for secrets
 	nAnswers    int
 
@@ -104,7 +107,7 @@ func run(ctx context.Context, o options) (*outcome, error) {
 	}
 	out := &outcome{rows: d.rows, steps: d.steps}
 	if d.mail != nil {
-		out.mails = d.mail.messages()
+		out.mails = d.mail.Messages()
 	}
 	for _, v := range d.secrets {
 		out.secrets = append(out.secrets, v)
@@ -328,7 +331,7 @@ func (d *demo) cleanup() {
 		_ = d.weather.Close()
 	}
 	if d.mail != nil {
-		d.mail.close()
+		d.mail.Close()
 	}
 }
 

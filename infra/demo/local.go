@@ -68,8 +68,8 @@ func (d *demo) startLocal(ctx context.Context) (string, error) {
 	d.local.Env = append(childEnv(),
 		// The guarded dialer refuses loopback unless the operator allows it: the demo allows
 		// exactly its weather API and its SMTP server.
-		"SINEW_APICALL_ALLOW="+d.svcAddr+","+d.mail.addr.String(),
-		"SINEW_EMAIL_CA_FILE="+d.mail.caFile,
+		"SINEW_APICALL_ALLOW="+d.svcAddr+","+d.mail.Addr.String(),
+		"SINEW_EMAIL_CA_FILE="+d.mailCA,
 		"SINEW_MODEL=scripted:"+script,
 	)
 	d.local.Stdout, d.local.Stderr = f, f

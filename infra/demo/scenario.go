@@ -87,11 +87,11 @@ func (d *demo) startServices(ctx context.Context) (string, error) {
 	})
 	d.weather = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = d.weather.Serve(ln) }()
-	if d.mail, err = startMailServer(d.dir, smtpUser, d.secrets[secretSMTP]); err != nil {
+	if d.mail, d.mailCA, err = startMailServer(d.dir, smtpUser, d.secrets[secretSMTP]); err != nil {
 		return "", fmt.Errorf("the SMTP server: %w", err)
 	}
 	d.detail("weather API  http://%s/weather/{city} (wants the header X-Api-Key)", d.svcAddr)
-	d.detail("SMTP server  %s (STARTTLS on a certificate local mode trusts through SINEW_EMAIL_CA_FILE; AUTH PLAIN for user %s)", d.mail.addr, smtpUser)
+	d.detail("SMTP server  %s (STARTTLS on a certificate local mode trusts through SINEW_EMAIL_CA_FILE; AUTH PLAIN for user %s)", d.mail.Addr, smtpUser)
 	return "weather API and SMTP server listening", nil
 }
 
@@ -127,7 +127,7 @@ func (d *demo) createAgent(ctx context.Context) (string, error) {
 		"metadata": map[string]any{
 			"x-integration-setup": map[string]any{
 				"echo": map[string]any{"api_key": d.secrets[secretEcho]},
-				"send_email": map[string]any{"host": "127.0.0.1", "port": d.mail.addr.Port, "user": smtpUser,
+				"send_email": map[string]any{"host": "127.0.0.1", "port": int(d.mail.Addr.Port()), "user": smtpUser,
 					"password": map[string]any{"secret": smtpSecretName}},
 			},
 			"x-integration-args": map[string]any{"echo": map[string]any{"greeting": "from the agent's metadata", "source": "agent"}},
@@ -433,7 +433,7 @@ func (d *demo) chatTools(ctx context.Context) (string, error) {
 
 // checkMail checks the one message the SMTP server received and describes it.
 func (d *demo) checkMail() (string, error) {
-	msgs := d.mail.messages()
+	msgs := d.mail.Messages()
 	if len(msgs) != 1 {
 		return "", fmt.Errorf("the SMTP server received %d messages, want 1", len(msgs))
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/netip"
@@ -44,9 +45,11 @@ type Server struct {
 	// CAPEM is the same certificate in PEM, for code that reads trust from a file.
 	CAPEM []byte
 
-	cfg  config
-	mu   sync.Mutex
-	msgs []Message
+	cfg       config
+	close     func()
+	closeOnce sync.Once
+	mu        sync.Mutex
+	msgs      []Message
 }
 
 type config struct {
@@ -57,6 +60,7 @@ type config struct {
 	implicit   bool
 	maxMessage int64
 	addr       string
+	errorLog   smtp.Logger
 }
 
 // Option configures a Server.
@@ -100,7 +104,21 @@ func Start(t testing.TB, opts ...Option) *Server {
 }
 
 func start(t testing.TB, opts ...Option) (*Server, error) {
-	cfg := config{users: map[string]string{}, mechs: []string{sasl.Plain, sasl.Login}, maxMessage: 10 << 20, addr: "127.0.0.1:0"}
+	s, err := New(append(opts, withErrorLog(testLogger{t}))...)
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(s.Close)
+	return s, nil
+}
+
+// withErrorLog sets where the server's own errors (a client hanging up) go; New discards them.
+func withErrorLog(l smtp.Logger) Option { return func(c *config) { c.errorLog = l } }
+
+// New runs a server on 127.0.0.1 until Close, outside a test (the demo runs one).
+func New(opts ...Option) (*Server, error) {
+	cfg := config{users: map[string]string{}, mechs: []string{sasl.Plain, sasl.Login}, maxMessage: 10 << 20, addr: "127.0.0.1:0",
+		errorLog: log.New(io.Discard, "", 0)}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -119,7 +137,7 @@ func start(t testing.TB, opts ...Option) (*Server, error) {
 	srv.MaxMessageBytes = cfg.maxMessage
 	srv.ReadTimeout = 30 * time.Second
 	srv.WriteTimeout = 30 * time.Second
-	srv.ErrorLog = testLogger{t}
+	srv.ErrorLog = cfg.errorLog
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if !cfg.noTLS {
 		srv.TLSConfig = tlsCfg
@@ -139,15 +157,18 @@ func start(t testing.TB, opts ...Option) (*Server, error) {
 		defer close(done)
 		_ = srv.Serve(ln)
 	}()
-	t.Cleanup(func() {
+	s.close = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		_ = srv.Close()
 		<-done
-	})
+	}
 	return s, nil
 }
+
+// Close stops the server and waits for it.
+func (s *Server) Close() { s.closeOnce.Do(s.close) }
 
 // Messages returns a copy of what arrived so far.
 func (s *Server) Messages() []Message {
