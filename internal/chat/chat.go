@@ -511,7 +511,8 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	// §3.7), in the order the calls ran; larger ones stay references for GET /payloads/{ref}.
 	left := int64(store.AnswerInlineLimit)
 	for i, r := range resp.ToolResults {
-		if _, ok := store.RefOf(r.Output); !ok {
+		n, ok := store.RefSize(r.Output)
+		if !ok {
 			continue
 		}
 		out, err := s.d.Store.InlineRefs(ctx, dev, r.Output, left)
@@ -519,23 +520,11 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 			return nil, err
 		}
 		if _, still := store.RefOf(out); !still {
-			left -= refBytes(r.Output)
+			left -= n
 		}
 		resp.ToolResults[i].Output = out
 	}
 	return &Reply{Status: http.StatusOK, Chat: resp}, nil
-}
-
-// refBytes is the size a reference stands for.
-func refBytes(v any) int64 {
-	m, _ := v.(map[string]any)
-	switch n := m["bytes"].(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	}
-	return 0
 }
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a

@@ -20,11 +20,7 @@ func (s *Store) InlineRefs(ctx context.Context, dev string, v any, budget int64)
 	walk = func(v any) (any, error) {
 		switch x := v.(type) {
 		case map[string]any:
-			if _, ok := RefOf(x); ok {
-				n, _ := x["bytes"].(int64)
-				if f, ok := x["bytes"].(float64); ok {
-					n = int64(f)
-				}
+			if n, ok := RefSize(x); ok {
 				if n <= 0 || n > left {
 					return x, nil
 				}
@@ -55,4 +51,18 @@ func (s *Store) InlineRefs(ctx context.Context, dev string, v any, budget int64)
 		return v, nil
 	}
 	return walk(v)
+}
+
+// RefSize gives the size in bytes that a reference stands for, if v is one.
+func RefSize(v any) (int64, bool) {
+	if _, ok := RefOf(v); !ok {
+		return 0, false
+	}
+	switch n := v.(map[string]any)["bytes"].(type) {
+	case int64:
+		return n, true
+	case float64:
+		return int64(n), true
+	}
+	return 0, true
 }

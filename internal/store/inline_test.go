@@ -57,3 +57,21 @@ func TestInlineRefs(t *testing.T) {
 		t.Error("another developer's reference was read")
 	}
 }
+
+func TestRefSize(t *testing.T) {
+	for _, tt := range []struct {
+		v     any
+		n     int64
+		isRef bool
+	}{
+		{map[string]any{store.RefKey: "r", "bytes": int64(40)}, 40, true},
+		{map[string]any{store.RefKey: "r", "bytes": float64(41)}, 41, true}, // as JSON decodes it
+		{map[string]any{store.RefKey: "r", "other": 1}, 0, false},
+		{map[string]any{"text": "x"}, 0, false},
+		{"plain", 0, false},
+	} {
+		if n, ok := store.RefSize(tt.v); n != tt.n || ok != tt.isRef {
+			t.Errorf("RefSize(%v) = %d %v, want %d %v", tt.v, n, ok, tt.n, tt.isRef)
+		}
+	}
+}
