@@ -1,6 +1,6 @@
 # sinew: make demo (the main job, locally) and make test (every test). Each phase prints its time.
 SHELL := /bin/bash
-PHASE := scripts/phase.sh
+PHASE := infra/scripts/phase.sh
 GO_PACKAGES := ./...
 
 .PHONY: all deps test unit lint asl build demo clean conformance
@@ -8,7 +8,7 @@ GO_PACKAGES := ./...
 all: test
 
 deps:
-	@$(PHASE) "deps: Go modules, npm packages, JDK" scripts/deps.sh
+	@$(PHASE) "deps: Go modules, npm packages, JDK" infra/scripts/deps.sh
 
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
@@ -20,10 +20,10 @@ unit:
 	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (a shared-library race only -race can see)" go test -race -count=1 -run 'Concurrent' ./internal/asl/jsonata/
 
 asl:
-	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; npx --no-install asl-validator $$args' 
+	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; infra/node_modules/.bin/asl-validator $$args' 
 
 build:
-	@$(PHASE) "build: every function as a linux/arm64 bootstrap" scripts/build.sh arm64
+	@$(PHASE) "build: every function as a linux/arm64 bootstrap" infra/scripts/build.sh arm64
 
 test: deps lint asl unit build cdk-test bench-smoke
 	@echo "make test: all phases passed"
@@ -49,25 +49,25 @@ synth:
 cdk-test:
 	@$(PHASE) "test: CDK app (assertions, cdk-nag, cfn-lint, asl-validator)" infra/cdk/check.sh test
 
-# The whole system on one machine (DESIGN §8): endpoints printed at start and written to .local/endpoints.json.
+# The whole system on one machine: endpoints printed at start and written to .local/endpoints.json.
 .PHONY: local
 local:
 	go run ./infra/local $(LOCAL_FLAGS)
 
-# bench: every figure of BENCHMARKS.md (issue 11) measured in one run, beside the peer engine
-# aws-local-stepfunctions on the shared definitions; bench-smoke runs each part a few iterations.
+# bench: every figure of infra/bench/BENCHMARKS.md measured in one run, beside the peer engine
+# aws-local-stepfunctions on the definitions of infra/bench/peer/defs; bench-smoke runs each part a few iterations.
 .PHONY: bench bench-smoke
 bench:
-	@$(PHASE) "bench: BENCHMARKS.md (sinew beside aws-local-stepfunctions)" go run ./bench/cmd/sinewbench -out BENCHMARKS.md
+	@$(PHASE) "bench: infra/bench/BENCHMARKS.md (sinew beside aws-local-stepfunctions)" go run ./infra/bench/cmd/sinewbench -out infra/bench/BENCHMARKS.md
 
 bench-smoke:
-	@$(PHASE) "bench: smoke run of every part" bash -c 'out=$$(mktemp) && go run ./bench/cmd/sinewbench -smoke -out "$$out" && rm -f "$$out"'
+	@$(PHASE) "bench: smoke run of every part" bash -c 'out=$$(mktemp) && go run ./infra/bench/cmd/sinewbench -smoke -out "$$out" && rm -f "$$out"'
 
-# fuzz: every Go fuzz target in the tree (scripts/fuzz.sh finds them), FUZZTIME each, one at a time;
+# fuzz: every Go fuzz target in the tree (infra/scripts/fuzz.sh finds them), FUZZTIME each, one at a time;
 # a crasher fails it and is kept under the package's testdata/fuzz. `make test` runs the seeds.
 .PHONY: fuzz
 fuzz:
-	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
+	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) infra/scripts/fuzz.sh
 
 # soak: the reliability load test at the issue's size (1,000 concurrent tool calls of mixed types,
 # 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.

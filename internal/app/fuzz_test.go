@@ -113,7 +113,7 @@ func fzSetup(f *testing.F) *fzFixture {
 	f.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// ddblocal.Start reuses SINEW_TEST_DYNAMODB_ENDPOINT when set (make test, scripts/fuzz.sh), so this
+	// ddblocal.Start reuses SINEW_TEST_DYNAMODB_ENDPOINT when set (make test, infra/scripts/fuzz.sh), so this
 	// file needs no TestMain of its own.
 	srv, err := ddblocal.Start(ctx)
 	if err != nil {

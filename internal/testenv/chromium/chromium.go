@@ -1,6 +1,6 @@
 // Package chromium starts Debian's headless Chromium for tests, with its DevTools endpoint on
 // 127.0.0.1 and a port the browser picks, read back from the DevToolsActivePort file. A test that
-// needs it fails with the install command when the browser is missing (scripts/apt.sh chromium, as
+// needs it fails with the install command when the browser is missing (infra/scripts/apt.sh chromium, as
 // make test runs), unless SINEW_SKIP_CHROMIUM=1, which skips it loudly.
 package chromium
 
@@ -50,9 +50,9 @@ func Start(t testing.TB) *Browser {
 	bin, err := Path()
 	if err != nil {
 		if os.Getenv(EnvSkip) == "1" {
-			t.Skipf("SKIPPED: Chromium is not installed and %s=1; install it with: scripts/apt.sh chromium", EnvSkip)
+			t.Skipf("SKIPPED: Chromium is not installed and %s=1; install it with: infra/scripts/apt.sh chromium", EnvSkip)
 		}
-		t.Fatalf("Chromium is not installed: run `scripts/apt.sh chromium` (as make test does), or set %s=1 to skip these tests", EnvSkip)
+		t.Fatalf("Chromium is not installed: run `infra/scripts/apt.sh chromium` (as make test does), or set %s=1 to skip these tests", EnvSkip)
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(bin,

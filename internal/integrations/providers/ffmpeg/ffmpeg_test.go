@@ -29,9 +29,9 @@ func needFFmpeg(t testing.TB) {
 	}
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		if os.Getenv("SINEW_SKIP_FFMPEG") == "1" {
-			t.Skip("SKIPPED: ffmpeg is not installed and SINEW_SKIP_FFMPEG=1; install it with: scripts/apt.sh ffmpeg")
+			t.Skip("SKIPPED: ffmpeg is not installed and SINEW_SKIP_FFMPEG=1; install it with: infra/scripts/apt.sh ffmpeg")
 		}
-		t.Fatal("ffmpeg is not installed: run `scripts/apt.sh ffmpeg` (as make test does), or set SINEW_SKIP_FFMPEG=1 to skip these tests")
+		t.Fatal("ffmpeg is not installed: run `infra/scripts/apt.sh ffmpeg` (as make test does), or set SINEW_SKIP_FFMPEG=1 to skip these tests")
 	}
 }
 

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"sinew/bench/peerbench"
+	"sinew/infra/bench/peerbench"
 )
 
-// The shared definitions live beside the repository (/work/shared/bench/peer).
-const defsDir, inputs = "../../../shared/bench/peer", "../peer/inputs.json"
+// The definitions live in ../peer/defs, beside the peer engine's runner.
+const defsDir, inputs = "../peer/defs", "../peer/inputs.json"
 
 func load(tb testing.TB) []peerbench.Case {
 	tb.Helper()

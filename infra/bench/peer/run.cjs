@@ -1,4 +1,4 @@
-// Runs the three shared peer definitions (../../../shared/bench/peer or $1) under
+// Runs the three peer benchmark definitions (./defs, or the directory $1) under
 // aws-local-stepfunctions 3.0.0 with local JS stand-ins for the Lambda functions, one execution at
 // a time, and prints one JSON object: per definition, executions/s of each timed round.
 //
@@ -9,7 +9,7 @@ const path = require('path');
 const { StateMachine } = require('aws-local-stepfunctions');
 const inputs = require('./inputs.cjs');
 
-const dir = process.argv[2];
+const dir = process.argv[2] || path.join(__dirname, 'defs');
 const rounds = Number(process.argv[3] || 5);
 const seconds = Number(process.argv[4] || 1);
 

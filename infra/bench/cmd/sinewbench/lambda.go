@@ -34,7 +34,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		return fmt.Errorf("no functions/ found (run from the module root): %v", err)
 	}
 	// Sizes: arm64, as deployed (scripts/build.sh's flags), beside hello-world built the same way.
-	r.printf("lambda", "### bootstrap size (linux/arm64, as deployed: `scripts/build.sh arm64` flags)\n\n| function | bytes | MiB |\n|---|---|---|\n")
+	r.printf("lambda", "### bootstrap size (linux/arm64, as deployed: `infra/scripts/build.sh arm64` flags)\n\n| function | bytes | MiB |\n|---|---|---|\n")
 	pkgs := map[string]string{}
 	for _, f := range fns {
 		pkgs[filepath.Base(f)] = "./" + f
@@ -43,7 +43,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		// A check that the part runs: one sinew function beside the baseline, not all eight builds per arch.
 		pkgs = map[string]string{"prepare": "./functions/prepare"}
 	}
-	pkgs["hello-world (baseline)"] = "./bench/hello"
+	pkgs["hello-world (baseline)"] = "./infra/bench/hello"
 	names := make([]string, 0, len(pkgs))
 	for n := range pkgs {
 		names = append(names, n)
@@ -67,7 +67,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		r.printf("lambda", "| %s | %d | %.1f |\n", n, st.Size(), float64(st.Size())/(1<<20))
 	}
 	r.headline("Largest arm64 bootstrap: %.1f MiB", float64(largest)/(1<<20))
-	r.printf("lambda", "\nCommand: `GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bootstrap ./functions/<name>` (what `scripts/build.sh arm64` runs).\n\n")
+	r.printf("lambda", "\nCommand: `GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bootstrap ./functions/<name>` (what `infra/scripts/build.sh arm64` runs).\n\n")
 
 	// Cold starts under the RIE, host architecture.
 	rie := filepath.Join(tmp, "aws-lambda-rie")
@@ -108,7 +108,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		}
 	}
 	r.headline("Cold start under the RIE: hello-world %.1f ms, slowest sinew function (%s) %.1f ms (median of %d)", base, worst, cold[worst].median(), o.colds)
-	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./bench/cmd/sinewbench -skip dispatch,engine,peer,local,cost,memory` runs this part alone.\n")
+	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -skip dispatch,engine,peer,local,cost,memory` runs this part alone.\n")
 	return nil
 }
 

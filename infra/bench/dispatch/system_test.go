@@ -3,7 +3,7 @@
 // DynamoDB Local answers (no mock). The executor's own in-process time is its whole time less the
 // time inside its DynamoDB request, both measured in the same calls (outside-ddb-ns/op).
 //
-//	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -run '^$' -bench SystemList ./bench/dispatch/
+//	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -run '^$' -bench SystemList ./infra/bench/dispatch/
 package dispatch
 
 import (

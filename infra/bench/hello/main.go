@@ -1,5 +1,5 @@
 // Command hello is the baseline for cold starts: the smallest aws-lambda-go handler, built the same
-// way as sinew's functions (scripts/build.sh flags).
+// way as sinew's functions (infra/scripts/build.sh flags).
 package main
 
 import (

@@ -3,7 +3,7 @@
 // the dispatch benchmarks use (internal/integrations BenchmarkExecuteDummy, internal/apicall
 // BenchmarkRoundTrip). No executor does less than this per call.
 //
-//	go test -run '^$' -bench . -benchmem ./bench/floor/
+//	go test -run '^$' -bench . -benchmem ./infra/bench/floor/
 package floor
 
 import (

@@ -3,7 +3,7 @@
 # provided.al2023 runtime: linux, CGO off, no RPC (lambda.norpc), trimmed and stripped. GOARCH is
 # arm64 by default (what is deployed); pass amd64 for the host's Runtime Interface Emulator.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 arch=${1:-arm64}
 for dir in functions/*/; do
   f=$(basename "$dir")

@@ -3,8 +3,8 @@
 // sinew's engine on the same definitions in one run, the Lambda bootstraps' sizes and cold starts
 // under the Runtime Interface Emulator, and turns request and transition counts into a cost.
 //
-//	go run ./bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
-//	go run ./bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
+//	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
+//	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
 package main
 
 import (
@@ -30,8 +30,8 @@ type options struct {
 func main() {
 	var o options
 	var skip string
-	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "where to write the report")
-	flag.StringVar(&o.defs, "defs", "../shared/bench/peer", "the shared peer definitions")
+	flag.StringVar(&o.out, "out", "infra/bench/BENCHMARKS.md", "where to write the report")
+	flag.StringVar(&o.defs, "defs", "infra/bench/peer/defs", "the peer benchmark definitions")
 	flag.BoolVar(&o.smoke, "smoke", false, "run each part for a few iterations (a check, not a measurement)")
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per figure (after a warm-up)")
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")

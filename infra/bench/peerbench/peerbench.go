@@ -1,5 +1,5 @@
-// Package peerbench runs the three shared peer definitions (tool_call, pass_chain, map1000 of
-// /work/shared/bench/peer) on sinew's embedded engine with in-process Go stand-ins equivalent to
+// Package peerbench runs the three peer benchmark definitions (tool_call, pass_chain, map1000 of
+// infra/bench/peer/defs) on sinew's embedded engine with in-process Go stand-ins equivalent to
 // bench/peer/run.cjs's JS ones, so the two engines can be compared in one run on one machine.
 package peerbench
 
@@ -28,7 +28,7 @@ type Case struct {
 	check   func(out map[string]any, list []any) error
 }
 
-// Load parses the definitions in defsDir and the inputs of inputsFile (bench/peer/inputs.json).
+// Load parses the definitions in defsDir and the inputs of inputsFile (infra/bench/peer/inputs.json).
 func Load(defsDir, inputsFile string) ([]Case, error) {
 	raw, err := os.ReadFile(inputsFile)
 	if err != nil {

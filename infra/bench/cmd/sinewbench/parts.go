@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sinew/bench/peerbench"
+	"sinew/infra/bench/peerbench"
 )
 
 // bt is the benchtime and count of a figure: full runs measure, smoke runs only exercise.
@@ -23,9 +23,9 @@ func partDispatch(ctx context.Context, o options, r *report) error {
 	t, n := bt(o, "", 5)
 	integ := goBench{pkg: "./internal/integrations", bench: "^BenchmarkExecuteDummy$", benchtime: t, count: n}
 	api := goBench{pkg: "./internal/apicall", bench: "^BenchmarkRoundTrip$", benchtime: t, count: n}
-	floor := goBench{pkg: "./bench/floor", bench: "^BenchmarkJSONFloor$", benchtime: t, count: n}
+	floor := goBench{pkg: "./infra/bench/floor", bench: "^BenchmarkJSONFloor$", benchtime: t, count: n}
 	t3, n3 := bt(o, "300x", 5)
-	sys := goBench{pkg: "./bench/dispatch", bench: "^BenchmarkSystemList$", benchtime: t3, count: n3, ddb: true}
+	sys := goBench{pkg: "./infra/bench/dispatch", bench: "^BenchmarkSystemList$", benchtime: t3, count: n3, ddb: true}
 	res := benchResults{}
 	for _, g := range []goBench{integ, api, floor, sys} {
 		got, err := g.run(ctx)
@@ -37,7 +37,7 @@ func partDispatch(ctx context.Context, o options, r *report) error {
 		}
 	}
 	r.printf("dispatch", "Time per call in the executor, in-process, no provider time; the floor is the JSON decode of the "+
-		"call envelope and decode+encode of the result for the same payloads (`bench/floor`). ns per call, median and min–max.\n\n")
+		"call envelope and decode+encode of the result for the same payloads (`infra/bench/floor`). ns per call, median and min–max.\n\n")
 	r.printf("dispatch", "| type | sinew ns/call | spread | allocs/call | JSON floor ns | ratio to floor |\n|---|---|---|---|---|---|\n")
 	row := func(typ string, s, allocs, fl samples) {
 		m, sp := fmtStat(s, 1, 0)
@@ -128,7 +128,7 @@ func oneLine(err error) string {
 }
 
 func partPeer(ctx context.Context, o options, r *report) error {
-	cases, err := peerbench.Load(o.defs, "bench/peer/inputs.json")
+	cases, err := peerbench.Load(o.defs, "infra/bench/peer/inputs.json")
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		}
 		ours[c.Name] = s
 	}
-	argv := []string{"node", "-r", "./bench/peer/polyfill.cjs", "bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
+	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
 	out, err := runCmd(ctx, argv, nil)
 	if err != nil {
 		return err
@@ -154,10 +154,10 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	if err := json.Unmarshal(out, &peer); err != nil {
 		return fmt.Errorf("peer output: %w: %s", err, trim(string(out), 300))
 	}
-	r.printf("peer", "One execution at a time on each side, the same definitions (`%s`) and inputs (`bench/peer/inputs.json`), "+
+	r.printf("peer", "One execution at a time on each side, the same definitions (`%s`) and inputs (`infra/bench/peer/inputs.json`), "+
 		"local stand-ins for the Lambda functions on both sides (Prepare builds the envelope, the tools echo): "+
-		"Go functions called in-process by sinew's engine (`bench/peerbench`), JS functions as the peer's "+
-		"`taskResourceLocalHandlers` (`bench/peer/run.cjs`, %s on Node %s with `bench/peer/polyfill.cjs`).\n\n", o.defs, peer.Engine, peer.Node)
+		"Go functions called in-process by sinew's engine (`infra/bench/peerbench`), JS functions as the peer's "+
+		"`taskResourceLocalHandlers` (`infra/bench/peer/run.cjs`, %s on Node %s with `infra/bench/peer/polyfill.cjs`).\n\n", o.defs, peer.Engine, peer.Node)
 	r.printf("peer", "| definition | sinew executions/s | spread | peer executions/s | spread | sinew ÷ peer |\n|---|---|---|---|---|---|\n")
 	for _, name := range peerbench.Names {
 		s, p := ours[name], samples(peer.Results[name])
@@ -192,7 +192,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 			"and give in-process Go handlers a value-passing invoker. In AWS none of this matters: a Lambda invocation costs "+
 			"milliseconds, so the engine's microseconds per task are not the bottleneck.\n\n", strings.Join(slower, ", "))
 	}
-	r.printf("peer", "Commands (the bench command runs both in the same process run):\n\n```\ngo run ./bench/cmd/sinewbench -skip dispatch,engine,local,cost,lambda,memory\n%s\n```\n", shellJoin(argv))
+	r.printf("peer", "Commands (the bench command runs both in the same process run):\n\n```\ngo run ./infra/bench/cmd/sinewbench -skip dispatch,engine,local,cost,lambda,memory\n%s\n```\n", shellJoin(argv))
 	return nil
 }
 

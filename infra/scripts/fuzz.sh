@@ -3,9 +3,9 @@
 # printing each target's time and a summary; exits non-zero when any target finds a crasher (Go
 # writes it under the package's testdata/fuzz/<Target>/, where it stays as a seed once fixed).
 #
-#   scripts/fuzz.sh                      # every target, 30s each
-#   FUZZTIME=60s scripts/fuzz.sh         # what `make fuzz` runs
-#   FUZZTIME=10s scripts/fuzz.sh ./internal/tool ./internal/apicall   # only these packages
+#   infra/scripts/fuzz.sh                      # every target, 30s each
+#   FUZZTIME=60s infra/scripts/fuzz.sh         # what `make fuzz` runs
+#   FUZZTIME=10s infra/scripts/fuzz.sh ./internal/tool ./internal/apicall   # only these packages
 #
 # Targets are found with `go test -list '^Fuzz'` in each package whose tests declare one, so a new
 # target is included without editing this file. FUZZPARALLEL sets go test -parallel (the number of
@@ -13,7 +13,7 @@
 # SINEW_TEST_DYNAMODB_ENDPOINT is unset the script runs itself under one shared instance
 # (SINEW_FUZZ_NO_DDB=1 skips that, for runs of packages that need none).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 FUZZTIME=${FUZZTIME:-30s}
 FUZZPARALLEL=${FUZZPARALLEL:-}
@@ -28,7 +28,7 @@ if [ $# -gt 0 ]; then
   pkgs=("$@")
 else
   mapfile -t pkgs < <(grep -rl --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]*\(' . \
-    | grep -v -e '^./node_modules/' -e '^./infra/cdk/' | xargs -r -n1 dirname | sort -u)
+    | grep -v -e '/node_modules/' -e '^./infra/cdk/' | xargs -r -n1 dirname | sort -u)
 fi
 
 targets=()
