@@ -2,6 +2,8 @@ package asl
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -164,15 +166,18 @@ func (r *stateRun) distributedMap(ctx context.Context, items []any, eff any, con
 	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
 }
 
-// newMapRun names a Map Run as AWS does: mapRun:<machine>/<label or id>:<id>.
+// newMapRun names a Map Run as AWS does: mapRun:<machine>/<label or id>:<id>. The ids are derived
+// from the execution, the state and the event that entered it, not drawn at random, so a replay
+// after a restart names the same Map Run and the same children, and finds their journaled work.
 func (r *stateRun) newMapRun() *MapRun {
 	x := r.f.x
+	seed := fmt.Sprintf("%s\x00%s\x00%d", x.ARN, r.st.Name, r.entered)
 	label := r.st.Label
 	if label == "" {
-		label = newID()
+		label = stableID(seed, "label")
 	}
 	base := strings.Replace(x.MachineARN, ":stateMachine:", ":mapRun:", 1)
-	run := &MapRun{ARN: base + "/" + label + ":" + newID()}
+	run := &MapRun{ARN: base + "/" + label + ":" + stableID(seed, "run")}
 	x.mu.Lock()
 	x.mapRuns = append(x.mapRuns, run)
 	x.mu.Unlock()
@@ -370,7 +375,7 @@ func (r *stateRun) runChildren(ctx context.Context, run *MapRun, inputs []any, c
 		if cctx.Err() != nil {
 			break
 		}
-		child := r.f.x.newChild(cctx, prefix, r.st.Processor, inputs[i])
+		child := r.f.x.newChild(cctx, prefix, stableID(run.ARN, strconv.Itoa(i)), r.st.Processor, inputs[i])
 		r.f.x.mu.Lock()
 		run.Children = append(run.Children, child)
 		r.f.x.mu.Unlock()
@@ -413,8 +418,7 @@ const maxDistributedConcurrency = 1000
 // newChild makes a Map Run's child execution: its own ARN, history and context object, and no
 // variables from the parent (AWS does not pass them to child workflows). It is not registered in
 // the engine and does not report status changes.
-func (x *Execution) newChild(ctx context.Context, prefix string, m *Machine, input any) *Execution {
-	name := newID()
+func (x *Execution) newChild(ctx context.Context, prefix, name string, m *Machine, input any) *Execution {
 	arn := prefix + ":" + name
 	now := x.eng.clock.Now()
 	inputJSON := compactJSON(input)
@@ -459,4 +463,12 @@ func (c *Execution) runChild() (any, *StatesError) {
 		c.forceHistoryFailure(now)
 	}
 	return out, serr
+}
+
+// stableID is a UUID-shaped id determined by its parts: the same parts give the same id, so names
+// derived from an execution survive its replay.
+func stableID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	b := h[:16]
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -240,3 +240,39 @@ func TestDistributedMapJSONata(t *testing.T) {
 		t.Fatalf("%+v %v", d, err)
 	}
 }
+
+// A replay after a restart must name the Map Run and its children as the first run did, so that
+// their journaled work is found rather than done again.
+func TestDistributedMapNamesAreStable(t *testing.T) {
+	def := distributedDef(`"MaxConcurrency":2,`)
+	names := func() (string, []string) {
+		eng := asl.New(asl.Config{Clock: asl.NewVirtualClock(epoch)})
+		x, err := eng.Start(context.Background(), asl.StartInput{Machine: mustParse(t, def), Name: "replayed", Input: `{"items":[{"v":"a"},{"v":"b"},{"v":"c"}]}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if d, err := x.Wait(ctx); err != nil || d.Status != asl.StatusSucceeded {
+			t.Fatalf("execution: %v %+v", err, d)
+		}
+		run := x.MapRuns()[0]
+		var children []string
+		for _, c := range run.Children {
+			children = append(children, c.Describe().ExecutionArn)
+		}
+		return run.ARN, children
+	}
+	run1, children1 := names()
+	run2, children2 := names()
+	if run1 != run2 || strings.Join(children1, " ") != strings.Join(children2, " ") {
+		t.Fatalf("a second run of the same execution named its Map Run %s (first %s), children %v (first %v)", run2, run1, children2, children1)
+	}
+	seen := map[string]bool{}
+	for _, c := range children1 {
+		if seen[c] {
+			t.Fatalf("two children share the name %s", c)
+		}
+		seen[c] = true
+	}
+}
