@@ -73,4 +73,4 @@ fuzz:
 # 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.
 .PHONY: soak
 soak:
-	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/reliability)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/reliability/
+	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/e2e/

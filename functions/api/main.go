@@ -7,9 +7,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sinew/internal/handler"
 
 	"sinew/internal/app"
-	"sinew/internal/handlers/common"
 	"sinew/internal/integrations/all"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/netguard"
@@ -20,7 +20,7 @@ import (
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	// Fail the cold start on a bad configuration: every request would fail the same way.
-	env, err := common.Load(context.Background())
+	env, err := handler.Load(context.Background())
 	if err != nil {
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)

@@ -7,8 +7,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sinew/internal/chat"
+	"sinew/internal/handler"
 
-	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/httpapi"
 	"sinew/internal/lambdaboundary"
 )
@@ -16,13 +17,13 @@ import (
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	svc, cfg, err := chathttp.FromEnv(context.Background(), log)
+	svc, cfg, err := handler.ChatFromEnv(context.Background(), log)
 	if err != nil {
 		// Fail the cold start: every request would fail the same way.
 		slog.Error("chat configuration", "error", err.Error())
 		os.Exit(1)
 	}
 	rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim})
-	chathttp.Register(rt, svc)
+	chat.Register(rt, svc)
 	lambdaboundary.Start(rt.ServeEvent)
 }

@@ -7,18 +7,18 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sinew/internal/handler"
 
-	"sinew/internal/handlers/model"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	s, err := model.FromEnv(context.Background(), log)
+	s, err := handler.ModelFromEnv(context.Background(), log)
 	if err != nil {
 		slog.Error("model configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(model.New(s))
+	lambdaboundary.Start(handler.NewModel(s))
 }

@@ -6,18 +6,18 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sinew/internal/handler"
 
-	"sinew/internal/handlers/prepare"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := prepare.FromEnv(context.Background())
+	deps, err := handler.PrepareFromEnv(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(prepare.New(deps))
+	lambdaboundary.Start(handler.NewPrepare(deps))
 }

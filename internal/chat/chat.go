@@ -18,15 +18,15 @@ import (
 
 	"github.com/google/uuid"
 
-	"sinew/internal/agentloop"
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
+	"sinew/internal/loop/agentloop"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 	"sinew/internal/workflow"
 )
 

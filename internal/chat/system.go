@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"sinew/internal/agentloop"
 	"sinew/internal/fault"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/system"
 )
 

@@ -43,9 +43,9 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 )
 
 // Defaults of a Config.
