@@ -7,9 +7,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"sinew/internal/handler"
 
 	"sinew/internal/app"
+	"sinew/internal/handler"
 	"sinew/internal/integrations/all"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/netguard"

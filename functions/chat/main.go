@@ -7,9 +7,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+
 	"sinew/internal/chat"
 	"sinew/internal/handler"
-
 	"sinew/internal/httpapi"
 	"sinew/internal/lambdaboundary"
 )

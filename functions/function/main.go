@@ -6,8 +6,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"sinew/internal/handler"
 
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 )
 

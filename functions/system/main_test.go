@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sinew/internal/handler"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/store"

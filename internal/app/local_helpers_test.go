@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sinew/internal/chat"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/app"
+	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/all"

@@ -1,9 +1,9 @@
 package workflow_test
 
 import (
-	"sinew/internal/handler"
 	"testing"
 
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/system"
