@@ -2,6 +2,7 @@ package resources
 
 import (
 	"sinew/internal/config"
+	"sinew/internal/docsearch"
 	"sinew/internal/httpapi"
 	"sinew/internal/tool"
 )
@@ -221,7 +222,7 @@ func registerSchemas(rt *httpapi.Router) {
 	rt.Schema("Doc", withRead(docIn, nil))
 	searchFields := map[string]any{
 		"text":            str("the words to look for"),
-		"limit":           map[string]any{"type": "integer", "minimum": 1, "maximum": MaxSearchLimit, "default": DefaultSearchLimit},
+		"limit":           map[string]any{"type": "integer", "minimum": 1, "maximum": docsearch.MaxLimit, "default": docsearch.DefaultLimit},
 		"metadata_filter": freeObj("keep docs whose metadata has each of these keys with an equal value"),
 		"vector":          map[string]any{"type": "array", "items": map[string]any{"type": "number"}, "description": "refused: sinew has no embedding search"},
 	}

@@ -1,7 +1,11 @@
-package resources
+// Package docsearch is the keyword search over an owner's docs: the query's words are scored
+// against each doc's title and content with BM25 (k1 1.2, b 0.75), case- and accent-insensitively
+// on letters and digits; docs that match no word are left out, and metadata_filter keeps docs whose
+// metadata has each given key with an equal value. It is not Julep's embedding search: a vector is
+// refused by name. The caller reads the docs (at most MaxDocs); Rank only scores them.
+package docsearch
 
 import (
-	"context"
 	"math"
 	"sort"
 	"strings"
@@ -13,20 +17,20 @@ import (
 	"sinew/internal/store"
 )
 
-// SearchInput is the body of POST /agents/{agent_id}/search and POST /users/{user_id}/search. The
+// Input is the body of POST /agents/{agent_id}/search and POST /users/{user_id}/search. The
 // fields may also come under search_params (Julep's shape), which win over the top level.
-type SearchInput struct {
+type Input struct {
 	Text           string         `json:"text,omitempty"`
 	Limit          int            `json:"limit,omitempty"`
 	MetadataFilter map[string]any `json:"metadata_filter,omitempty"`
 	// Vector is Julep's embedding search; sinew has no embeddings and refuses it by name.
-	Vector       []float64     `json:"vector,omitempty"`
-	SearchParams *SearchParams `json:"search_params,omitempty"`
+	Vector []float64 `json:"vector,omitempty"`
+	Params *Params   `json:"search_params,omitempty"`
 }
 
-// SearchParams is Julep's nested form of the search fields (mmr_strength, alpha and confidence
+// Params is Julep's nested form of the search fields (mmr_strength, alpha and confidence
 // belong to its vector search and are accepted and ignored).
-type SearchParams struct {
+type Params struct {
 	Text           string         `json:"text,omitempty"`
 	Limit          int            `json:"limit,omitempty"`
 	MetadataFilter map[string]any `json:"metadata_filter,omitempty"`
@@ -39,13 +43,15 @@ type SearchParams struct {
 
 // Search limits: the default and largest number of results, and how many docs one search reads.
 const (
-	DefaultSearchLimit = 10
-	MaxSearchLimit     = 100
-	MaxSearchDocs      = 2000
+	DefaultLimit = 10
+	MaxLimit     = 100
+	MaxDocs      = 2000
 )
 
-func (in *SearchInput) check() error {
-	if p := in.SearchParams; p != nil {
+// Check folds search_params into the top level, refuses a vector search and an empty text, and
+// defaults the limit.
+func (in *Input) Check() error {
+	if p := in.Params; p != nil {
 		if p.Text != "" {
 			in.Text = p.Text
 		}
@@ -66,61 +72,26 @@ func (in *SearchInput) check() error {
 		return fault.Invalid("text", "text is required: the words to search for")
 	}
 	if in.Limit == 0 {
-		in.Limit = DefaultSearchLimit
+		in.Limit = DefaultLimit
 	}
-	if in.Limit < 1 || in.Limit > MaxSearchLimit {
-		return fault.Invalid("limit", "limit must be between 1 and %d", MaxSearchLimit)
+	if in.Limit < 1 || in.Limit > MaxLimit {
+		return fault.Invalid("limit", "limit must be between 1 and %d", MaxLimit)
 	}
 	return nil
 }
 
-// SearchHit is one doc found, with its score (higher is better).
-type SearchHit struct {
+// Hit is one doc found, with its score (higher is better).
+type Hit struct {
 	store.Doc
 	Score float64 `json:"score"`
 }
 
-// SearchResult is a search's answer.
-type SearchResult struct {
-	Docs []SearchHit `json:"docs"`
-	// Truncated is true when the owner has more docs than one search reads (MaxSearchDocs): only the
+// Result is a search's answer.
+type Result struct {
+	Docs []Hit `json:"docs"`
+	// Truncated is true when the owner has more docs than one search reads (MaxDocs): only the
 	// oldest were searched.
 	Truncated bool `json:"truncated"`
-}
-
-// SearchDocs is a keyword search of an owner's docs: the query's words are scored against each
-// doc's title and content with BM25 (k1 1.2, b 0.75), case- and accent-insensitively on letters and
-// digits; docs that match no word are left out; metadata_filter keeps docs whose metadata has each
-// given key with an equal value. It is not Julep's embedding search, and says so.
-func (s *Service) SearchDocs(ctx context.Context, dev string, o store.Owner, body []byte) (*SearchResult, error) {
-	in, err := decodeInput[SearchInput](body)
-	if err != nil {
-		return nil, err
-	}
-	docs, truncated, err := s.allDocs(ctx, dev, o)
-	if err != nil {
-		return nil, err
-	}
-	return &SearchResult{Docs: rank(docs, in), Truncated: truncated}, nil
-}
-
-func (s *Service) allDocs(ctx context.Context, dev string, o store.Owner) ([]store.Doc, bool, error) {
-	var out []store.Doc
-	p := store.Page{Limit: store.MaxLimit}
-	for {
-		l, err := s.Store.ListDocs(ctx, dev, o, p)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, l.Items...)
-		if l.NextCursor == nil {
-			return out, false, nil
-		}
-		if len(out) >= MaxSearchDocs {
-			return out[:MaxSearchDocs], true, nil
-		}
-		p.Cursor = *l.NextCursor
-	}
 }
 
 const (
@@ -128,7 +99,8 @@ const (
 	bm25B  = 0.75
 )
 
-func rank(docs []store.Doc, in *SearchInput) []SearchHit {
+// Rank scores docs against in (checked) and gives the best in.Limit, best first.
+func Rank(docs []store.Doc, in *Input) []Hit {
 	query := uniq(tokens(in.Text))
 	inQuery := make(map[string]struct{}, len(query))
 	for _, q := range query {
@@ -157,7 +129,7 @@ func rank(docs []store.Doc, in *SearchInput) []SearchHit {
 		corpus = append(corpus, docTerms{d, tf, n})
 		total += n
 	}
-	hits := []SearchHit{}
+	hits := []Hit{}
 	if len(corpus) == 0 {
 		return hits
 	}
@@ -185,7 +157,7 @@ func rank(docs []store.Doc, in *SearchInput) []SearchHit {
 			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(dt.n)/avg))
 		}
 		if score > 0 {
-			hits = append(hits, SearchHit{Doc: dt.doc, Score: math.Round(score*1e6) / 1e6})
+			hits = append(hits, Hit{Doc: dt.doc, Score: math.Round(score*1e6) / 1e6})
 		}
 	}
 	// Best first; equal scores keep the docs' order (oldest first), so answers are stable.

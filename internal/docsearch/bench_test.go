@@ -1,4 +1,4 @@
-package resources
+package docsearch
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"sinew/internal/store"
 )
 
-// BenchmarkRank scores a query against the most docs one search reads (MaxSearchDocs), each about
+// BenchmarkRank scores a query against the most docs one search reads (MaxDocs), each about
 // 200 words: the CPU cost of a search once its docs are read.
 func BenchmarkRank(b *testing.B) {
 	words := []string{"rain", "cafe", "opening", "hours", "tax", "april", "menu", "soup", "bread", "umbrella", "nine", "five"}
-	docs := make([]store.Doc, MaxSearchDocs)
+	docs := make([]store.Doc, MaxDocs)
 	for i := range docs {
 		text := ""
 		for j := 0; j < 200; j++ {
@@ -19,10 +19,10 @@ func BenchmarkRank(b *testing.B) {
 		}
 		docs[i] = store.Doc{Title: fmt.Sprintf("doc %d", i), Content: text}
 	}
-	in := &SearchInput{Text: "cafe opening hours april", Limit: DefaultSearchLimit}
+	in := &Input{Text: "cafe opening hours april", Limit: DefaultLimit}
 	b.ReportAllocs()
 	for b.Loop() {
-		if hits := rank(docs, in); len(hits) == 0 {
+		if hits := Rank(docs, in); len(hits) == 0 {
 			b.Fatal("no hits")
 		}
 	}
