@@ -11,17 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"sinew/internal/app"
 	"sinew/internal/asl"
-	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/deploy"
 	"sinew/internal/handler"
-	"sinew/internal/httpapi"
-	"sinew/internal/integrations/all"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/localaws/lambdaapi"
-	"sinew/internal/netguard"
 	"sinew/internal/secrets"
 )
 
@@ -40,23 +35,10 @@ type handlerDeps struct {
 // the environment local mode has set.
 var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 	"api": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		env, err := handler.Load(d.ctx)
+		rt, err := handler.APIFromEnv(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
-		sealer, err := env.Sealer()
-		if err != nil {
-			return nil, err
-		}
-		guard, err := netguard.FromEnv()
-		if err != nil {
-			return nil, err
-		}
-		reg, err := all.New(guard)
-		if err != nil {
-			return nil, err
-		}
-		rt := app.APIRouter(app.Deps{Config: d.cfg, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg, Logger: d.log})
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"prepare": func(d handlerDeps) (lambdaapi.Invoker, error) {
@@ -80,12 +62,10 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewSystem(x)), err
 	},
 	"chat": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		svc, cfg, err := handler.ChatFromEnv(d.ctx, d.log)
+		rt, err := handler.ChatFromEnv(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
-		rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim, Logger: d.log})
-		chat.Register(rt, svc)
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"model": func(d handlerDeps) (lambdaapi.Invoker, error) {

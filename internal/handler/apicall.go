@@ -1,6 +1,3 @@
-// Package apicall is the handler of the apicall Lambda (DESIGN §5): it reads the metadata entries
-// for the tool in one BatchGetItem, merges the request parts, sends the request through the guarded
-// dialer and records the result by call id.
 package handler
 
 import (
@@ -23,7 +20,9 @@ type APICallDeps struct {
 	APICall *apicall.Executor
 }
 
-// NewAPICall is the handler: {call, tool, context} → the result object.
+// NewAPICall is the apicall Lambda's handler: {call, tool, context} → the result object. It reads
+// the metadata entries for the tool in one BatchGetItem, merges the request parts, sends the
+// request through the guarded dialer and records the result by call id.
 func NewAPICall(d APICallDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		if err := CheckEnvelope(in, tool.TypeAPICall, in.Tool != nil && in.Tool.APICall != nil); err != nil {
@@ -31,7 +30,7 @@ func NewAPICall(d APICallDeps) func(context.Context, workflow.Envelope) (map[str
 		}
 		out, err := d.Run(ctx, in, "api_call", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
 			// References in the definition's headers and the metadata setup are opened here,
-			// inside the executor, and nowhere else (DESIGN §3.5).
+			// inside the executor, and nowhere else.
 			def, metaSetup, err := secrets.ResolveAPICall(ctx, res, in.Tool.APICall, src.Metadata(merge.KeyAPICallSetup))
 			if err != nil {
 				return nil, err

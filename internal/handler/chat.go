@@ -13,6 +13,7 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/dispatch"
+	"sinew/internal/httpapi"
 	"sinew/internal/integrations/all"
 	"sinew/internal/llm/models"
 	"sinew/internal/loop/agentloop"
@@ -21,10 +22,23 @@ import (
 	"sinew/internal/tool"
 )
 
-// ChatFromEnv builds the chat service from the environment: the store (the chat never opens setup),
+// ChatFromEnv builds the chat Lambda's router from the environment: POST
+// /sessions/{session_id}/chat over the chat service of ChatServiceFromEnv; log is the router's and
+// the service's logger.
+func ChatFromEnv(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
+	svc, cfg, err := ChatServiceFromEnv(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim, Logger: log})
+	chat.Register(rt, svc)
+	return rt, nil
+}
+
+// ChatServiceFromEnv builds the chat service from the environment: the store (the chat never opens setup),
 // the configured model, the formatter over every provider's schemas and the system handlers, and
 // the dispatcher over the Lambda Invoke API to the executors named by SINEW_FUNCTION_*.
-func ChatFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *config.Config, error) {
+func ChatServiceFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *config.Config, error) {
 	env, err := Load(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -1,18 +1,17 @@
-// Package common builds what the tool-call handlers share from the environment: the configuration,
-// the AWS SDK configuration (endpoints found through AWS_ENDPOINT_URL_* as the SDKs do, so local
-// mode needs no switch of its own), the store, and the sealer of setup secrets (package secrets).
 package handler
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
+	"sinew/internal/resources"
 	"sinew/internal/secrets"
 	"sinew/internal/store"
 )
@@ -51,6 +50,16 @@ func (NoKey) Seal(context.Context, map[string]string, []byte) ([]byte, error) {
 
 func (NoKey) Open(context.Context, map[string]string, []byte) ([]byte, error) {
 	return nil, fault.New(fault.Internal, "this function holds no permission to open secrets")
+}
+
+// SealerIfKeyed is Sealer when SINEW_SECRETS_KEY is set; without it, a sealer that refuses, so
+// writes that carry setup secrets are refused and the rest works (the api and system functions).
+func (e *Env) SealerIfKeyed() (store.Sealer, error) {
+	if e.Config.SecretsKey == "" {
+		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
+		return resources.SealerUnavailable{}, nil
+	}
+	return e.Sealer()
 }
 
 // Sealer is the KMS envelope sealer (package secrets) over the secrets key (SINEW_SECRETS_KEY):

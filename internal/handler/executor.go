@@ -15,7 +15,7 @@ import (
 // Executor is what the integration and apicall handlers share: a call runs once per (developer,
 // call id), its setup is read in the one merge BatchGetItem and opened only inside the run, every
 // value it learns is redacted from logs and from the error it fails with, and a large output
-// travels as a reference (DESIGN §3.4, §3.5, §3.7, §3.9).
+// travels as a reference.
 type Executor struct {
 	Store *store.Store // with a sealer that opens setup
 	Guard *dispatch.Guard

@@ -1,5 +1,3 @@
-// Package function is the handler of the function Lambda (DESIGN §4): it records a client-side call
-// with its task token and publishes ToolCallPending; the execution then waits for the client.
 package handler
 
 import (
@@ -18,7 +16,9 @@ type FunctionDeps struct {
 // FunctionOut is the handler's answer: nothing (the Task's result comes from the client).
 type FunctionOut struct{}
 
-// NewFunction is the handler: {call, tool, context, task_token} → {}.
+// NewFunction is the function Lambda's handler: {call, tool, context, task_token} → {}. It records
+// a client-side call with its task token and publishes ToolCallPending; the execution then waits
+// for the client.
 func NewFunction(d FunctionDeps) func(context.Context, workflow.Envelope) (FunctionOut, error) {
 	return func(ctx context.Context, in workflow.Envelope) (FunctionOut, error) {
 		_, err := d.Workflow.RecordPending(ctx, in)

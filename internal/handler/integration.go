@@ -1,7 +1,3 @@
-// Package integration is the handler of the integration Lambda (DESIGN §4): it reads what the merge
-// needs in one BatchGetItem, merges setup and arguments (§3.4), runs the provider (which validates
-// the merged arguments against the method's schema) and records the result by call id, so a
-// repeated invocation of the same call returns the record instead of running again.
 package handler
 
 import (
@@ -30,7 +26,10 @@ type IntegrationDeps struct {
 	Providers Providers
 }
 
-// NewIntegration is the handler: {call, tool, context} → the result object.
+// NewIntegration is the integration Lambda's handler: {call, tool, context} → the result object.
+// It reads what the merge needs in one BatchGetItem, merges setup and arguments, runs the provider
+// (which validates the merged arguments against the method's schema) and records the result by
+// call id, so a repeated invocation of the same call returns the record instead of running again.
 func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		if err := CheckEnvelope(in, tool.TypeIntegration, in.Tool != nil && in.Tool.Integration != nil); err != nil {
@@ -42,7 +41,7 @@ func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) 
 		out, err := d.Run(ctx, in, "integration", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
 			args, setup := merge.Integration(in.Call.Arguments(), in.Tool.Integration, *src)
 			// Developer secrets named in setup ({"secret": "NAME"}, "$ secrets.NAME") are
-			// opened here, inside the executor, and nowhere else (DESIGN §3.5). Always resolved,
+			// opened here, inside the executor, and nowhere else. Always resolved,
 			// so plain setup values are registered with the redactor too.
 			setup, err := secrets.ResolveSetup(ctx, res, setup)
 			if err != nil {

@@ -1,14 +1,9 @@
-// Package model is the model Lambda's handler: agent_loop's model step (package agentloop), wired
-// from the environment.
 package handler
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"sinew/internal/integrations/all"
 	"sinew/internal/llm/models"
@@ -18,7 +13,8 @@ import (
 	"sinew/internal/system"
 )
 
-// NewModel is the handler: one model step per invocation.
+// NewModel is the model Lambda's handler: agent_loop's model step (package agentloop), one per
+// invocation.
 func NewModel(s *agentloop.Stepper) func(context.Context, agentloop.Event) (*agentloop.Output, error) {
 	return func(ctx context.Context, ev agentloop.Event) (*agentloop.Output, error) {
 		out, err := s.Step(ctx, ev)
@@ -37,14 +33,7 @@ func ModelFromEnv(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, er
 		return nil, err
 	}
 	cfg := env.Config
-	sm := secretsmanager.NewFromConfig(env.AWS)
-	m, err := models.FromConfig(ctx, cfg, models.Deps{AWS: env.AWS, SecretValue: func(ctx context.Context, name string) (string, error) {
-		out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: awsv2.String(name)})
-		if err != nil {
-			return "", fmt.Errorf("read the secret %s: %w", name, err)
-		}
-		return awsv2.ToString(out.SecretString), nil
-	}})
+	m, err := models.FromConfig(ctx, cfg, models.Deps{AWS: env.AWS, SecretValue: secretValue(env.AWS)})
 	if err != nil {
 		return nil, fmt.Errorf("the model: %w", err)
 	}

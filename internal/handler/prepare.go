@@ -1,4 +1,3 @@
-// Package prepare is the handler of the prepare Lambda, tool_call's first state (DESIGN §3.8).
 package handler
 
 import (
@@ -12,7 +11,8 @@ type PrepareDeps struct {
 	Workflow *workflow.Service // needs Store
 }
 
-// NewPrepare is the handler: the tool_call input plus execution_id → {call, tool, context, wait}.
+// NewPrepare is the prepare Lambda's handler, tool_call's first state: the tool_call input plus
+// execution_id → {call, tool, context, wait}.
 func NewPrepare(d PrepareDeps) func(context.Context, workflow.PrepareInput) (*workflow.Prepared, error) {
 	return d.Workflow.Prepare
 }

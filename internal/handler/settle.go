@@ -1,5 +1,3 @@
-// Package settle is the handler of the settle Lambda (DESIGN §3.8): the state machines' last step,
-// and the target of Step Functions' "Execution Status Change" events.
 package handler
 
 import (
@@ -17,7 +15,8 @@ type SettleDeps struct {
 	Workflow *workflow.Service // needs Store
 }
 
-// NewSettle is the handler. It takes either form: the state machine's outcome {call, context, result |
+// NewSettle is the settle Lambda's handler: the state machines' last step, and the target of Step
+// Functions' "Execution Status Change" events. It takes either form: the state machine's outcome {call, context, result |
 // error} → the result object; or an "Execution Status Change" event → the final execution record
 // (null when the execution is not one of sinew's).
 func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error) {

@@ -1,6 +1,3 @@
-// Package system is the system function's handler (DESIGN §4): the event {"call", "tool",
-// "context"} → the result object; failures are typed errors the Lambda boundary names. It is
-// importable so local mode runs the same handler in-process.
 package handler
 
 import (
@@ -12,22 +9,22 @@ import (
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/resources"
-	"sinew/internal/store"
 	"sinew/internal/system"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
 
-// SystemEvent is the system function's input (API.md "Lambda events").
+// SystemEvent is the system Lambda's input: {"call", "tool", "context"}.
 type SystemEvent struct {
 	Call    tool.Call      `json:"call"`
 	Tool    *tool.Tool     `json:"tool"`
 	Context system.Context `json:"context"`
 }
 
-// NewSystem is the handler running one system call with x. Like the other executors it runs a call once
-// per (developer, call id) (DESIGN §3.9): a Lambda retry of agent.create answers the agent made,
-// not a second one; and a large answer (a long list) travels by reference, as theirs do.
+// NewSystem is the system Lambda's handler, running one system call with x; failures are typed
+// errors the Lambda boundary names. Like the other executors it runs a call once per (developer,
+// call id): a Lambda retry of agent.create answers the agent made, not a second one; and a large
+// answer (a long list) travels by reference, as theirs do.
 func NewSystem(x *system.Executor) func(context.Context, SystemEvent) (tool.Result, error) {
 	guard := &dispatch.Guard{Records: x.Resources.Store}
 	return func(ctx context.Context, ev SystemEvent) (tool.Result, error) {
@@ -56,23 +53,19 @@ func NewSystem(x *system.Executor) func(context.Context, SystemEvent) (tool.Resu
 }
 
 // SystemFromEnv builds the executor from the environment, with session.chat and task.execution.create
-// run by the chat service (DESIGN §4): the system role also holds what chat needs (the stack's
+// run by the chat service: the system role also holds what chat needs (the stack's
 // alsoRuns), and a chat's own system calls come back here one level deeper, bounded by MaxDepth.
 func SystemFromEnv(ctx context.Context) (*system.Executor, error) {
 	env, err := Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var sealer store.Sealer = resources.SealerUnavailable{}
-	if env.Config.SecretsKey != "" {
-		if sealer, err = env.Sealer(); err != nil {
-			return nil, err
-		}
-	} else {
-		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
+	sealer, err := env.SealerIfKeyed()
+	if err != nil {
+		return nil, err
 	}
 	st := env.Store(sealer)
-	svc, _, err := ChatFromEnv(ctx, slog.Default())
+	svc, _, err := ChatServiceFromEnv(ctx, slog.Default())
 	if err != nil {
 		return nil, fmt.Errorf("session.chat's chat service: %w", err)
 	}
