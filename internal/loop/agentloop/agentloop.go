@@ -148,58 +148,13 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := s.tools(ctx, in)
+	cfg, err := s.loopConfig(ctx, in, agent, cc)
 	if err != nil {
 		return nil, err
 	}
-	scopeMeta, err := s.scopeMetadata(ctx, cc)
+	sv, err := s.loadState(ctx, ev, agent)
 	if err != nil {
 		return nil, err
-	}
-	formatted, err := s.d.Formatter.FormatAll(tools, IntegrationArgs(agent.Metadata, scopeMeta))
-	if err != nil {
-		return nil, err
-	}
-
-	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log,
-		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
-	if in.Model != nil {
-		cfg.ModelID = *in.Model
-	} else {
-		cfg.ModelID = agent.Model
-	}
-	if in.MaxIterations != nil {
-		cfg.MaxIterations = *in.MaxIterations
-	}
-	if in.ToolChoice != nil {
-		if cfg.ToolChoice, err = llm.ParseToolChoice("tool_choice", in.ToolChoice); err != nil {
-			return nil, err
-		}
-	}
-	settings := map[string]any{}
-	for k, v := range agent.DefaultSettings {
-		settings[k] = v
-	}
-	for k, v := range in.Settings {
-		settings[k] = v
-	}
-	if cfg.Settings, err = llm.ParseSettings("settings", settings); err != nil {
-		return nil, err
-	}
-
-	var sv saved
-	if ev.State == nil {
-		if sv, err = s.start(ctx, ev, agent); err != nil {
-			return nil, err
-		}
-	} else {
-		v, err := s.d.Store.LoadValue(ctx, dev, ev.State)
-		if err != nil {
-			return nil, fmt.Errorf("agent_loop: the loop's state: %w", err)
-		}
-		if err := convert(v, &sv); err != nil || sv.Loop == nil {
-			return nil, fault.Invalid("state", "state is not the loop's state")
-		}
 	}
 	cfg.AutoRun = sv.AutoRun
 	lp, err := loop.New(cfg)
@@ -217,16 +172,8 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 	}
 	if next == nil {
 		if ev.State == nil {
-			if in.Turn != nil {
-				if err := s.adopt(ctx, dev, lp, sv.Loop, in.Turn); err != nil {
-					return nil, err
-				}
-			}
-			// Recorded once the input has passed its checks: a refused input leaves nothing. A
-			// record the chat made before starting the execution is kept, marked as started.
-			if _, err := s.d.Store.EnsureExecution(ctx, dev, store.Execution{ExecutionID: ev.ExecutionID, Workflow: workflow.AgentLoop,
-				AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID)}); err != nil {
-				return nil, fmt.Errorf("agent_loop: recording the execution: %w", err)
+			if err := s.begin(ctx, ev, lp, sv.Loop); err != nil {
+				return nil, err
 			}
 		}
 		if err := s.advance(ctx, cc, lp, sv.Loop, ev); err != nil {
@@ -237,30 +184,114 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 			return nil, err
 		}
 	}
+	return s.output(ctx, cc, lp, next, ref)
+}
+
+// loopConfig is the loop's configuration for in: the tools formatted for the model (with the
+// metadata's integration arguments), the model, the iteration cap, tool_choice and the settings
+// (the agent's defaults under the input's).
+func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, cc workflow.Context) (loop.Config, error) {
+	dev := in.DeveloperID
+	tools, err := s.tools(ctx, in)
+	if err != nil {
+		return loop.Config{}, err
+	}
+	scopeMeta, err := s.scopeMetadata(ctx, cc)
+	if err != nil {
+		return loop.Config{}, err
+	}
+	formatted, err := s.d.Formatter.FormatAll(tools, IntegrationArgs(agent.Metadata, scopeMeta))
+	if err != nil {
+		return loop.Config{}, err
+	}
+	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log, ModelID: agent.Model,
+		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
+	if in.Model != nil {
+		cfg.ModelID = *in.Model
+	}
+	if in.MaxIterations != nil {
+		cfg.MaxIterations = *in.MaxIterations
+	}
+	if in.ToolChoice != nil {
+		if cfg.ToolChoice, err = llm.ParseToolChoice("tool_choice", in.ToolChoice); err != nil {
+			return loop.Config{}, err
+		}
+	}
+	settings := map[string]any{}
+	for k, v := range agent.DefaultSettings {
+		settings[k] = v
+	}
+	for k, v := range in.Settings {
+		settings[k] = v
+	}
+	if cfg.Settings, err = llm.ParseSettings("settings", settings); err != nil {
+		return loop.Config{}, err
+	}
+	return cfg, nil
+}
+
+// loadState is the loop's state: a new one on the first step, else the one the previous step
+// saved.
+func (s *Stepper) loadState(ctx context.Context, ev Event, agent *store.Agent) (saved, error) {
+	if ev.State == nil {
+		return s.start(ctx, ev, agent)
+	}
+	var sv saved
+	v, err := s.d.Store.LoadValue(ctx, ev.Input.DeveloperID, ev.State)
+	if err != nil {
+		return sv, fmt.Errorf("agent_loop: the loop's state: %w", err)
+	}
+	if err := convert(v, &sv); err != nil || sv.Loop == nil {
+		return sv, fault.Invalid("state", "state is not the loop's state")
+	}
+	return sv, nil
+}
+
+// begin is the first step's own work: adopting the turn a chat handed off, and recording the
+// execution once the input has passed its checks (a refused input leaves nothing). A record the
+// chat made before starting the execution is kept, marked as started.
+func (s *Stepper) begin(ctx context.Context, ev Event, lp *loop.Loop, st *loop.State) error {
+	in := ev.Input
+	dev := in.DeveloperID
+	if in.Turn != nil {
+		if err := s.adopt(ctx, dev, lp, st, in.Turn); err != nil {
+			return err
+		}
+	}
+	if _, err := s.d.Store.EnsureExecution(ctx, dev, store.Execution{ExecutionID: ev.ExecutionID, Workflow: workflow.AgentLoop,
+		AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID)}); err != nil {
+		return fmt.Errorf("agent_loop: recording the execution: %w", err)
+	}
+	return nil
+}
+
+// output is the step's answer from the recorded state next (stored as ref): the calls the Map
+// runs next, each with its tool's definition (setup left out) and wait, or the loop's output.
+func (s *Stepper) output(ctx context.Context, cc workflow.Context, lp *loop.Loop, next *saved, ref any) (*Output, error) {
 	st := next.Loop
 	out := &Output{Calls: []Item{}, State: ref}
-	if !st.Done {
-		calls, defs := lp.ToRun(st)
-		for i, c := range calls {
-			snap := *defs[i]
-			if snap.Integration != nil {
-				in := *snap.Integration
-				in.Setup = nil
-				snap.Integration = &in
-			}
-			w, err := workflow.WaitOf(&snap)
-			if err != nil {
-				return nil, err
-			}
-			out.Calls = append(out.Calls, Item{Call: *c, Tool: &snap, Context: cc, Wait: w})
+	if st.Done {
+		res, err := s.finish(ctx, cc, st, next.Base)
+		if err != nil {
+			return nil, err
 		}
+		out.Done, out.Output = true, res
 		return out, nil
 	}
-	res, err := s.finish(ctx, cc, st, next.Base)
-	if err != nil {
-		return nil, err
+	calls, defs := lp.ToRun(st)
+	for i, c := range calls {
+		snap := *defs[i]
+		if snap.Integration != nil {
+			in := *snap.Integration
+			in.Setup = nil
+			snap.Integration = &in
+		}
+		w, err := workflow.WaitOf(&snap)
+		if err != nil {
+			return nil, err
+		}
+		out.Calls = append(out.Calls, Item{Call: *c, Tool: &snap, Context: cc, Wait: w})
 	}
-	out.Done, out.Output = true, res
 	return out, nil
 }
 
