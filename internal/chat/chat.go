@@ -1,7 +1,10 @@
-// Package chat is the chat path of DESIGN §1 (entry 1): POST /sessions/{session_id}/chat runs the
+// Package chat is the chat service and its route: POST /sessions/{session_id}/chat runs the
 // model-tool loop (package loop) inside the chat Lambda over the session's history in DynamoDB,
 // reaching the executor Lambdas through the dispatcher (Lambda Invoke API, retrying Transient), with
-// function calls handed back to the caller as pending calls under the model's ids (API.md "Chat").
+// function calls handed back to the caller as pending calls under the model's ids. When a turn
+// outlives the request's time budget, the loop goes on as the agent_loop state machine (package
+// agentloop). Register adds the route to the chat function's router; System gives the system
+// executor session.chat and task.execution.create.
 package chat
 
 import (
@@ -30,7 +33,7 @@ import (
 	"sinew/internal/workflow"
 )
 
-// FlagAutoRun is the developer flag that gives auto_run_tools's default on the chat path (DESIGN §7).
+// FlagAutoRun is the developer flag that gives auto_run_tools's default on the chat path.
 const FlagAutoRun = "auto_run_tools_chat"
 
 // DefaultBudget is the time a chat may take before API Gateway's 30 s limit (SINEW_CHAT_BUDGET_S).
@@ -75,7 +78,7 @@ func New(d Deps) *Service {
 	return &Service{d: d}
 }
 
-// Request is the chat request (API.md "Chat"), parsed and checked.
+// Request is the chat request, parsed and checked.
 type Request struct {
 	Messages      []llm.Message
 	Tools         []*tool.Tool // nil: the session agent's stored tools
@@ -150,7 +153,7 @@ func ParseRequest(body []byte) (*Request, error) {
 			if err != nil {
 				return nil, fault.Wrap(fault.InvalidInput, err, "%s: %v", field, err)
 			}
-			// Inline tools are not stored, so their setup would travel in envelopes (DESIGN §3.2).
+			// Inline tools are not stored, so their setup would travel in envelopes.
 			if t.Integration != nil && len(t.Integration.Setup) > 0 {
 				return nil, fault.Invalid(field+".integration.setup", "%s: an inline tool may not carry setup: store the tool, or put the setup in the session's metadata", field)
 			}
@@ -179,7 +182,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// Response is the 200 answer (API.md "Chat").
+// Response is the 200 answer.
 type Response struct {
 	ID          string        `json:"id"`
 	SessionID   string        `json:"session_id"`

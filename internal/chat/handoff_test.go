@@ -94,7 +94,7 @@ func TestChatRefusedWhileItsHandOffRuns(t *testing.T) {
 
 // Outputs over 32 KiB travel as references; the model gets the values, a long one cut with a
 // marker naming the stored value, and tool_results answer the values (under the HTTP API's 1 MiB
-// inline limit, DESIGN §3.7).
+// inline limit).
 func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 	h := newHarness(t,
 		turn{calls: [][3]string{

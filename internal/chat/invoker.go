@@ -27,7 +27,7 @@ type LambdaInvoker struct {
 
 var _ dispatch.Invoker = (*LambdaInvoker)(nil)
 
-// Invoke calls function synchronously. A function error comes back as its named error (DESIGN §3.3);
+// Invoke calls function synchronously. A function error comes back as its named error;
 // Lambda's own throttling and service faults are Transient, so the dispatcher retries them.
 func (l *LambdaInvoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
 	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{FunctionName: awsv2.String(function), Payload: payload})

@@ -1,6 +1,3 @@
-// Package chat is the chat function's HTTP side: POST /sessions/{session_id}/chat (API.md "Chat")
-// on a router of its own (the chat Lambda), and the wiring of package chat's service from the
-// environment.
 package chat
 
 import (

@@ -877,7 +877,7 @@ func TestSystemChatter(t *testing.T) {
 }
 
 // BenchmarkChat is one chat request with one integration call (two model calls), in a fresh
-// session each time; it reports the DynamoDB requests per chat (DESIGN §3.6's budget).
+// session each time; it reports the DynamoDB requests per chat.
 func BenchmarkChat(b *testing.B) {
 	h := newHarness(b)
 	h.model.loop = []turn{{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}}, {text: "21"}}

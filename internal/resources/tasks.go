@@ -12,7 +12,7 @@ import (
 	"sinew/internal/tool"
 )
 
-// TaskPrompt is a task's optional prompt (DESIGN §1): what agent_loop sends the model when the task
+// TaskPrompt is a task's optional prompt: what agent_loop sends the model when the task
 // is executed.
 type TaskPrompt struct {
 	Messages      []any          `json:"messages,omitempty"`

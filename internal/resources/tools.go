@@ -19,7 +19,7 @@ import (
 var readOnlyToolFields = []string{"id", "created_at", "updated_at"}
 
 // decodeToolBody decodes a tool strictly (tool.DecodeStrict: unknown fields and wrong types named,
-// Julep's json_/schema_ aliases accepted); the store checks the rules of DESIGN §3.1 as it writes.
+// Julep's json_/schema_ aliases accepted); the store checks a tool's rules as it writes.
 func decodeToolBody(body []byte, prefix string) (*tool.Tool, error) {
 	if prefix == "" {
 		// The body's own faults (empty, malformed, trailing data, not an object) named as "body",

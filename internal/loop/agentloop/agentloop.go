@@ -1,4 +1,4 @@
-// Package agentloop is the model step of the agent_loop state machine (DESIGN §3.8): each
+// Package agentloop is the model step of the agent_loop state machine: each
 // invocation of the model Lambda feeds the previous turn's results (gathered by the Map) into the
 // loop's state, prompts the model once, and answers the calls the Map must run next, or the loop's
 // output once it is done. The loop's state (messages included) travels as a stored value
@@ -22,10 +22,10 @@ import (
 	"sinew/internal/workflow"
 )
 
-// FlagAutoRun gives auto_run_tools's default in agent_loop (DESIGN §7, Julep's name).
+// FlagAutoRun gives auto_run_tools's default in agent_loop (Julep's name).
 const FlagAutoRun = "auto_tool_calls_prompt_step"
 
-// Input is the agent_loop execution's input (API.md "State machines"), every key present.
+// Input is the agent_loop execution's input, every key present.
 type Input struct {
 	DeveloperID   string         `json:"developer_id"`
 	AgentID       string         `json:"agent_id"`
@@ -80,7 +80,7 @@ type Output struct {
 	Output *Result `json:"output"`
 }
 
-// Result is the agent_loop execution's output (API.md).
+// Result is the agent_loop execution's output.
 type Result struct {
 	Messages     any              `json:"messages"`
 	LastMessage  llm.Message      `json:"last_message"`
@@ -510,7 +510,7 @@ func (s *Stepper) scopeMetadata(ctx context.Context, cc workflow.Context) (map[s
 }
 
 // IntegrationArgs gives, per tool name, the x-integration-args the merge will add (the task's or
-// session's entry for a tool replaces the agent's, DESIGN §3.4), so the formatted schema leaves
+// session's entry for a tool replaces the agent's), so the formatted schema leaves
 // them out.
 func IntegrationArgs(agentMeta, scopeMeta map[string]any) map[string]map[string]any {
 	out := map[string]map[string]any{}

@@ -31,7 +31,7 @@ func TestSampleEvents(t *testing.T) {
 		var keys map[string]any
 		_ = json.Unmarshal(b, &keys)
 		if in, ok := c.into.(*agentloop.Input); ok {
-			// Every key present (DESIGN §3.8): the state machine reads them with JSONPath.
+			// Every key present: the state machine reads them with JSONPath.
 			want, _ := json.Marshal(in)
 			var wk map[string]any
 			_ = json.Unmarshal(want, &wk)

@@ -90,7 +90,7 @@ type TaskPrompt struct {
 }
 
 // StartTask starts agent_loop over a task's prompt and tools, input appended as the user's message
-// (POST /tasks/{task_id}/executions). idemKey names the execution (DESIGN §3.9).
+// (POST /tasks/{task_id}/executions). idemKey names the execution.
 func (s *Starter) StartTask(ctx context.Context, dev, taskID string, input any, idemKey string, depth int) (*workflow.Started, error) {
 	task, err := s.Store.GetTask(ctx, dev, taskID)
 	if err != nil {

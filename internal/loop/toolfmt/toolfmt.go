@@ -1,4 +1,4 @@
-// Package toolfmt presents sinew's tools to a model as functions (DESIGN §6), each by the tool's
+// Package toolfmt presents sinew's tools to a model as functions, each by the tool's
 // own name (Julep names integrations "<provider>_<method>", so two tools of one method collide):
 //   - function: its parameters;
 //   - integration: its method's argument schema from the provider registry; the description is
@@ -7,7 +7,7 @@
 //   - system: the handler's parameters, through an injected func; the description is the tool's
 //     own, else the handler's.
 //
-// Pre-applied arguments keep the schema honest, by what the merge does with them (DESIGN §3.4):
+// Pre-applied arguments keep the schema honest, by what the merge does with them:
 //   - an integration's definition arguments (and the metadata args the caller passes in) win over
 //     the call's, so the model cannot change them: those properties are removed, from properties
 //     and from required;
