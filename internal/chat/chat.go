@@ -247,7 +247,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		switch {
 		case m["response"] != nil:
 			var out Reply
-			if err := convert(m["response"], &out); err != nil {
+			if err := jsonv.Convert(m["response"], &out); err != nil {
 				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
 			}
 			return &out, nil
@@ -270,7 +270,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 	switch k := fault.KindOf(err); {
 	case err == nil:
 		var v any
-		if cerr := convert(out, &v); cerr != nil {
+		if cerr := jsonv.Convert(out, &v); cerr != nil {
 			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
 		}
 		value = map[string]any{"response": v}
@@ -299,14 +299,6 @@ func faultMessage(err error) string {
 		return fe.Msg
 	}
 	return err.Error()
-}
-
-func convert(in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }
 
 func idemRecordKey(dev, sessionID, key string) string {
@@ -576,7 +568,7 @@ func (r *chatRun) handoffInput(turn []tool.Call) (agentloop.Input, error) {
 	}
 	if req.Tools != nil {
 		var tl any
-		if err := convert(req.Tools, &tl); err != nil {
+		if err := jsonv.Convert(req.Tools, &tl); err != nil {
 			return in, fmt.Errorf("chat: encoding the tools: %w", err)
 		}
 		in.Tools = tl
@@ -590,7 +582,7 @@ func (r *chatRun) handoffInput(turn []tool.Call) (agentloop.Input, error) {
 		// agent_loop counts the adopted turn's model call (loop.Adopt) among its iterations.
 		left++
 		var tv any
-		if err := convert(turn, &tv); err != nil {
+		if err := jsonv.Convert(turn, &tv); err != nil {
 			return in, fmt.Errorf("chat: encoding the turn: %w", err)
 		}
 		in.Turn = tv

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
 	"sinew/internal/loop/toolfmt"
@@ -241,7 +242,7 @@ func (s *Stepper) loadState(ctx context.Context, ev Event, agent *store.Agent) (
 	if err != nil {
 		return sv, fmt.Errorf("agent_loop: the loop's state: %w", err)
 	}
-	if err := convert(v, &sv); err != nil || sv.Loop == nil {
+	if err := jsonv.Convert(v, &sv); err != nil || sv.Loop == nil {
 		return sv, fault.Invalid("state", "state is not the loop's state")
 	}
 	return sv, nil
@@ -324,7 +325,7 @@ func (s *Stepper) adopt(ctx context.Context, dev string, lp *loop.Loop, st *loop
 		return fmt.Errorf("agent_loop: the turn: %w", err)
 	}
 	var calls []tool.Call
-	if err := convert(raw, &calls); err != nil || len(calls) == 0 {
+	if err := jsonv.Convert(raw, &calls); err != nil || len(calls) == 0 {
 		return fault.Invalid("turn", "turn must be null or a non-empty list of call envelopes {id, type, <type>: {...}, model_call_id}")
 	}
 	return lp.Adopt(st, calls)
@@ -368,7 +369,7 @@ func (s *Stepper) loadSaved(ctx context.Context, dev string, ref any) (*saved, a
 		return nil, nil, fmt.Errorf("agent_loop: the recorded state: %w", err)
 	}
 	var sv saved
-	if err := convert(v, &sv); err != nil || sv.Loop == nil {
+	if err := jsonv.Convert(v, &sv); err != nil || sv.Loop == nil {
 		return nil, nil, fault.New(fault.Internal, "agent_loop: a step's record does not hold the loop's state")
 	}
 	return &sv, ref, nil
@@ -383,7 +384,7 @@ func (s *Stepper) start(ctx context.Context, ev Event, agent *store.Agent) (save
 		return saved{}, fmt.Errorf("agent_loop: the messages: %w", err)
 	}
 	var msgs []llm.Message
-	if err := convert(raw, &msgs); err != nil || len(msgs) == 0 {
+	if err := jsonv.Convert(raw, &msgs); err != nil || len(msgs) == 0 {
 		return saved{}, fault.Invalid("messages", "messages must be a non-empty list of {role, content, ...}")
 	}
 	auto := in.AutoRunTools
@@ -481,7 +482,7 @@ func (s *Stepper) finish(ctx context.Context, cc workflow.Context, st *loop.Stat
 		res.ToolResults = []tool.Result{}
 	}
 	var obj any
-	if err := convert(res, &obj); err != nil {
+	if err := jsonv.Convert(res, &obj); err != nil {
 		return nil, err
 	}
 	if _, _, err := s.d.Store.SetExecutionStatus(ctx, cc.DeveloperID, cc.ExecutionID, store.ExecSucceeded, obj, nil); err != nil && !fault.Is(err, fault.NotFound) {
@@ -537,7 +538,7 @@ func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID, key str
 		sm := store.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
 		if len(m.ToolCalls) > 0 {
 			var tc any
-			if err := convert(m.ToolCalls, &tc); err != nil {
+			if err := jsonv.Convert(m.ToolCalls, &tc); err != nil {
 				return fmt.Errorf("encoding a message: %w", err)
 			}
 			sm.ToolCalls = tc
@@ -594,12 +595,4 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
-}
-
-func convert(in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }

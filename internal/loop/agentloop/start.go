@@ -37,7 +37,7 @@ func (s *Starter) Start(ctx context.Context, name string, in Input, messages []l
 		name = uuid.Must(uuid.NewV7()).String()
 	}
 	var msgs any
-	if err := convert(messages, &msgs); err != nil {
+	if err := jsonv.Convert(messages, &msgs); err != nil {
 		return nil, fmt.Errorf("agent_loop: encoding the messages: %w", err)
 	}
 	ref, err := s.Store.StoreValue(ctx, in.DeveloperID, msgs, workflow.PayloadTTL)
@@ -98,7 +98,7 @@ func (s *Starter) StartTask(ctx context.Context, dev, taskID string, input any, 
 	}
 	var p TaskPrompt
 	if task.Prompt != nil {
-		if err := convert(task.Prompt, &p); err != nil {
+		if err := jsonv.Convert(task.Prompt, &p); err != nil {
 			return nil, fault.Invalid("prompt", "the task's prompt is not {messages, settings, auto_run_tools}: %v", err)
 		}
 	}
