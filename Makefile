@@ -14,6 +14,11 @@ lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
 
+# funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
+.PHONY: funclen
+funclen:
+	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 unit:
 	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
