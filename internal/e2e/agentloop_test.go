@@ -1,4 +1,4 @@
-package agentloop_test
+package e2e
 
 import (
 	"bytes"
@@ -37,8 +37,6 @@ import (
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
-
-func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 const agentLoopARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-agent_loop"
 

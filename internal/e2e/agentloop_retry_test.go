@@ -1,4 +1,4 @@
-package agentloop_test
+package e2e
 
 import (
 	"strings"

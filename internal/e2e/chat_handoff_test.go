@@ -1,4 +1,4 @@
-package chat_test
+package e2e_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package chat_test
+package e2e_test
 
 import (
 	"bytes"
@@ -47,8 +47,6 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 )
-
-func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 // turn is one scripted model answer: text, or tool calls ({id, name, arguments}).
 type turn struct {
