@@ -16,8 +16,8 @@ import (
 // model is asked once per step, and the session's history takes the loop's messages once.
 func TestModelStepRetriedAnswersTheSame(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
-		turn{text: "Oslo: 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Oslo: 21 degrees."},
 	)
 	sess, err := h.store.CreateSession(h.ctx, h.dev, store.Session{AgentID: h.agentID})
 	if err != nil {
@@ -53,7 +53,7 @@ func TestModelStepRetriedAnswersTheSame(t *testing.T) {
 			t.Fatalf("retry %d answered %s", i+1, jsonv.EncodeString(again))
 		}
 	}
-	if n := len(h.model.requests); n != 2 {
+	if n := h.model.Count(); n != 2 {
 		t.Errorf("the model was asked %d times, want 2 (once per step)", n)
 	}
 	l, err := h.store.ListMessages(h.ctx, h.dev, sid, store.Page{Limit: 100})
@@ -72,8 +72,8 @@ func TestModelStepRetriedAnswersTheSame(t *testing.T) {
 // A tool output stored by reference reaches the model as its value in agent_loop too.
 func TestAgentLoopReadsStoredOutputsBack(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo", "bytes": 40000}`}}},
-		turn{text: "A long report."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo", "bytes": 40000}`}}},
+		turn{Text: "A long report."},
 	)
 	out := h.wait(h.run("loop-big", h.input([]any{user("report?")}, nil)))
 	results, _ := out["tool_results"].([]any)
@@ -83,7 +83,7 @@ func TestAgentLoopReadsStoredOutputsBack(t *testing.T) {
 	if o, _ := results[0].(map[string]any)["output"].(map[string]any); o["sinew:ref"] == nil {
 		t.Errorf("tool result %.200v, want its output as a reference", results[0])
 	}
-	for _, m := range h.model.request(1)["messages"].([]any) {
+	for _, m := range h.model.Request(t, 1)["messages"].([]any) {
 		mm := m.(map[string]any)
 		if mm["role"] != "tool" {
 			continue
@@ -97,7 +97,7 @@ func TestAgentLoopReadsStoredOutputsBack(t *testing.T) {
 // The chat hands a turn over mid-way: agent_loop's first step runs the given calls under their ids
 // without asking the model, and refuses a turn that does not answer the messages.
 func TestAgentLoopAdoptsAHandedOffTurn(t *testing.T) {
-	h := newHarness(t, turn{text: "Oslo: 21 degrees."})
+	h := newHarness(t, turn{Text: "Oslo: 21 degrees."})
 	wt, _ := h.store.ToolsFor(h.ctx, h.dev, h.agentID, "")
 	var weather *tool.Tool
 	for i := range wt {
@@ -110,8 +110,8 @@ func TestAgentLoopAdoptsAHandedOffTurn(t *testing.T) {
 	msgs := []any{user("weather?"), map[string]any{"role": "assistant", "content": "",
 		"tool_calls": []any{map[string]any{"id": "m1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"location": "Oslo"}`}}}}}
 	out := h.wait(h.run("loop-adopt", h.input(msgs, map[string]any{"turn": []any{call}})))
-	if out["finish_reason"] != "stop" || h.runs["Oslo"] != 1 || len(h.model.requests) != 1 {
-		t.Fatalf("output %v, Oslo ran %d, model asked %d times", out, h.runs["Oslo"], len(h.model.requests))
+	if out["finish_reason"] != "stop" || h.runs["Oslo"] != 1 || h.model.Count() != 1 {
+		t.Fatalf("output %v, Oslo ran %d, model asked %d times", out, h.runs["Oslo"], h.model.Count())
 	}
 	if r := out["tool_results"].([]any)[0].(map[string]any); r["id"] != call.ID {
 		t.Errorf("result %v, want it under the chat's call id %s", r, call.ID)

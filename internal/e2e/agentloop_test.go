@@ -3,11 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +30,7 @@ import (
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
 	"sinew/internal/testenv/ddblocal"
+	"sinew/internal/testenv/modelsrv"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
@@ -42,62 +39,7 @@ const agentLoopARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-a
 
 func fnARN(name string) string { return "arn:aws:lambda:us-east-1:000000000000:function:sinew-" + name }
 
-type turn struct {
-	text  string
-	calls [][3]string // {id, name, arguments}
-}
-
-// modelServer is an OpenAI-compatible endpoint on loopback answering scripted turns in order.
-type modelServer struct {
-	mu       sync.Mutex
-	turns    []turn
-	requests []map[string]any
-	srv      *httptest.Server
-}
-
-func newModelServer(t *testing.T, turns ...turn) *modelServer {
-	m := &modelServer{turns: turns}
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req map[string]any
-		_ = json.Unmarshal(b, &req)
-		m.mu.Lock()
-		m.requests = append(m.requests, req)
-		if len(m.turns) == 0 {
-			m.mu.Unlock()
-			http.Error(w, `{"error":{"message":"no more turns"}}`, http.StatusBadRequest)
-			return
-		}
-		tr := m.turns[0]
-		m.turns = m.turns[1:]
-		m.mu.Unlock()
-		msg := map[string]any{"role": "assistant", "content": tr.text}
-		finish := "stop"
-		if len(tr.calls) > 0 {
-			var tcs []any
-			for _, c := range tr.calls {
-				tcs = append(tcs, map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
-			}
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}
-			finish = "tool_calls"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-	}))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *modelServer) request(i int) map[string]any {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if i >= len(m.requests) {
-		return nil
-	}
-	return m.requests[i]
-}
+type turn = modelsrv.Turn
 
 type invoker struct {
 	handlers map[string]lambda.Handler
@@ -144,7 +86,7 @@ type harness struct {
 	t       *testing.T
 	ctx     context.Context
 	store   *store.Store
-	model   *modelServer
+	model   *modelsrv.Server
 	eng     *asl.Engine
 	machine *asl.Machine
 	svc     *workflow.Service
@@ -178,7 +120,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 		t.Fatal(err)
 	}
 	h.store = store.New(db, table, sl)
-	h.model = newModelServer(t, turns...)
+	h.model = modelsrv.New(t, turns...)
 	reg := integrations.New(netguard.New())
 	if err := reg.Register(&integrations.Provider{Name: "weather", FriendlyName: "Weather (test)", Methods: []*integrations.Method{
 		integrations.NewMethod("get", "the test weather", func(_ context.Context, _ integrations.Env, _ integrations.NoSetup, a weatherArgs) (map[string]any, error) {
@@ -209,7 +151,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	machines := map[string]*asl.Machine{agentLoopARN: h.machine}
 	h.eng = asl.New(asl.Config{Clock: asl.NewVirtualClock(time.Now()), Lambda: iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok }})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng}, AgentLoopARN: agentLoopARN}
-	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "k"}),
+	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
 	iv.handlers["model"] = lambdaboundary.Handler(handler.NewModel(stepper))
@@ -276,8 +218,8 @@ func user(s string) map[string]any { return map[string]any{"role": "user", "cont
 
 func TestAgentLoopParallelCallsWithAFunctionCall(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "ask_user", `{"q": "which day?"}`}, {"m3", "nope", `{}`}}},
-		turn{text: "Tuesday in Oslo: 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "ask_user", `{"q": "which day?"}`}, {"m3", "nope", `{}`}}},
+		turn{Text: "Tuesday in Oslo: 21 degrees."},
 	)
 	x := h.run("loop-1", h.input([]any{user("weather?")}, nil))
 
@@ -315,7 +257,7 @@ func TestAgentLoopParallelCallsWithAFunctionCall(t *testing.T) {
 		t.Errorf("Oslo ran %d times", h.runs["Oslo"])
 	}
 	// The model's second request has the instructions, then every call answered in its order.
-	msgs := h.model.request(1)["messages"].([]any)
+	msgs := h.model.Request(t, 1)["messages"].([]any)
 	if m0 := msgs[0].(map[string]any); m0["role"] != "system" || m0["content"] != "Be brief.\nUse tools." {
 		t.Errorf("system message %v", m0)
 	}
@@ -337,8 +279,8 @@ func TestAgentLoopParallelCallsWithAFunctionCall(t *testing.T) {
 
 func TestAgentLoopCapAndLargeMessagesByReference(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}},
-		turn{calls: [][3]string{{"m2", "get_weather", `{"location": "B"}`}}},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}},
+		turn{Calls: [][3]string{{"m2", "get_weather", `{"location": "B"}`}}},
 	)
 	big := strings.Repeat("x", 300*1024) // over the 256 KiB state limit
 	ref, err := h.store.StoreValue(h.ctx, h.dev, []any{user(big)}, time.Hour)
@@ -363,7 +305,7 @@ func TestAgentLoopCapAndLargeMessagesByReference(t *testing.T) {
 }
 
 func TestAgentLoopAutoRunOffByFlagDefault(t *testing.T) {
-	h := newHarness(t, turn{calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}})
+	h := newHarness(t, turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}})
 	out := h.wait(h.run("loop-off", h.input([]any{user("hi")}, map[string]any{"auto_run_tools": nil})))
 	if out["finish_reason"] != "tool_calls" || h.runs["A"] != 0 {
 		t.Fatalf("output %v, runs %d", out, h.runs["A"])

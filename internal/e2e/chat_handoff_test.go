@@ -17,8 +17,8 @@ import (
 // runs once, and the model sees every result.
 func TestChatToolsOutlastTheBudgetHandOffMidTurn(t *testing.T) {
 	h := newHarnessBudget(t, 2*time.Second,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Slowtown", "mode": "slow"}`}}},
-		turn{text: "Oslo and Slowtown: 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Slowtown", "mode": "slow"}`}}},
+		turn{Text: "Oslo and Slowtown: 21 degrees."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true})
 	id, _ := body["execution_id"].(string)
@@ -29,12 +29,12 @@ func TestChatToolsOutlastTheBudgetHandOffMidTurn(t *testing.T) {
 	if out["finish_reason"] != "stop" || out["last_message"].(map[string]any)["content"] != "Oslo and Slowtown: 21 degrees." {
 		t.Fatalf("agent_loop output %v", out)
 	}
-	if h.weather.count("Oslo") != 1 || h.weather.count("Slowtown") != 1 || h.model.count() != 2 {
-		t.Errorf("Oslo ran %d, Slowtown %d (want once each), model asked %d times (want 2)", h.weather.count("Oslo"), h.weather.count("Slowtown"), h.model.count())
+	if h.weather.count("Oslo") != 1 || h.weather.count("Slowtown") != 1 || h.model.Count() != 2 {
+		t.Errorf("Oslo ran %d, Slowtown %d (want once each), model asked %d times (want 2)", h.weather.count("Oslo"), h.weather.count("Slowtown"), h.model.Count())
 	}
 	// agent_loop's model call saw both results, not a timeout.
 	got := map[string]string{}
-	for _, m := range list(h.model.request(t, 1)["messages"]) {
+	for _, m := range list(h.model.Request(t, 1)["messages"]) {
 		if mm := m.(map[string]any); mm["role"] == "tool" {
 			got[mm["tool_call_id"].(string)] = mm["content"].(string)
 		}
@@ -59,9 +59,9 @@ func TestChatToolsOutlastTheBudgetHandOffMidTurn(t *testing.T) {
 // nothing is stored or asked; once the execution ends, the same request (same Idempotency-Key) runs.
 func TestChatRefusedWhileItsHandOffRuns(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Bergen", "mode": "block"}`}}},
-		turn{text: "Bergen: 21 degrees."},
-		turn{text: "You're welcome."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Bergen", "mode": "block"}`}}},
+		turn{Text: "Bergen: 21 degrees."},
+		turn{Text: "You're welcome."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true, "async": true})
 	id, _ := body["execution_id"].(string)
@@ -87,8 +87,8 @@ func TestChatRefusedWhileItsHandOffRuns(t *testing.T) {
 	if fr, msg := choice(t, body); code != http.StatusOK || fr != "stop" || msg["content"] != "You're welcome." {
 		t.Fatalf("after the execution ended: %d %v", code, body)
 	}
-	if h.model.count() != 3 {
-		t.Errorf("model asked %d times, want 3", h.model.count())
+	if h.model.Count() != 3 {
+		t.Errorf("model asked %d times, want 3", h.model.Count())
 	}
 }
 
@@ -97,10 +97,10 @@ func TestChatRefusedWhileItsHandOffRuns(t *testing.T) {
 // inline limit).
 func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{
+		turn{Calls: [][3]string{
 			{"m1", "get_weather", `{"location": "Oslo", "mode": "big", "bytes": 40000}`},
 			{"m2", "get_weather", `{"location": "Rome", "mode": "big", "bytes": 300000}`}}},
-		turn{text: "Long reports."},
+		turn{Text: "Long reports."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("reports?")}, "auto_run_tools": true})
 	if code != http.StatusOK {
@@ -114,7 +114,7 @@ func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 		}
 	}
 	got := map[string]string{}
-	for _, m := range list(h.model.request(t, 1)["messages"]) {
+	for _, m := range list(h.model.Request(t, 1)["messages"]) {
 		if mm := m.(map[string]any); mm["role"] == "tool" {
 			got[mm["tool_call_id"].(string)] = mm["content"].(string)
 		}
@@ -147,8 +147,8 @@ func TestChatReadsStoredOutputsBackForTheModel(t *testing.T) {
 // session is not stuck on a call nobody can answer), and the next chat goes on from there.
 func TestChatCutShortAndHandOffFails(t *testing.T) {
 	h := newHarnessBudget(t, 2*time.Second,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Slowtown", "mode": "slow"}`}}},
-		turn{text: "Slowtown did not answer in time."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Slowtown", "mode": "slow"}`}}},
+		turn{Text: "Slowtown did not answer in time."},
 	)
 	h.sfn.fail = &sfntypes.ExecutionLimitExceeded{Message: awsString("too many executions")}
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true})
@@ -192,9 +192,9 @@ func jsonText(t *testing.T, v any) string {
 // next one.
 func TestChatOneTurnAtATime(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Lima", "mode": "block"}`}}},
-		turn{text: "Lima: 21 degrees."},
-		turn{text: "Noted."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Lima", "mode": "block"}`}}},
+		turn{Text: "Lima: 21 degrees."},
+		turn{Text: "Noted."},
 	)
 	first := make(chan int, 1)
 	go func() {

@@ -45,84 +45,12 @@ import (
 	"sinew/internal/system"
 	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
+	"sinew/internal/testenv/modelsrv"
 	"sinew/internal/tool"
 )
 
-// turn is one scripted model answer: text, or tool calls ({id, name, arguments}).
-type turn struct {
-	text  string
-	calls [][3]string
-}
-
-// modelServer is an OpenAI-compatible chat completions endpoint on loopback that answers the
-// scripted turns in order and keeps every request it got.
-type modelServer struct {
-	mu       sync.Mutex
-	turns    []turn
-	requests []map[string]any
-	srv      *httptest.Server
-	loop     []turn // when set, played again whenever the script runs out (benchmarks)
-}
-
-func newModelServer(t testing.TB, turns ...turn) *modelServer {
-	m := &modelServer{turns: turns}
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			http.Error(w, "not found", http.StatusNotFound)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		var req map[string]any
-		_ = json.Unmarshal(b, &req)
-		m.mu.Lock()
-		m.requests = append(m.requests, req)
-		if len(m.turns) == 0 && m.loop != nil {
-			m.turns = append(m.turns, m.loop...)
-		}
-		if len(m.turns) == 0 {
-			m.mu.Unlock()
-			http.Error(w, `{"error":{"message":"the script has no more turns","type":"invalid_request_error"}}`, http.StatusBadRequest)
-			return
-		}
-		tr := m.turns[0]
-		m.turns = m.turns[1:]
-		m.mu.Unlock()
-		msg := map[string]any{"role": "assistant", "content": tr.text}
-		finish := "stop"
-		if len(tr.calls) > 0 {
-			var tcs []any
-			for _, c := range tr.calls {
-				tcs = append(tcs, map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
-			}
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}
-			finish = "tool_calls"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": time.Now().Unix(), "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-		})
-	}))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *modelServer) request(t testing.TB, i int) map[string]any {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if i >= len(m.requests) {
-		t.Fatalf("the model got %d requests, want at least %d", len(m.requests), i+1)
-	}
-	return m.requests[i]
-}
-
-func (m *modelServer) count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.requests)
-}
+// turn is one scripted model answer.
+type turn = modelsrv.Turn
 
 // invoker runs executor handlers in process, counting invocations. As in AWS, a function runs
 // to its end whatever its caller does: a caller whose context ends stops waiting (and gets the
@@ -242,7 +170,7 @@ type harness struct {
 	ddb     *ddbcount.Counter
 	ctx     context.Context
 	store   *store.Store
-	model   *modelServer
+	model   *modelsrv.Server
 	iv      *invoker
 	weather *weather
 	http    *httptest.Server
@@ -271,7 +199,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		t.Fatal(err)
 	}
 	h.store = store.New(db, table, sl)
-	h.model = newModelServer(t, turns...)
+	h.model = modelsrv.New(t, turns...)
 
 	reg := integrations.New(netguard.New())
 	if err := reg.Register(h.weather.provider()); err != nil {
@@ -281,7 +209,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		"sinew-integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg})),
 	}}
 	// agent_loop on the embedded engine, for the hand-off: the same model, the executors in process.
-	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "test"}),
+	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.engine(map[string]lambda.Handler{
 		"model":       lambdaboundary.Handler(handler.NewModel(stepper)),
@@ -292,7 +220,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		Starter:      &agentloop.Starter{Store: h.store, SFN: h.sfn, ARN: agentLoopARN},
 		Now:          h.now,
 		Store:        h.store,
-		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.srv.URL + "/v1", APIKey: "test"}),
+		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
 		Formatter:    &toolfmt.Formatter{Integrations: reg},
 		Dispatcher:   &dispatch.Dispatcher{Invoker: h.iv, Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond},
 		FlagDefaults: map[string]bool{chat.FlagAutoRun: false, "auto_tool_calls_prompt_step": false},
@@ -481,9 +409,9 @@ func errType(body map[string]any) string {
 
 func TestChatMultiTurnRunsIntegrationCalls(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Rome"}`}}},
-		turn{calls: [][3]string{{"m3", "get_weather", `{"location": "Lima", "mode": "flaky"}`}}},
-		turn{text: "Oslo, Rome and Lima are all 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Rome"}`}}},
+		turn{Calls: [][3]string{{"m3", "get_weather", `{"location": "Lima", "mode": "flaky"}`}}},
+		turn{Text: "Oslo, Rome and Lima are all 21 degrees."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true})
 	if code != http.StatusOK {
@@ -511,7 +439,7 @@ func TestChatMultiTurnRunsIntegrationCalls(t *testing.T) {
 		t.Errorf("usage %v, want the sum of three model calls", u)
 	}
 	// The model saw the agent's instructions, its tools by name, and the results of turn one.
-	first := h.model.request(t, 0)
+	first := h.model.Request(t, 0)
 	msgs := list(first["messages"])
 	if m0 := msgs[0].(map[string]any); m0["role"] != "system" || m0["content"] != "Be brief." {
 		t.Errorf("first message %v, want the agent's instructions", m0)
@@ -523,7 +451,7 @@ func TestChatMultiTurnRunsIntegrationCalls(t *testing.T) {
 	if strings.Join(names, ",") != "get_weather,ask_user" && strings.Join(names, ",") != "ask_user,get_weather" {
 		t.Errorf("tools shown %v, want get_weather and ask_user", names)
 	}
-	second := list(h.model.request(t, 1)["messages"])
+	second := list(h.model.Request(t, 1)["messages"])
 	if n := len(second); n != 5 { // system, user, assistant, two tool messages
 		t.Fatalf("second request has %d messages, want 5: %v", n, second)
 	}
@@ -541,26 +469,26 @@ func TestChatMultiTurnRunsIntegrationCalls(t *testing.T) {
 	}
 
 	// The next request continues from the stored history.
-	h.model.turns = []turn{{text: "You're welcome."}}
+	h.model.Script(turn{Text: "You're welcome."})
 	code, body = h.chat(map[string]any{"messages": []any{user("thanks")}})
 	if code != http.StatusOK {
 		t.Fatalf("second chat: %d %v", code, body)
 	}
-	if got := len(list(h.model.request(t, 3)["messages"])); got != 1+len(hist)+1 {
+	if got := len(list(h.model.Request(t, 3)["messages"])); got != 1+len(hist)+1 {
 		t.Errorf("the continued chat sent %d messages, want system + %d stored + 1", got, len(hist))
 	}
 }
 
 func TestChatUnknownToolAndBadArguments(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "no_such_tool", `{}`}, {"m2", "get_weather", `{"location": `}}},
-		turn{text: "sorry"},
+		turn{Calls: [][3]string{{"m1", "no_such_tool", `{}`}, {"m2", "get_weather", `{"location": `}}},
+		turn{Text: "sorry"},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("hi")}, "auto_run_tools": true})
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %v", code, body)
 	}
-	second := list(h.model.request(t, 1)["messages"])
+	second := list(h.model.Request(t, 1)["messages"])
 	unknown := second[3].(map[string]any)["content"].(string)
 	if !strings.Contains(unknown, "Tool 'no_such_tool' not found") {
 		t.Errorf("unknown tool fed back as %q", unknown)
@@ -575,9 +503,9 @@ func TestChatUnknownToolAndBadArguments(t *testing.T) {
 
 func TestChatIterationCap(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}},
-		turn{calls: [][3]string{{"m2", "get_weather", `{"location": "B"}`}}},
-		turn{text: "never reached"},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "A"}`}}},
+		turn{Calls: [][3]string{{"m2", "get_weather", `{"location": "B"}`}}},
+		turn{Text: "never reached"},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("loop")}, "auto_run_tools": true, "max_iterations": 2})
 	if code != http.StatusOK {
@@ -586,15 +514,15 @@ func TestChatIterationCap(t *testing.T) {
 	if fr, _ := choice(t, body); fr != "iteration_cap" {
 		t.Errorf("finish_reason %q, want iteration_cap", fr)
 	}
-	if h.model.count() != 2 || h.weather.count("B") != 1 {
-		t.Errorf("model calls %d (want 2), B runs %d (want 1: the last turn's calls still run)", h.model.count(), h.weather.count("B"))
+	if h.model.Count() != 2 || h.weather.count("B") != 1 {
+		t.Errorf("model calls %d (want 2), B runs %d (want 1: the last turn's calls still run)", h.model.Count(), h.weather.count("B"))
 	}
 }
 
 func TestChatAutoRunToolsFlag(t *testing.T) {
 	calls := [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}
 	t.Run("default flag false returns calls unexecuted", func(t *testing.T) {
-		h := newHarness(t, turn{calls: calls})
+		h := newHarness(t, turn{Calls: calls})
 		code, body := h.chat(map[string]any{"messages": []any{user("hi")}})
 		if code != http.StatusOK {
 			t.Fatalf("status %d: %v", code, body)
@@ -608,12 +536,12 @@ func TestChatAutoRunToolsFlag(t *testing.T) {
 			t.Errorf("pending call %v", p)
 		}
 		// The tools are still shown to the model.
-		if len(list(h.model.request(t, 0)["tools"])) != 2 {
-			t.Errorf("tools not shown: %v", h.model.request(t, 0)["tools"])
+		if len(list(h.model.Request(t, 0)["tools"])) != 2 {
+			t.Errorf("tools not shown: %v", h.model.Request(t, 0)["tools"])
 		}
 	})
 	t.Run("developer flag true runs them", func(t *testing.T) {
-		h := newHarness(t, turn{calls: calls}, turn{text: "21"})
+		h := newHarness(t, turn{Calls: calls}, turn{Text: "21"})
 		if err := h.store.SetFlag(h.ctx, h.dev, chat.FlagAutoRun, true); err != nil {
 			t.Fatal(err)
 		}
@@ -623,7 +551,7 @@ func TestChatAutoRunToolsFlag(t *testing.T) {
 		}
 	})
 	t.Run("request false wins over the flag", func(t *testing.T) {
-		h := newHarness(t, turn{calls: calls})
+		h := newHarness(t, turn{Calls: calls})
 		if err := h.store.SetFlag(h.ctx, h.dev, chat.FlagAutoRun, true); err != nil {
 			t.Fatal(err)
 		}
@@ -636,8 +564,8 @@ func TestChatAutoRunToolsFlag(t *testing.T) {
 
 func TestChatFunctionCallsPendingAndAnswered(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "ask_user", `{"q": "which city?"}`}, {"m2", "get_weather", `{"location": "Oslo"}`}}},
-		turn{text: "Bergen is 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "ask_user", `{"q": "which city?"}`}, {"m2", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Bergen is 21 degrees."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true})
 	if code != http.StatusOK {
@@ -659,7 +587,7 @@ func TestChatFunctionCallsPendingAndAnswered(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body), "m1") {
 		t.Fatalf("unanswered: %d %v, want 422 naming m1", code, body)
 	}
-	if len(h.history()) != before || h.model.count() != 1 {
+	if len(h.history()) != before || h.model.Count() != 1 {
 		t.Fatalf("the refused request changed the history or asked the model")
 	}
 	// A tool message for a call nobody asked for is a 400.
@@ -677,7 +605,7 @@ func TestChatFunctionCallsPendingAndAnswered(t *testing.T) {
 		t.Fatalf("finish %q message %v", fr, msg)
 	}
 	// The model saw both answers; the integration ran once in all.
-	msgs := list(h.model.request(t, 1)["messages"])
+	msgs := list(h.model.Request(t, 1)["messages"])
 	var answered []string
 	for _, m := range msgs {
 		if mm := m.(map[string]any); mm["role"] == "tool" {
@@ -690,13 +618,13 @@ func TestChatFunctionCallsPendingAndAnswered(t *testing.T) {
 }
 
 func TestChatInlineTools(t *testing.T) {
-	h := newHarness(t, turn{calls: [][3]string{{"m1", "lookup", `{}`}}})
+	h := newHarness(t, turn{Calls: [][3]string{{"m1", "lookup", `{}`}}})
 	inline := map[string]any{"name": "lookup", "type": "function", "function": map[string]any{"parameters": map[string]any{"type": "object"}}}
 	code, body := h.chat(map[string]any{"messages": []any{user("x")}, "tools": []any{inline}, "auto_run_tools": true})
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %v", code, body)
 	}
-	tools := list(h.model.request(t, 0)["tools"])
+	tools := list(h.model.Request(t, 0)["tools"])
 	if len(tools) != 1 || tools[0].(map[string]any)["function"].(map[string]any)["name"] != "lookup" {
 		t.Errorf("tools shown %v, want only the inline one", tools)
 	}
@@ -734,8 +662,8 @@ func TestChatBadRequests(t *testing.T) {
 			}
 		})
 	}
-	if h.model.count() != 0 {
-		t.Errorf("bad requests reached the model %d times", h.model.count())
+	if h.model.Count() != 0 {
+		t.Errorf("bad requests reached the model %d times", h.model.Count())
 	}
 	// Another developer's session is unknown.
 	if code, _ := h.post("someone-else", "/sessions/"+h.session+"/chat", map[string]any{"messages": []any{user("x")}}); code != http.StatusNotFound {
@@ -745,8 +673,8 @@ func TestChatBadRequests(t *testing.T) {
 
 func TestChatIdempotencyKey(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
-		turn{text: "21"},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "21"},
 	)
 	req := map[string]any{"messages": []any{user("hi")}, "auto_run_tools": true}
 	code1, first := h.chat(req, "Idempotency-Key", "k1")
@@ -754,15 +682,15 @@ func TestChatIdempotencyKey(t *testing.T) {
 	if code1 != 200 || code2 != 200 || first["id"] != again["id"] {
 		t.Fatalf("repeat: %d %v / %d %v, want the same answer", code1, first["id"], code2, again["id"])
 	}
-	if h.model.count() != 2 || h.weather.count("Oslo") != 1 || len(h.history()) != 4 {
-		t.Errorf("the repeat acted again: model %d, runs %d, history %d", h.model.count(), h.weather.count("Oslo"), len(h.history()))
+	if h.model.Count() != 2 || h.weather.count("Oslo") != 1 || len(h.history()) != 4 {
+		t.Errorf("the repeat acted again: model %d, runs %d, history %d", h.model.Count(), h.weather.count("Oslo"), len(h.history()))
 	}
 }
 
 func TestChatAsyncHandsOffToAgentLoop(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
-		turn{text: "Oslo: 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Oslo: 21 degrees."},
 	)
 	code, body := h.chat(map[string]any{"messages": []any{user("weather?")}, "auto_run_tools": true, "async": true})
 	if code != http.StatusAccepted || body["status"] != "running" {
@@ -784,9 +712,9 @@ func TestChatAsyncHandsOffToAgentLoop(t *testing.T) {
 
 func TestChatPastTheBudgetHandsOffWithoutRunningAgain(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
-		turn{calls: [][3]string{{"m2", "get_weather", `{"location": "Rome"}`}}},
-		turn{text: "done"},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Calls: [][3]string{{"m2", "get_weather", `{"location": "Rome"}`}}},
+		turn{Text: "done"},
 	)
 	// Each reading of the chat's clock moves it 10 s: the first step "takes" 10 s, and the second
 	// would not fit in the 25 s budget.
@@ -795,15 +723,15 @@ func TestChatPastTheBudgetHandsOffWithoutRunningAgain(t *testing.T) {
 	if code != http.StatusAccepted {
 		t.Fatalf("status %d: %v, want 202", code, body)
 	}
-	if h.model.count() != 1 || h.weather.count("Oslo") != 1 {
-		t.Fatalf("before the hand-off: model %d, Oslo %d", h.model.count(), h.weather.count("Oslo"))
+	if h.model.Count() != 1 || h.weather.count("Oslo") != 1 {
+		t.Fatalf("before the hand-off: model %d, Oslo %d", h.model.Count(), h.weather.count("Oslo"))
 	}
 	out := h.waitExecution(body["execution_id"].(string))
 	if out["finish_reason"] != "stop" || h.weather.count("Oslo") != 1 || h.weather.count("Rome") != 1 {
 		t.Fatalf("output %v, Oslo %d (want 1: not run again), Rome %d", out, h.weather.count("Oslo"), h.weather.count("Rome"))
 	}
 	// agent_loop's first model call saw Oslo's result from the chat.
-	msgs := list(h.model.request(t, 1)["messages"])
+	msgs := list(h.model.Request(t, 1)["messages"])
 	if tm := msgs[len(msgs)-1].(map[string]any); tm["tool_call_id"] != "m1" {
 		t.Errorf("agent_loop started from %v, want the chat's tool message", tm)
 	}
@@ -818,8 +746,8 @@ func TestChatPastTheBudgetHandsOffWithoutRunningAgain(t *testing.T) {
 
 func TestTaskExecutions(t *testing.T) {
 	h := newHarness(t,
-		turn{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
-		turn{text: "Oslo: 21 degrees."},
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Oslo: 21 degrees."},
 	)
 	wt, err := tool.Decode([]byte(weatherTool))
 	if err != nil {
@@ -841,7 +769,7 @@ func TestTaskExecutions(t *testing.T) {
 	}
 	// The model got the agent's instructions, the task's prompt, then the input as the user's message;
 	// the task's tools (only get_weather: the task does not inherit the agent's).
-	first := h.model.request(t, 0)
+	first := h.model.Request(t, 0)
 	msgs := list(first["messages"])
 	if len(msgs) != 3 || msgs[1].(map[string]any)["content"] != "You forecast." || msgs[2].(map[string]any)["content"] != "Oslo?" {
 		t.Errorf("messages %v", msgs)
@@ -860,7 +788,7 @@ func TestTaskExecutions(t *testing.T) {
 }
 
 func TestSystemChatter(t *testing.T) {
-	h := newHarness(t, turn{text: "hello"})
+	h := newHarness(t, turn{Text: "hello"})
 	sys := chat.System{Service: h.svc, Starter: h.starter}
 	out, err := sys.Chat(h.ctx, system.Context{DeveloperID: h.dev, Depth: 2}, h.session, map[string]any{"messages": []any{user("hi")}})
 	if err != nil {
@@ -878,7 +806,7 @@ func TestSystemChatter(t *testing.T) {
 // session each time; it reports the DynamoDB requests per chat.
 func BenchmarkChat(b *testing.B) {
 	h := newHarness(b)
-	h.model.loop = []turn{{calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}}, {text: "21"}}
+	h.model.Loop(turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}}}, turn{Text: "21"})
 	sessions := make([]string, b.N)
 	for i := range sessions {
 		s, err := h.store.CreateSession(h.ctx, h.dev, store.Session{AgentID: h.agentID})
