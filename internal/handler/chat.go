@@ -60,7 +60,7 @@ func ChatServiceFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *
 		Starter:   &agentloop.Starter{Store: st, SFN: sfn.NewFromConfig(env.AWS), ARN: cfg.AgentLoopARN},
 		Model:     model,
 		Formatter: &toolfmt.Formatter{Integrations: reg, System: SystemSchema},
-		Dispatcher: &dispatch.Dispatcher{Invoker: &chat.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
+		Dispatcher: &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
 			tool.TypeIntegration: cfg.FunctionNames["integration"],
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],
 			tool.TypeSystem:      cfg.FunctionNames["system"],

@@ -1,4 +1,4 @@
-package chat
+package dispatch
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/lambdaboundary"
 )
@@ -25,7 +24,7 @@ type LambdaInvoker struct {
 	}
 }
 
-var _ dispatch.Invoker = (*LambdaInvoker)(nil)
+var _ Invoker = (*LambdaInvoker)(nil)
 
 // Invoke calls function synchronously. A function error comes back as its named error;
 // Lambda's own throttling and service faults are Transient, so the dispatcher retries them.
