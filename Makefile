@@ -14,6 +14,11 @@ lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
 
+# funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
+.PHONY: funclen
+funclen:
+	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 unit:
 	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
@@ -73,4 +78,4 @@ fuzz:
 # 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.
 .PHONY: soak
 soak:
-	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/reliability)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/reliability/
+	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/e2e/

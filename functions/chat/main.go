@@ -1,6 +1,6 @@
-// Command chat is the Lambda behind POST /sessions/{session_id}/chat (DESIGN §1, API.md "Chat"):
-// the model-tool loop within the request's time budget. It only wires: the configuration, the
-// chat service, its route and the Lambda error boundary.
+// Command chat is the Lambda behind POST /sessions/{session_id}/chat: the model-tool loop within
+// the request's time budget. It only wires: the router built from the environment
+// (handler.ChatFromEnv) and the Lambda error boundary.
 package main
 
 import (
@@ -8,21 +8,18 @@ import (
 	"log/slog"
 	"os"
 
-	chathttp "sinew/internal/handlers/chat"
-	"sinew/internal/httpapi"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	svc, cfg, err := chathttp.FromEnv(context.Background(), log)
+	rt, err := handler.ChatFromEnv(context.Background(), log)
 	if err != nil {
 		// Fail the cold start: every request would fail the same way.
 		slog.Error("chat configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim})
-	chathttp.Register(rt, svc)
 	lambdaboundary.Start(rt.ServeEvent)
 }

@@ -7,17 +7,17 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handlers/function"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := function.FromEnv(context.Background())
+	deps, err := handler.FunctionFromEnv(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(function.New(deps))
+	lambdaboundary.Start(handler.NewFunction(deps))
 }

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handlers/integration"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/secrets"
 )
@@ -17,11 +17,11 @@ func main() {
 	// the calls in flight (DESIGN §3.5).
 	red := secrets.NewRedactor()
 	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
-	deps, err := integration.FromEnv(context.Background(), red)
+	deps, err := handler.IntegrationFromEnv(context.Background(), red)
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(integration.New(deps))
+	lambdaboundary.Start(handler.NewIntegration(deps))
 }

@@ -7,17 +7,17 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handlers/settle"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := settle.FromEnv(context.Background())
+	deps, err := handler.SettleFromEnv(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(settle.New(deps))
+	lambdaboundary.Start(handler.NewSettle(deps))
 }

@@ -7,17 +7,17 @@ import (
 	"log/slog"
 	"os"
 
-	syshandler "sinew/internal/handlers/system"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	x, err := syshandler.FromEnv(context.Background())
+	x, err := handler.SystemFromEnv(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(syshandler.New(x))
+	lambdaboundary.Start(handler.NewSystem(x))
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
-	syshandler "sinew/internal/handlers/system"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/store"
@@ -32,7 +32,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := store.New(db, ddblocal.NewTable(t, db), sl)
-	h := lambdaboundary.Handler(syshandler.New(&system.Executor{Resources: &resources.Service{Store: st}}))
+	h := lambdaboundary.Handler(handler.NewSystem(&system.Executor{Resources: &resources.Service{Store: st}}))
 	agent, err := st.CreateAgent(context.Background(), "dev-1", store.Agent{Name: "helper"})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	x, err := syshandler.FromEnv(ctx)
+	x, err := handler.SystemFromEnv(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := lambdaboundary.Handler(syshandler.New(x))
+	h := lambdaboundary.Handler(handler.NewSystem(x))
 	def := tool.Tool{Name: "ask", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "session", Operation: "chat"}}
 	invoke := func(dev string, depth int) ([]byte, *messages.InvokeResponse_Error) {
 		call := tool.NewCall(&def, tool.NewCallID(), map[string]any{"session_id": sess.ID, "messages": []any{map[string]any{"role": "user", "content": "ping"}}})
@@ -154,7 +154,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 func TestSameCallRunsOnce(t *testing.T) {
 	db := ddblocal.Client(t)
 	st := store.New(db, ddblocal.NewTable(t, db), nil)
-	h := lambdaboundary.Handler(syshandler.New(&system.Executor{Resources: &resources.Service{Store: st}}))
+	h := lambdaboundary.Handler(handler.NewSystem(&system.Executor{Resources: &resources.Service{Store: st}}))
 	def := tool.Tool{Name: "make_agent", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "agent", Operation: "create"}}
 	invoke := func(c tool.Call) map[string]any {
 		b, err := json.Marshal(map[string]any{"call": c, "tool": def,

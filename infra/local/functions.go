@@ -11,24 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"sinew/internal/app"
 	"sinew/internal/asl"
 	"sinew/internal/config"
 	"sinew/internal/deploy"
-	"sinew/internal/handlers/apicall"
-	chathttp "sinew/internal/handlers/chat"
-	"sinew/internal/handlers/common"
-	"sinew/internal/handlers/function"
-	"sinew/internal/handlers/integration"
-	"sinew/internal/handlers/model"
-	"sinew/internal/handlers/prepare"
-	"sinew/internal/handlers/settle"
-	syshandler "sinew/internal/handlers/system"
-	"sinew/internal/httpapi"
-	"sinew/internal/integrations/all"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/localaws/lambdaapi"
-	"sinew/internal/netguard"
 	"sinew/internal/secrets"
 )
 
@@ -47,61 +35,46 @@ type handlerDeps struct {
 // the environment local mode has set.
 var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 	"api": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		env, err := common.Load(d.ctx)
+		rt, err := handler.APIFromEnv(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
-		sealer, err := env.Sealer()
-		if err != nil {
-			return nil, err
-		}
-		guard, err := netguard.FromEnv()
-		if err != nil {
-			return nil, err
-		}
-		reg, err := all.New(guard)
-		if err != nil {
-			return nil, err
-		}
-		rt := app.APIRouter(app.Deps{Config: d.cfg, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg, Logger: d.log})
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"prepare": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := prepare.FromEnv(d.ctx)
-		return boundary(prepare.New(deps)), err
+		deps, err := handler.PrepareFromEnv(d.ctx)
+		return boundary(handler.NewPrepare(deps)), err
 	},
 	"function": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := function.FromEnv(d.ctx)
-		return boundary(function.New(deps)), err
+		deps, err := handler.FunctionFromEnv(d.ctx)
+		return boundary(handler.NewFunction(deps)), err
 	},
 	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := apicall.FromEnv(d.ctx, d.red)
-		return boundary(apicall.New(deps)), err
+		deps, err := handler.APICallFromEnv(d.ctx, d.red)
+		return boundary(handler.NewAPICall(deps)), err
 	},
 	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := integration.FromEnv(d.ctx, d.red)
-		return boundary(integration.New(deps)), err
+		deps, err := handler.IntegrationFromEnv(d.ctx, d.red)
+		return boundary(handler.NewIntegration(deps)), err
 	},
 	"system": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		x, err := syshandler.FromEnv(d.ctx)
-		return boundary(syshandler.New(x)), err
+		x, err := handler.SystemFromEnv(d.ctx)
+		return boundary(handler.NewSystem(x)), err
 	},
 	"chat": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		svc, cfg, err := chathttp.FromEnv(d.ctx, d.log)
+		rt, err := handler.ChatFromEnv(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
-		rt := httpapi.New(httpapi.Options{JWTClaim: cfg.JWTClaim, Logger: d.log})
-		chathttp.Register(rt, svc)
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"model": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		s, err := model.FromEnv(d.ctx, d.log)
-		return boundary(model.New(s)), err
+		s, err := handler.ModelFromEnv(d.ctx, d.log)
+		return boundary(handler.NewModel(s)), err
 	},
 	"settle": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := settle.FromEnv(d.ctx)
-		return boundary(settle.New(deps)), err
+		deps, err := handler.SettleFromEnv(d.ctx)
+		return boundary(handler.NewSettle(deps)), err
 	},
 }
 

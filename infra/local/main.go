@@ -143,34 +143,20 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 
-	listeners := map[string]net.Listener{}
-	for _, n := range endpointNames {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*o.ports[n]))
-		if err != nil {
-			return fmt.Errorf("listen for %s: %w", n, err)
-		}
+	listeners, err := listen(o)
+	for _, l := range listeners {
 		defer l.Close()
-		listeners[n] = l
+	}
+	if err != nil {
+		return err
 	}
 	url := func(n string) string { return "http://" + listeners[n].Addr().String() }
 
-	// DynamoDB Local: started, waited for, and stopped with this process (its JVM also dies with
-	// it on kill -9: ddblocal sets the parent-death signal).
-	ddbOpts := ddblocal.Options{}
-	if !o.inMemory {
-		ddbOpts.DBPath = filepath.Join(dir, "dynamodb")
-		if err := os.MkdirAll(ddbOpts.DBPath, 0o700); err != nil {
-			return err
-		}
-	}
-	ddb, err := ddblocal.StartWith(ctx, ddbOpts)
+	ddb, err := startDynamoDB(ctx, o, dir)
 	if err != nil {
 		return err
 	}
 	defer ddb.Close()
-	if err := store.EnsureTable(ctx, ddblocal.NewClient(ddb.Endpoint()), tableName); err != nil {
-		return fmt.Errorf("create the table: %w", err)
-	}
 
 	events, err := eventbridge.Open(eventbridge.Options{Dir: dir, Region: region, Account: account, Logger: log})
 	if err != nil {
@@ -185,51 +171,15 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 
-	// Step Functions' durable store.
-	sfnPath := filepath.Join(dir, "stepfunctions.db")
-	if o.inMemory {
-		tmp, err := os.MkdirTemp("", "sinew-local-sfn-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		sfnPath = filepath.Join(tmp, "stepfunctions.db")
-	}
-	st, err := durable.Open(sfnPath)
+	st, closeStore, err := openSFNStore(o, dir)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStore()
 
-	env := map[string]string{
-		"AWS_ENDPOINT_URL_SFN":         url("stepfunctions"),
-		"AWS_ENDPOINT_URL_LAMBDA":      url("lambda"),
-		"AWS_ENDPOINT_URL_DYNAMODB":    ddb.Endpoint(),
-		"AWS_ENDPOINT_URL_EVENTBRIDGE": url("events"),
-		"AWS_ENDPOINT_URL_KMS":         url("kms"),
-		config.EnvTable:                tableName,
-		config.EnvSecretsKey:           kms.DefaultAlias,
-		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
-		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
-	}
-	for _, f := range config.Functions {
-		env[config.FunctionEnv(f)] = f
-	}
-	// In-process handlers read their configuration and find these endpoints as deployed code
-	// does: from the environment.
-	for k, v := range env {
-		if err := os.Setenv(k, v); err != nil {
-			return err
-		}
-	}
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": region} {
-		if os.Getenv(k) == "" {
-			_ = os.Setenv(k, v)
-		}
-	}
-	cfg, err := config.FromEnv()
+	cfg, err := setEnv(url, ddb.Endpoint())
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return err
 	}
 
 	lambdaSvc := lambdaapi.New(lambdaapi.Options{Region: region, Account: account, Logger: log, Timeout: deployedTimeout})
@@ -238,26 +188,11 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 	if o.rie {
-		bin := o.rieBin
-		if bin == "" {
-			if bin, err = exec.LookPath("aws-lambda-rie"); err != nil {
-				return fmt.Errorf("--rie: aws-lambda-rie is not on PATH (install it: GOBIN=<dir> go install %s, or give --rie-bin)", RIEModule)
-			}
-		}
-		root, err := filepath.Abs(o.root)
+		stop, err := registerRIE(ctx, o, dir, fns, log)
 		if err != nil {
 			return err
 		}
-		rie, err := startRIE(ctx, root, dir, bin, log)
-		if err != nil {
-			return err
-		}
-		defer stopRIE(rie)
-		for _, f := range rie {
-			if err := fns.register(f.name, f); err != nil {
-				return err
-			}
-		}
+		defer stop()
 	}
 	if o.testFunctions {
 		if err := registerTestFunctions(fns, dir); err != nil {
@@ -267,18 +202,8 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 
 	fns.warnMissing(log)
 
-	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
-	var sfn *sfnapi.Service
-	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
-		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
-		// Child executions are executions of their own, journaled, and found again by a replayed parent.
-		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
-	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
-		Region: region, Account: account, Logger: log})
-	if err := sfn.Recover(ctx); err != nil {
-		return err
-	}
-	if err := loadStateMachines(o.root, sfn, fns, log); err != nil {
+	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	if err != nil {
 		return err
 	}
 	routeStatusChanges(ctx, events, fns, log)
@@ -287,26 +212,11 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return serveAPI(ctx, fns, ev)
 	}, signer.Claims)
 	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "http": rt, "events": events, "kms": keys}
-	var running []*http.Server
-	errc := make(chan error, len(servers))
-	for n, h := range servers {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		running = append(running, srv)
-		go func() {
-			if err := srv.Serve(listeners[n]); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("%s endpoint: %w", n, err)
-			}
-		}()
-	}
+	running, errc := serveEndpoints(servers, listeners)
 
-	eps := map[string]string{"dynamodb": ddb.Endpoint()}
-	for _, n := range endpointNames {
-		eps[n] = url(n)
-	}
-	if err := writeEndpoints(dir, eps); err != nil {
+	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
 	}
-	printEndpoints(os.Stdout, eps, dir)
 
 	select {
 	case <-ctx.Done():
@@ -320,6 +230,175 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	_ = lambdaSvc.Close(sctx)
 	return err
+}
+
+// announce writes the endpoints to dir's endpoints.json and prints them.
+func announce(dir, dynamoDB string, url func(string) string) error {
+	eps := map[string]string{"dynamodb": dynamoDB}
+	for _, n := range endpointNames {
+		eps[n] = url(n)
+	}
+	if err := writeEndpoints(dir, eps); err != nil {
+		return err
+	}
+	printEndpoints(os.Stdout, eps, dir)
+	return nil
+}
+
+// listen opens each endpoint's listener on 127.0.0.1, at its --<name>-port or a free port; on
+// an error, the listeners opened so far come back with it, for the caller to close.
+func listen(o options) (map[string]net.Listener, error) {
+	listeners := map[string]net.Listener{}
+	for _, n := range endpointNames {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*o.ports[n]))
+		if err != nil {
+			return listeners, fmt.Errorf("listen for %s: %w", n, err)
+		}
+		listeners[n] = l
+	}
+	return listeners, nil
+}
+
+// startStepFunctions is the local Step Functions: the engine over the durable store's recorder
+// (which journals every Lambda call and timer), its executions recovered from the store, and the
+// state machines of statemachines/ loaded.
+func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
+	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
+	var sfn *sfnapi.Service
+	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
+		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
+		// Child executions are executions of their own, journaled, and found again by a replayed parent.
+		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
+	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
+		Region: region, Account: account, Logger: log})
+	if err := sfn.Recover(ctx); err != nil {
+		return nil, err
+	}
+	if err := loadStateMachines(o.root, sfn, fns, log); err != nil {
+		return nil, err
+	}
+	return sfn, nil
+}
+
+// startDynamoDB starts DynamoDB Local with its data under dir (in memory with --in-memory),
+// waits for it and makes sinew's table. It stops with this process (its JVM also dies with it
+// on kill -9: ddblocal sets the parent-death signal).
+func startDynamoDB(ctx context.Context, o options, dir string) (*ddblocal.Server, error) {
+	ddbOpts := ddblocal.Options{}
+	if !o.inMemory {
+		ddbOpts.DBPath = filepath.Join(dir, "dynamodb")
+		if err := os.MkdirAll(ddbOpts.DBPath, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	ddb, err := ddblocal.StartWith(ctx, ddbOpts)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.EnsureTable(ctx, ddblocal.NewClient(ddb.Endpoint()), tableName); err != nil {
+		ddb.Close()
+		return nil, fmt.Errorf("create the table: %w", err)
+	}
+	return ddb, nil
+}
+
+// openSFNStore opens Step Functions' durable store under dir (in a temporary directory with
+// --in-memory); closeStore closes it and removes the temporary directory.
+func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), err error) {
+	sfnPath := filepath.Join(dir, "stepfunctions.db")
+	tmp := ""
+	if o.inMemory {
+		if tmp, err = os.MkdirTemp("", "sinew-local-sfn-"); err != nil {
+			return nil, nil, err
+		}
+		sfnPath = filepath.Join(tmp, "stepfunctions.db")
+	}
+	removeTmp := func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
+	if st, err = durable.Open(sfnPath); err != nil {
+		removeTmp()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); removeTmp() }, nil
+}
+
+// setEnv sets the environment the in-process handlers read their configuration and endpoints
+// from, as deployed code does, and gives the configuration it makes. url gives an endpoint's
+// address by name.
+func setEnv(url func(string) string, dynamoDB string) (*config.Config, error) {
+	env := map[string]string{
+		"AWS_ENDPOINT_URL_SFN":         url("stepfunctions"),
+		"AWS_ENDPOINT_URL_LAMBDA":      url("lambda"),
+		"AWS_ENDPOINT_URL_DYNAMODB":    dynamoDB,
+		"AWS_ENDPOINT_URL_EVENTBRIDGE": url("events"),
+		"AWS_ENDPOINT_URL_KMS":         url("kms"),
+		config.EnvTable:                tableName,
+		config.EnvSecretsKey:           kms.DefaultAlias,
+		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
+		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
+	}
+	for _, f := range config.Functions {
+		env[config.FunctionEnv(f)] = f
+	}
+	for k, v := range env {
+		if err := os.Setenv(k, v); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": region} {
+		if os.Getenv(k) == "" {
+			_ = os.Setenv(k, v)
+		}
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// registerRIE starts each function's real bootstrap under the Lambda Runtime Interface Emulator
+// (--rie) and registers it in place of the in-process handler; stop ends them.
+func registerRIE(ctx context.Context, o options, dir string, fns *functions, log *slog.Logger) (stop func(), err error) {
+	bin := o.rieBin
+	if bin == "" {
+		if bin, err = exec.LookPath("aws-lambda-rie"); err != nil {
+			return nil, fmt.Errorf("--rie: aws-lambda-rie is not on PATH (install it: GOBIN=<dir> go install %s, or give --rie-bin)", RIEModule)
+		}
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return nil, err
+	}
+	rie, err := startRIE(ctx, root, dir, bin, log)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range rie {
+		if err := fns.register(f.name, f); err != nil {
+			stopRIE(rie)
+			return nil, err
+		}
+	}
+	return func() { stopRIE(rie) }, nil
+}
+
+// serveEndpoints serves each endpoint's handler on its listener; errc hears a server that fails.
+func serveEndpoints(servers map[string]http.Handler, listeners map[string]net.Listener) (running []*http.Server, errc chan error) {
+	errc = make(chan error, len(servers))
+	for n, h := range servers {
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		running = append(running, srv)
+		go func() {
+			if err := srv.Serve(listeners[n]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s endpoint: %w", n, err)
+			}
+		}()
+	}
+	return running, errc
 }
 
 func machineArn(name string) string {

@@ -8,13 +8,12 @@ import (
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"sinew/internal/agentloop"
 	"sinew/internal/catalogue"
 	"sinew/internal/config"
 	"sinew/internal/executions"
-	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
 	"sinew/internal/store"
@@ -45,7 +44,7 @@ func APIRouter(d Deps) *httpapi.Router {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		executions.Register(rt, executions.NewDeps(cfg, d.AWS, d.Store))
-		chathttp.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
+		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
 	}
 	return rt
 }

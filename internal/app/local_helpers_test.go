@@ -26,8 +26,8 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/app"
+	"sinew/internal/chat"
 	"sinew/internal/config"
-	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/all"
 	"sinew/internal/localaws/jwtlocal"
@@ -310,7 +310,7 @@ func allRoutes(t *testing.T) ([]route, map[string]any) {
 	st := store.New(dynamodb.NewFromConfig(aws), "unused", nil)
 	apiRT := app.APIRouter(app.Deps{Config: &config.Config{}, AWS: aws, Store: st, Integrations: reg})
 	chatRT := httpapi.New(httpapi.Options{})
-	chathttp.Register(chatRT, nil)
+	chat.Register(chatRT, nil)
 	var out []route
 	schemas := map[string]any{}
 	for _, rt := range []*httpapi.Router{apiRT, chatRT} {

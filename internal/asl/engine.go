@@ -348,13 +348,8 @@ func (x *Execution) resume(r *stateRun, w *waiting, o taskOutcome) {
 		x.finish(nil, "", err)
 		return
 	}
-	f := r.f
 	out, assigned, err := r.taskFinish(ctx, res, err)
-	out, outJSON, next, err := f.complete(ctx, r, out, r.st.Next, assigned, err)
-	if err == nil && next != "" {
-		out, outJSON, err = f.runFrom(ctx, next, out, outJSON)
-	}
-	x.finish(out, outJSON, err)
+	x.continueAfter(ctx, r, step{out: out, next: r.st.Next, assigned: assigned}, err)
 }
 
 // resumeWait continues an execution parked in a Wait state once it is woken.
@@ -363,18 +358,24 @@ func (x *Execution) resumeWait(r *stateRun, w *parkedWait, aborted bool) {
 	x.setParked(nil)
 	r.pwait = nil
 	ctx := x.ctx
-	var out any
-	var assigned map[string]any
+	s := step{next: r.st.Next}
 	var err *StatesError
 	if aborted || ctx.Err() != nil {
 		err = stopped(ctx)
 	} else {
-		out, assigned, err = r.waitFinish(ctx, w.input)
+		s.out, s.assigned, err = r.waitFinish(ctx, w.input)
 	}
+	x.continueAfter(ctx, r, s, err)
+}
+
+// continueAfter completes the visit r of a resumed state with s (or err), runs the machine on from
+// the next state, and ends the execution with what that gives.
+func (x *Execution) continueAfter(ctx context.Context, r *stateRun, s step, err *StatesError) {
 	f := r.f
-	out, outJSON, next, err := f.complete(ctx, r, out, r.st.Next, assigned, err)
-	if err == nil && next != "" {
-		out, outJSON, err = f.runFrom(ctx, next, out, outJSON)
+	s, err = f.complete(ctx, r, s, err)
+	out, outJSON := s.out, s.outJSON
+	if err == nil && s.next != "" {
+		out, outJSON, err = f.runFrom(ctx, s.next, s.out, s.outJSON)
 	}
 	x.finish(out, outJSON, err)
 }

@@ -172,38 +172,9 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 
 func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesError) {
 	st := r.st
-	var eff any = r.raw
-	var items []any
-	if r.jsonPath() {
-		var err *StatesError
-		if eff, err = r.inputPath(r.raw); err != nil {
-			return nil, nil, err
-		}
-		v := eff
-		if st.ItemsPath.Set && !st.ItemsPath.Null {
-			var e error
-			if v, e = st.ItemsPath.Path.Eval(r.env(eff)); e != nil {
-				return nil, nil, r.runtime("Invalid path '%s' : %s", st.ItemsPath.Path.String(), pathMsg(e))
-			}
-		}
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, nil, r.runtime("Invalid path '%s': The Map state's ItemsPath must reference an array, but the value is %s", itemsPathSrc(st), compactJSON(v))
-		}
-		items = arr
-	} else {
-		v := r.raw
-		if st.Items != nil {
-			var e error
-			if v, e = st.Items.eval(ctx, r.jenv(nil), "Items"); e != nil {
-				return nil, nil, r.fromEval(e)
-			}
-		}
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, nil, r.itemsNotArray(ctx, v)
-		}
-		items = arr
+	eff, items, err := r.mapItems(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	conc, err := r.optNumber(ctx, st.MaxConcurrency, "MaxConcurrency", eff, 0)
 	if err != nil {
@@ -223,58 +194,8 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 	if conc <= 0 || conc > maxInlineConcurrency {
 		conc = maxInlineConcurrency
 	}
-	hist := &r.f.x.hist
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
-		r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
-		var lastSucceeded int64
-		hooks := &iterHooks{
-			started: func(i int) int64 {
-				return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
-			},
-			succeeded: func(c *chain, i int) {
-				lastSucceeded, _ = hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
-			},
-			failed: func(c *chain, i int) {
-				hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationFailed", MapIterationFailedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
-			},
-			aborted: func(c *chain, i int) {
-				hist.add(c, r.f.x.eng.clock.Now(), Event{Type: "MapIterationAborted", MapIterationAbortedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
-			},
-		}
-		out, err := r.fanOut(ctx, len(items), int(conc), tolCount, tolPct, func(i int) (*frame, any, *StatesError) {
-			item := map[string]any{"Index": int64(i), "Value": items[i]}
-			child := &frame{x: r.f.x, m: st.Processor, scope: newScope(r.f.scope), mapItem: item}
-			input := items[i]
-			if st.ItemSelector != nil {
-				sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, mapItem: item}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
-				if st.ItemSelector.jsonata != nil {
-					v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
-					if e != nil {
-						return nil, nil, sr.fromEval(e)
-					}
-					input = v
-				} else {
-					v, e := sr.applyTemplate(st.ItemSelector, eff)
-					if e != nil {
-						return nil, nil, e
-					}
-					input = v
-				}
-			}
-			return child, input, nil
-		}, hooks)
-		if err != nil {
-			return nil, err
-		}
-		if lastSucceeded > 0 {
-			// After the last iteration, AWS links the Map's next events to the last
-			// MapIterationSucceeded (recorded in the localstack-sfn Map histories).
-			hist.link(r.f.chain, lastSucceeded)
-		}
-		r.f.emit(ctx, Event{Type: "MapStateSucceeded"})
-		arr := make([]any, len(out))
-		copy(arr, out)
-		return arr, nil
+		return r.mapIterations(ctx, items, eff, int(conc), tolCount, tolPct)
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -286,6 +207,103 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 		return r.finishJSONPath(ctx, result, false)
 	}
 	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+}
+
+// mapItems gives the Map's effective input (after InputPath) and its items: ItemsPath over the
+// effective input (JSONPath), or Items, else the input (JSONata).
+func (r *stateRun) mapItems(ctx context.Context) (any, []any, *StatesError) {
+	st := r.st
+	if !r.jsonPath() {
+		v := r.raw
+		if st.Items != nil {
+			var e error
+			if v, e = st.Items.eval(ctx, r.jenv(nil), "Items"); e != nil {
+				return nil, nil, r.fromEval(e)
+			}
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, nil, r.itemsNotArray(ctx, v)
+		}
+		return r.raw, arr, nil
+	}
+	eff, err := r.inputPath(r.raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := eff
+	if st.ItemsPath.Set && !st.ItemsPath.Null {
+		var e error
+		if v, e = st.ItemsPath.Path.Eval(r.env(eff)); e != nil {
+			return nil, nil, r.runtime("Invalid path '%s' : %s", st.ItemsPath.Path.String(), pathMsg(e))
+		}
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, nil, r.runtime("Invalid path '%s': The Map state's ItemsPath must reference an array, but the value is %s", itemsPathSrc(st), compactJSON(v))
+	}
+	return eff, arr, nil
+}
+
+// mapIterations is one attempt of an inline Map: its events and an iteration per item.
+func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc int, tolCount, tolPct float64) (any, *StatesError) {
+	st := r.st
+	hist := &r.f.x.hist
+	r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
+	var lastSucceeded int64
+	now := r.f.x.eng.clock.Now
+	hooks := &iterHooks{
+		started: func(i int) int64 {
+			return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+		},
+		succeeded: func(c *chain, i int) {
+			lastSucceeded, _ = hist.add(c, now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+		},
+		failed: func(c *chain, i int) {
+			hist.add(c, now(), Event{Type: "MapIterationFailed", MapIterationFailedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+		},
+		aborted: func(c *chain, i int) {
+			hist.add(c, now(), Event{Type: "MapIterationAborted", MapIterationAbortedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+		},
+	}
+	out, err := r.fanOut(ctx, len(items), conc, tolCount, tolPct, func(i int) (*frame, any, *StatesError) {
+		return r.iteration(ctx, items, eff, i)
+	}, hooks)
+	if err != nil {
+		return nil, err
+	}
+	if lastSucceeded > 0 {
+		// After the last iteration, AWS links the Map's next events to the last
+		// MapIterationSucceeded (recorded in the localstack-sfn Map histories).
+		hist.link(r.f.chain, lastSucceeded)
+	}
+	r.f.emit(ctx, Event{Type: "MapStateSucceeded"})
+	arr := make([]any, len(out))
+	copy(arr, out)
+	return arr, nil
+}
+
+// iteration gives the frame of item i and its input: the item, or ItemSelector's value.
+func (r *stateRun) iteration(ctx context.Context, items []any, eff any, i int) (*frame, any, *StatesError) {
+	st := r.st
+	item := map[string]any{"Index": int64(i), "Value": items[i]}
+	child := &frame{x: r.f.x, m: st.Processor, scope: newScope(r.f.scope), mapItem: item}
+	if st.ItemSelector == nil {
+		return child, items[i], nil
+	}
+	sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, mapItem: item}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
+	if st.ItemSelector.jsonata != nil {
+		v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
+		if e != nil {
+			return nil, nil, sr.fromEval(e)
+		}
+		return child, v, nil
+	}
+	v, e := sr.applyTemplate(st.ItemSelector, eff)
+	if e != nil {
+		return nil, nil, e
+	}
+	return child, v, nil
 }
 
 // itemsNotArray fails a JSONata Map whose Items (or input) is not an array, as recorded: an

@@ -2,6 +2,7 @@ package asl_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -74,3 +75,5 @@ func (l *tokenLambda) Invoke(_ context.Context, req asl.LambdaRequest) (*asl.Lam
 	}
 	return &asl.LambdaResponse{Payload: []byte(`{"ok":true}`)}, nil
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -61,14 +61,14 @@ func (f *frame) runFrom(ctx context.Context, name string, input any, inputJSON s
 			return nil, "", stopped(ctx)
 		}
 		st := f.m.States[name]
-		out, outJSON, next, err := f.runState(ctx, st, input, inputJSON)
+		s, err := f.runState(ctx, st, input, inputJSON)
 		if err != nil {
 			return nil, "", err
 		}
-		if next == "" {
-			return out, outJSON, nil
+		if s.next == "" {
+			return s.out, s.outJSON, nil
 		}
-		name, input, inputJSON = next, out, outJSON
+		name, input, inputJSON = s.next, s.out, s.outJSON
 	}
 }
 
@@ -91,7 +91,17 @@ type stateRun struct {
 	pwait   *parkedWait // a Wait state this execution is parked in
 }
 
-func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string) (any, string, string, *StatesError) {
+// step is what one visit of a state gives: its output, the output as JSON text (set as the state
+// exits, so each value is encoded once for the history), the state to go to next ("" when the
+// machine ends) and the variables it assigns, which take effect as it exits.
+type step struct {
+	out      any
+	outJSON  string
+	next     string
+	assigned map[string]any
+}
+
+func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string) (step, *StatesError) {
 	now := f.x.eng.clock.Now()
 	if rawJSON == "" {
 		rawJSON = compactJSON(raw)
@@ -104,15 +114,15 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 		now = f.x.hist.timeOf(entered)
 	}
 	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before}
-	out, next, assigned, err := r.run(ctx)
-	return f.complete(ctx, r, out, next, assigned, err)
+	s, err := r.run(ctx)
+	return f.complete(ctx, r, s, err)
 }
 
 // complete ends a state visit: a failure goes to the first matching catcher (or up), a success to
 // the exit event. A parked task passes through untouched.
-func (f *frame) complete(ctx context.Context, r *stateRun, out any, next string, assigned map[string]any, err *StatesError) (any, string, string, *StatesError) {
+func (f *frame) complete(ctx context.Context, r *stateRun, s step, err *StatesError) (step, *StatesError) {
 	if err == errParked {
-		return nil, "", "", err
+		return step{}, err
 	}
 	st := r.st
 	if err != nil {
@@ -120,7 +130,7 @@ func (f *frame) complete(ctx context.Context, r *stateRun, out any, next string,
 			if abortable[st.Type] {
 				f.emit(ctx, Event{Type: st.Type + "StateAborted"})
 			}
-			return nil, "", "", stopped(ctx)
+			return step{}, stopped(ctx)
 		}
 		if qe, ok := asQueryError(err); ok && !err.query.reported {
 			// AWS links EvaluationFailed to the event before the state was entered.
@@ -135,34 +145,35 @@ func (f *frame) complete(ctx context.Context, r *stateRun, out any, next string,
 				// aborted too.
 				f.emit(ctx, Event{Type: "TaskStateAborted"})
 			}
-			return nil, "", "", err
+			return step{}, err
 		}
 		out, assigned, cerr := r.caught(ctx, c, err)
 		if cerr != nil {
-			return nil, "", "", cerr
+			return step{}, cerr
 		}
-		return f.exit(ctx, r, out, c.Next, assigned)
+		return f.exit(ctx, r, step{out: out, next: c.Next, assigned: assigned})
 	}
-	return f.exit(ctx, r, out, next, assigned)
+	return f.exit(ctx, r, s)
 }
 
-func (f *frame) exit(ctx context.Context, r *stateRun, out any, next string, assigned map[string]any) (any, string, string, *StatesError) {
-	outJSON := compactJSON(out)
-	if len(outJSON) > MaxPayloadBytes {
-		return nil, "", "", errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
+// exit records the state's exit with s's output and assignments, and gives s with its JSON text.
+func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesError) {
+	s.outJSON = compactJSON(s.out)
+	if len(s.outJSON) > MaxPayloadBytes {
+		return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
 	}
-	d := &StateExitedDetails{Name: r.st.Name, Output: outJSON, OutputDetails: notTruncated}
-	if len(assigned) > 0 {
-		d.AssignedVariables = make(map[string]string, len(assigned))
-		for k, v := range assigned {
+	d := &StateExitedDetails{Name: r.st.Name, Output: s.outJSON, OutputDetails: notTruncated}
+	if len(s.assigned) > 0 {
+		d.AssignedVariables = make(map[string]string, len(s.assigned))
+		for k, v := range s.assigned {
 			d.AssignedVariables[k] = compactJSON(v)
 		}
 		d.AssignedVariablesDetails = notTruncated
 	}
 	f.emit(ctx, Event{Type: r.st.Type + "StateExited", StateExitedEventDetails: d})
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
-	f.scope.set(assigned)
-	return out, outJSON, next, nil
+	f.scope.set(s.assigned)
+	return s, nil
 }
 
 // queryLocated marks a StatesError raised by a JSONata evaluation; reported once its
@@ -364,35 +375,33 @@ func (r *stateRun) finishJSONata(ctx context.Context, out *jsonataValue, assign 
 
 // --- per type ---
 
-func (r *stateRun) run(ctx context.Context) (any, string, map[string]any, *StatesError) {
+func (r *stateRun) run(ctx context.Context) (step, *StatesError) {
 	st := r.st
-	next := st.Next
-	var out any
-	var assigned map[string]any
+	s := step{next: st.Next}
 	var err *StatesError
 	switch st.Type {
 	case TypePass:
-		out, assigned, err = r.pass(ctx)
+		s.out, s.assigned, err = r.pass(ctx)
 	case TypeSucceed:
-		out, err = r.succeed(ctx)
-		next = ""
+		s.out, err = r.succeed(ctx)
+		s.next = ""
 	case TypeFail:
-		return nil, "", nil, r.fail(ctx)
+		return step{}, r.fail(ctx)
 	case TypeChoice:
-		out, next, assigned, err = r.choice(ctx)
+		s.out, s.next, s.assigned, err = r.choice(ctx)
 	case TypeWait:
-		out, assigned, err = r.wait(ctx)
+		s.out, s.assigned, err = r.wait(ctx)
 	case TypeTask:
-		out, assigned, err = r.task(ctx)
+		s.out, s.assigned, err = r.task(ctx)
 	case TypeParallel:
-		out, assigned, err = r.parallel(ctx)
+		s.out, s.assigned, err = r.parallel(ctx)
 	case TypeMap:
-		out, assigned, err = r.mapState(ctx)
+		s.out, s.assigned, err = r.mapState(ctx)
 	}
 	if err != nil {
-		return nil, "", nil, err
+		return step{}, err
 	}
-	return out, next, assigned, nil
+	return s, nil
 }
 
 func (r *stateRun) pass(ctx context.Context) (any, map[string]any, *StatesError) {

@@ -100,51 +100,14 @@ func (x *Execution) Snapshot() (*Snapshot, bool) {
 
 // Restore brings a parked execution back into this engine, for machine m (the same definition).
 func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
-	var stateName, rawText, effText string
-	switch {
-	case s.Task != nil:
-		stateName, rawText, effText = s.Task.State, s.Task.RawInput, s.Task.EffInput
-	case s.Wait != nil:
-		stateName, rawText, effText = s.Wait.State, s.Wait.RawInput, s.Wait.EffInput
-	default:
-		return nil, fault.Invalid("snapshot", "the snapshot has neither a task nor a wait")
-	}
-	st, ok := m.States[stateName]
-	if !ok || (s.Task != nil && st.Type != TypeTask) || (s.Wait != nil && st.Type != TypeWait) {
-		return nil, fault.Invalid("snapshot", "the snapshot's state %q is not a %s of this machine", stateName, map[bool]string{true: "Task", false: "Wait"}[s.Task != nil])
-	}
-	dec := func(field, text string) (any, error) {
-		v, err := jsonv.DecodeString(text)
-		if err != nil {
-			return nil, fault.Invalid("snapshot", "%s is not JSON: %v", field, err)
-		}
-		return v, nil
-	}
-	input, err := dec("input", s.Input)
+	st, v, err := restoredValues(m, s)
 	if err != nil {
 		return nil, err
-	}
-	raw, err := dec("rawInput", rawText)
-	if err != nil {
-		return nil, err
-	}
-	eff, err := dec("effectiveInput", effText)
-	if err != nil {
-		return nil, err
-	}
-	vars := map[string]any{}
-	for k, text := range s.Variables {
-		if vars[k], err = dec("variable "+k, text); err != nil {
-			return nil, err
-		}
-	}
-	if s.Task != nil && !validTokenShape(s.Task.Token) {
-		return nil, fault.Invalid("snapshot", "the snapshot's task token is malformed")
 	}
 	smName := s.StateMachineArn[strings.LastIndex(s.StateMachineArn, ":")+1:]
-	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: input,
+	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: v.input,
 		inputJSON: s.Input, startTime: s.StartTime, status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": x.ARN, "Input": input, "Name": x.Name, "RoleArn": e.cfg.RoleArn,
+	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": e.cfg.RoleArn,
 		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
 	x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": smName}
 	for _, ev := range s.Events {
@@ -162,7 +125,7 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 	e.mu.Unlock()
 
 	scope := newScope(nil)
-	scope.set(vars)
+	scope.set(v.vars)
 	f := &frame{top: true, x: x, m: m, chain: &x.chain, scope: scope}
 	now := e.clock.Now()
 	if m.TimeoutSeconds > 0 {
@@ -170,23 +133,89 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 		x.stopTimer = e.clock.AfterFunc(max(left, 0), func() { x.abort(&abortCause{status: StatusTimedOut, err: newErr(ErrTimeout, "")}) })
 	}
 	if s.Wait != nil {
-		r := &stateRun{f: f, st: st, raw: raw, eff: eff, entered: s.Wait.EnteredID, enteredAt: s.Wait.EnteredTime}
-		w := &parkedWait{until: s.Wait.Until, input: eff, unwound: make(chan struct{})}
-		close(w.unwound) // nothing to unwind: no goroutine ran this execution here
-		w.woke = func(aborted bool) { x.resumeWait(r, w, aborted) }
-		r.pwait = w
-		x.setParked(r)
-		stop := e.clock.WaitFunc(max(w.until.Sub(now), 0), func() { w.wake(false) })
-		w.mu.Lock()
-		w.stop = stop
-		w.mu.Unlock()
+		r := &stateRun{f: f, st: st, raw: v.raw, eff: v.eff, entered: s.Wait.EnteredID, enteredAt: s.Wait.EnteredTime}
+		e.restoreWait(x, r, s.Wait.Until, now)
 		return x, nil
 	}
-	r := &stateRun{f: f, st: st, raw: raw, eff: eff, entered: s.Task.EnteredID, enteredAt: s.Task.EnteredTime,
+	r := &stateRun{f: f, st: st, raw: v.raw, eff: v.eff, entered: s.Task.EnteredID, enteredAt: s.Task.EnteredTime,
 		retryCount: s.Task.RetryCount, counts: append([]int(nil), s.Task.Counts...), token: s.Task.Token}
 	if len(r.counts) != len(st.Retry) {
 		r.counts = make([]int, len(st.Retry))
 	}
+	e.restoreTask(x, r, s.Task, now)
+	return x, nil
+}
+
+// restored are a snapshot's JSON texts decoded: the execution's input, the parked state's raw and
+// effective input, and the variables in scope.
+type restored struct {
+	input, raw, eff any
+	vars            map[string]any
+}
+
+// restoredValues checks that s parks in a Task or Wait state of m and decodes its values.
+func restoredValues(m *Machine, s *Snapshot) (*State, restored, error) {
+	var v restored
+	var stateName, rawText, effText string
+	switch {
+	case s.Task != nil:
+		stateName, rawText, effText = s.Task.State, s.Task.RawInput, s.Task.EffInput
+	case s.Wait != nil:
+		stateName, rawText, effText = s.Wait.State, s.Wait.RawInput, s.Wait.EffInput
+	default:
+		return nil, v, fault.Invalid("snapshot", "the snapshot has neither a task nor a wait")
+	}
+	st, ok := m.States[stateName]
+	if !ok || (s.Task != nil && st.Type != TypeTask) || (s.Wait != nil && st.Type != TypeWait) {
+		return nil, v, fault.Invalid("snapshot", "the snapshot's state %q is not a %s of this machine", stateName, map[bool]string{true: "Task", false: "Wait"}[s.Task != nil])
+	}
+	dec := func(field, text string, into *any) error {
+		val, err := jsonv.DecodeString(text)
+		if err != nil {
+			return fault.Invalid("snapshot", "%s is not JSON: %v", field, err)
+		}
+		*into = val
+		return nil
+	}
+	if err := dec("input", s.Input, &v.input); err != nil {
+		return nil, v, err
+	}
+	if err := dec("rawInput", rawText, &v.raw); err != nil {
+		return nil, v, err
+	}
+	if err := dec("effectiveInput", effText, &v.eff); err != nil {
+		return nil, v, err
+	}
+	v.vars = map[string]any{}
+	for k, text := range s.Variables {
+		var val any
+		if err := dec("variable "+k, text, &val); err != nil {
+			return nil, v, err
+		}
+		v.vars[k] = val
+	}
+	if s.Task != nil && !validTokenShape(s.Task.Token) {
+		return nil, v, fault.Invalid("snapshot", "the snapshot's task token is malformed")
+	}
+	return st, v, nil
+}
+
+// restoreWait parks x in the Wait state of r again, woken at until.
+func (e *Engine) restoreWait(x *Execution, r *stateRun, until, now time.Time) {
+	w := &parkedWait{until: until, input: r.eff, unwound: make(chan struct{})}
+	close(w.unwound) // nothing to unwind: no goroutine ran this execution here
+	w.woke = func(aborted bool) { x.resumeWait(r, w, aborted) }
+	r.pwait = w
+	x.setParked(r)
+	stop := e.clock.WaitFunc(max(w.until.Sub(now), 0), func() { w.wake(false) })
+	w.mu.Lock()
+	w.stop = stop
+	w.mu.Unlock()
+}
+
+// restoreTask parks x in the Task state of r again, waiting on its token with the timeout and
+// heartbeat deadlines t recorded.
+func (e *Engine) restoreTask(x *Execution, r *stateRun, t *ParkedTask, now time.Time) {
 	p := &pendingTask{x: x}
 	e.tokMu.Lock()
 	e.pending[r.token] = p
@@ -194,16 +223,15 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 	w := &waiting{p: p, unwound: make(chan struct{})}
 	close(w.unwound) // nothing to unwind: no goroutine ran this execution here
 	r.waiting = w
-	if s.Task.TimeoutAt != nil {
-		w.timeoutAt = *s.Task.TimeoutAt
+	if t.TimeoutAt != nil {
+		w.timeoutAt = *t.TimeoutAt
 		w.stopTimeout = e.clock.AfterFunc(max(w.timeoutAt.Sub(now), 0), func() { p.deliver(taskOutcome{timedOut: true}) })
 	}
-	if s.Task.HeartbeatS > 0 && s.Task.HeartbeatAt != nil {
-		w.heartbeat = time.Duration(s.Task.HeartbeatS) * time.Second
-		w.armHeartbeat(e.clock, max(s.Task.HeartbeatAt.Sub(now), 0))
+	if t.HeartbeatS > 0 && t.HeartbeatAt != nil {
+		w.heartbeat = time.Duration(t.HeartbeatS) * time.Second
+		w.armHeartbeat(e.clock, max(t.HeartbeatAt.Sub(now), 0))
 		p.heartbeat = func() { w.armHeartbeat(e.clock, w.heartbeat) }
 	}
 	x.setParked(r)
 	p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
-	return x, nil
 }

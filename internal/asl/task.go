@@ -93,10 +93,9 @@ func (r *stateRun) taskAttempts(ctx context.Context) (any, *StatesError) {
 func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	st := r.st
 	eng := r.f.x.eng
-	ref := st.resource
 	r.token, r.ctxObj, r.waiting = "", nil, nil
 	var p *pendingTask
-	if ref.Pattern == PatternWaitForToken {
+	if st.resource.Pattern == PatternWaitForToken {
 		r.token, p = eng.registerToken(r.f.x)
 	}
 	fail := func(err *StatesError) (any, *StatesError) {
@@ -105,20 +104,9 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 		}
 		return nil, err
 	}
-	var params any
-	if r.jsonPath() {
-		var err *StatesError
-		if params, err = r.applyTemplate(st.Parameters, r.eff); err != nil {
-			return fail(err)
-		}
-	} else if st.Arguments != nil {
-		v, e := st.Arguments.eval(ctx, r.jenv(nil), "Arguments")
-		if e != nil {
-			return fail(r.fromEval(e))
-		}
-		params = v
-	} else {
-		params = r.raw
+	params, err := r.taskParams(ctx)
+	if err != nil {
+		return fail(err)
 	}
 	timeout, err := r.optSeconds(ctx, st.TimeoutSeconds, "TimeoutSeconds", r.eff)
 	if err != nil {
@@ -128,49 +116,18 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	if err != nil {
 		return fail(err)
 	}
-	paramsJSON := compactJSON(params)
-	ev := &taskEvents{r: r, ref: ref}
-	if ref.Legacy {
-		r.f.emit(ctx, Event{Type: "LambdaFunctionScheduled", LambdaFunctionScheduledEventDetails: &LambdaScheduledDetails{
-			Resource: ref.Function, Input: paramsJSON, InputDetails: notTruncated, TimeoutInSeconds: timeout}})
-		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
-	} else {
-		r.f.emit(ctx, Event{Type: "TaskScheduled", TaskScheduledEventDetails: &TaskScheduledDetails{
-			ResourceType: ref.Service, Resource: ref.historyResource(), Region: eng.cfg.Region, Parameters: paramsJSON,
-			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}})
-		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
-	}
+	ev := r.scheduleTask(ctx, params, timeout, heartbeat)
 
 	tctx, cancel := context.WithCancelCause(ctx)
-	var stopTimeout func() bool
-	var timeoutAt time.Time
-	expired := false // replayed after a restart past its deadline
-	if timeout != nil {
-		var left time.Duration
-		timeoutAt, left, _ = deadline(ctx, eng.clock, TimerTimeout, st.Name+mapIndex(r.f), time.Duration(*timeout)*time.Second)
-		fire := func() {
-			cancel(errTaskTimeout)
-			if p != nil {
-				p.deliver(taskOutcome{timedOut: true})
-			}
-		}
-		if expired = left <= 0; expired {
-			// The call gets a spent context: one the journal answers keeps its answer (it came
-			// in time), any other does not run. A token's timeout waits until the journal has
-			// delivered any answer it holds, so that answer wins.
-			cancel(errTaskTimeout)
-		} else {
-			stopTimeout = eng.clock.AfterFunc(left, fire)
-		}
-	}
+	tb := r.armTimeout(ctx, timeout, cancel, p)
 	result, serr := r.call(tctx, params, ev)
-	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil && !(expired && (serr == nil || serr.Name != ErrTimeout)) {
+	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil && !(tb.expired && (serr == nil || serr.Name != ErrTimeout)) {
 		// A result that comes after the deadline is discarded.
 		result, serr = nil, &StatesError{Name: ErrTimeout, hasName: true}
 	}
 	if serr != nil || p == nil {
-		if stopTimeout != nil {
-			stopTimeout()
+		if tb.stop != nil {
+			tb.stop()
 		}
 		cancel(nil)
 		if p != nil {
@@ -182,16 +139,93 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 
 	// .waitForTaskToken: the service call went out; now the token decides.
 	ev.submitted(result)
-	w := &waiting{p: p, stopTimeout: stopTimeout, timeoutAt: timeoutAt}
+	return r.awaitToken(ctx, p, tb, heartbeat)
+}
+
+// taskParams is the task's effective parameters: Parameters over the effective input (JSONPath),
+// Arguments (JSONata), or the state's input.
+func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
+	st := r.st
+	if r.jsonPath() {
+		return r.applyTemplate(st.Parameters, r.eff)
+	}
+	if st.Arguments == nil {
+		return r.raw, nil
+	}
+	v, err := st.Arguments.eval(ctx, r.jenv(nil), "Arguments")
+	if err != nil {
+		return nil, r.fromEval(err)
+	}
+	return v, nil
+}
+
+// scheduleTask records the task's scheduled and started events (a legacy Lambda resource has
+// events of its own) and gives the recorder of its outcome.
+func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
+	ref := r.st.resource
+	paramsJSON := compactJSON(params)
+	if ref.Legacy {
+		r.f.emit(ctx, Event{Type: "LambdaFunctionScheduled", LambdaFunctionScheduledEventDetails: &LambdaScheduledDetails{
+			Resource: ref.Function, Input: paramsJSON, InputDetails: notTruncated, TimeoutInSeconds: timeout}})
+		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
+	} else {
+		r.f.emit(ctx, Event{Type: "TaskScheduled", TaskScheduledEventDetails: &TaskScheduledDetails{
+			ResourceType: ref.Service, Resource: ref.historyResource(), Region: r.f.x.eng.cfg.Region, Parameters: paramsJSON,
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}})
+		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
+	}
+	return &taskEvents{r: r, ref: ref}
+}
+
+// timeBound is an attempt's TimeoutSeconds: its timer's stop, its deadline, and whether the
+// deadline had passed already (replayed after a restart).
+type timeBound struct {
+	stop    func() bool
+	at      time.Time
+	expired bool
+}
+
+// armTimeout starts the attempt's timeout: when it fires, the call's context is cancelled and a
+// token's wait (p) ends timed out. Without a timeout, the zero timeBound.
+func (r *stateRun) armTimeout(ctx context.Context, timeout *int64, cancel context.CancelCauseFunc, p *pendingTask) timeBound {
+	var tb timeBound
+	if timeout == nil {
+		return tb
+	}
+	eng := r.f.x.eng
+	var left time.Duration
+	tb.at, left, _ = deadline(ctx, eng.clock, TimerTimeout, r.st.Name+mapIndex(r.f), time.Duration(*timeout)*time.Second)
+	if tb.expired = left <= 0; tb.expired {
+		// The call gets a spent context: one the journal answers keeps its answer (it came
+		// in time), any other does not run. A token's timeout waits until the journal has
+		// delivered any answer it holds, so that answer wins.
+		cancel(errTaskTimeout)
+		return tb
+	}
+	tb.stop = eng.clock.AfterFunc(left, func() {
+		cancel(errTaskTimeout)
+		if p != nil {
+			p.deliver(taskOutcome{timedOut: true})
+		}
+	})
+	return tb
+}
+
+// awaitToken waits for the answer to the attempt's task token, its timeout or its heartbeat
+// timeout: at the top of the execution by parking (errParked), inside a Map iteration or a
+// Parallel branch on the goroutine.
+func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound, heartbeat *int64) (any, *StatesError) {
+	eng := r.f.x.eng
+	w := &waiting{p: p, stopTimeout: tb.stop, timeoutAt: tb.at}
 	r.waiting = w
-	if expired {
+	if tb.expired {
 		// After the call: an answer the journal delivered during it came first, and wins.
 		p.deliver(taskOutcome{timedOut: true})
 	}
 	if heartbeat != nil {
 		w.heartbeat = time.Duration(*heartbeat) * time.Second
 		// The first deadline is the journaled one after a restart; each heartbeat renews it.
-		at, left, renew := deadline(ctx, eng.clock, TimerHeartbeat, st.Name+mapIndex(r.f), w.heartbeat)
+		at, left, renew := deadline(ctx, eng.clock, TimerHeartbeat, r.st.Name+mapIndex(r.f), w.heartbeat)
 		w.armHeartbeatAt(eng.clock, at, left)
 		arm := func() { w.armHeartbeatAt(eng.clock, renew(w.heartbeat), w.heartbeat) }
 		p.mu.Lock()

@@ -1,7 +1,10 @@
-// Package chat is the chat path of DESIGN §1 (entry 1): POST /sessions/{session_id}/chat runs the
+// Package chat is the chat service and its route: POST /sessions/{session_id}/chat runs the
 // model-tool loop (package loop) inside the chat Lambda over the session's history in DynamoDB,
 // reaching the executor Lambdas through the dispatcher (Lambda Invoke API, retrying Transient), with
-// function calls handed back to the caller as pending calls under the model's ids (API.md "Chat").
+// function calls handed back to the caller as pending calls under the model's ids. When a turn
+// outlives the request's time budget, the loop goes on as the agent_loop state machine (package
+// agentloop). Register adds the route to the chat function's router; System gives the system
+// executor session.chat and task.execution.create.
 package chat
 
 import (
@@ -18,19 +21,19 @@ import (
 
 	"github.com/google/uuid"
 
-	"sinew/internal/agentloop"
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
+	"sinew/internal/loop/agentloop"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 	"sinew/internal/workflow"
 )
 
-// FlagAutoRun is the developer flag that gives auto_run_tools's default on the chat path (DESIGN §7).
+// FlagAutoRun is the developer flag that gives auto_run_tools's default on the chat path.
 const FlagAutoRun = "auto_run_tools_chat"
 
 // DefaultBudget is the time a chat may take before API Gateway's 30 s limit (SINEW_CHAT_BUDGET_S).
@@ -75,7 +78,7 @@ func New(d Deps) *Service {
 	return &Service{d: d}
 }
 
-// Request is the chat request (API.md "Chat"), parsed and checked.
+// Request is the chat request, parsed and checked.
 type Request struct {
 	Messages      []llm.Message
 	Tools         []*tool.Tool // nil: the session agent's stored tools
@@ -150,7 +153,7 @@ func ParseRequest(body []byte) (*Request, error) {
 			if err != nil {
 				return nil, fault.Wrap(fault.InvalidInput, err, "%s: %v", field, err)
 			}
-			// Inline tools are not stored, so their setup would travel in envelopes (DESIGN §3.2).
+			// Inline tools are not stored, so their setup would travel in envelopes.
 			if t.Integration != nil && len(t.Integration.Setup) > 0 {
 				return nil, fault.Invalid(field+".integration.setup", "%s: an inline tool may not carry setup: store the tool, or put the setup in the session's metadata", field)
 			}
@@ -179,7 +182,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// Response is the 200 answer (API.md "Chat").
+// Response is the 200 answer.
 type Response struct {
 	ID          string        `json:"id"`
 	SessionID   string        `json:"session_id"`
@@ -244,7 +247,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		switch {
 		case m["response"] != nil:
 			var out Reply
-			if err := convert(m["response"], &out); err != nil {
+			if err := jsonv.Convert(m["response"], &out); err != nil {
 				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
 			}
 			return &out, nil
@@ -267,7 +270,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 	switch k := fault.KindOf(err); {
 	case err == nil:
 		var v any
-		if cerr := convert(out, &v); cerr != nil {
+		if cerr := jsonv.Convert(out, &v); cerr != nil {
 			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
 		}
 		value = map[string]any{"response": v}
@@ -298,14 +301,6 @@ func faultMessage(err error) string {
 	return err.Error()
 }
 
-func convert(in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
-}
-
 func idemRecordKey(dev, sessionID, key string) string {
 	h := sha256.Sum256([]byte(dev + "\x00POST /sessions/" + sessionID + "/chat\x00" + key))
 	return "chat#" + hex.EncodeToString(h[:24])
@@ -321,8 +316,31 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if err := s.refuseWhileHandedOff(ctx, dev, sessionID); err != nil {
 		return nil, err
 	}
-	// One turn at a time per session: two chats at once would each read the history and append
-	// their own turn after it. The claim lapses on its own if this process dies mid-turn.
+	release, err := s.claimTurn(ctx, dev, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := s.begin(ctx, c, sess, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Async {
+		if s.d.Starter == nil {
+			return nil, fault.Invalid("async", "async chats need agent_loop, which is not configured here")
+		}
+		return r.handoff(ctx, nil)
+	}
+	if reply, err := r.run(ctx, start.Add(s.d.Budget)); reply != nil || err != nil {
+		return reply, err
+	}
+	return r.answer(ctx)
+}
+
+// claimTurn takes the session's turn: two chats at once would each read the history and append
+// their own turn after it. The claim lapses on its own if this process dies mid-turn; release
+// gives it back.
+func (s *Service) claimTurn(ctx context.Context, dev, sessionID string) (release func(), err error) {
 	claim, held, err := s.d.Store.PutIdempotency(ctx, dev, turnKey(sessionID), map[string]any{"turn": "running"}, s.d.Budget+turnMargin)
 	if err != nil {
 		return nil, fmt.Errorf("chat: the session's turn: %w", err)
@@ -330,28 +348,63 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if !held {
 		return nil, fault.New(fault.Conflict, "session %s is answering another chat request; send this one once that has answered", sessionID)
 	}
-	defer func() {
+	return func() {
 		if err := s.d.Store.ReleaseIdempotency(context.WithoutCancel(ctx), dev, turnKey(sessionID), claim); err != nil {
 			s.d.Log.WarnContext(ctx, "chat: releasing the session's turn", "error", err.Error())
 		}
-	}()
+	}, nil
+}
+
+// chatRun is one chat request under way: what it read, and the loop running over the
+// conversation.
+type chatRun struct {
+	s         *Service
+	c         Caller
+	req       *Request
+	sessionID string
+	agent     *store.Agent
+	auto      *bool
+	lp        *loop.Loop
+	st        *loop.State
+	sys       int // the agent's system messages at the head of st.Messages, never stored
+	base      int // where the messages this request adds begin in st.Messages
+}
+
+// begin reads what the request needs (the agent, the history, the tools and flags), checks the
+// request's messages against the history, and builds the loop over the conversation.
+func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req *Request) (*chatRun, error) {
+	dev := c.DeveloperID
 	agent, err := s.d.Store.GetAgent(ctx, dev, sess.AgentID)
 	if err != nil {
 		return nil, fmt.Errorf("chat: the session's agent: %w", err)
 	}
-	history, err := s.history(ctx, dev, sessionID)
+	history, err := s.history(ctx, dev, sess.ID)
 	if err != nil {
 		return nil, err
 	}
 	convo := append(append([]llm.Message{}, history...), req.Messages...)
-	// A pending call left unanswered would leave the model a call without its result (API.md).
+	// A pending call left unanswered would leave the model a call without its result.
 	if ids := loop.Unanswered(convo); len(ids) > 0 && len(req.Messages) > 0 {
 		return nil, fault.New(fault.Unprocessable, "the tool calls %s are pending: answer each with {\"role\": \"tool\", \"tool_call_id\": <model_call_id>, \"content\": ...} in messages", strings.Join(ids, ", "))
 	}
 	if err := answersKnown(history, req.Messages); err != nil {
 		return nil, err
 	}
+	r := &chatRun{s: s, c: c, req: req, sessionID: sess.ID, agent: agent}
+	if r.lp, err = s.newLoop(ctx, r, sess); err != nil {
+		return nil, err
+	}
+	// The system prompt is the agent's, given to the model each time and never stored.
+	sys := agentloop.Instructions(agent.Instructions)
+	r.st = loop.NewState(append(sys, convo...))
+	r.sys, r.base = len(sys), len(sys)+len(history)
+	return r, nil
+}
 
+// newLoop builds the loop of r: the request's tools (else the agent's) formatted for the model,
+// auto_run_tools (else the developer's flag), the merged settings and the model.
+func (s *Service) newLoop(ctx context.Context, r *chatRun, sess *store.Session) (*loop.Loop, error) {
+	dev, req, agent := r.c.DeveloperID, r.req, r.agent
 	tools := req.Tools
 	if tools == nil {
 		stored, err := s.d.Store.ToolsFor(ctx, dev, agent.ID, "")
@@ -366,14 +419,14 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if err != nil {
 		return nil, err
 	}
-	auto := req.AutoRunTools
-	if auto == nil {
+	r.auto = req.AutoRunTools
+	if r.auto == nil {
 		flags, err := s.d.Store.Flags(ctx, dev, s.d.FlagDefaults)
 		if err != nil {
 			return nil, fmt.Errorf("chat: flags: %w", err)
 		}
 		v := flags[FlagAutoRun]
-		auto = &v
+		r.auto = &v
 	}
 	settings, err := mergedSettings(agent.DefaultSettings, req.Settings)
 	if err != nil {
@@ -383,139 +436,86 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if model == "" {
 		model = agent.Model
 	}
-	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: sessionID, Depth: c.Depth}
-	lp, err := loop.New(loop.Config{
+	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth}
+	return loop.New(loop.Config{
 		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
-		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *auto,
+		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *r.auto,
 		MaxIterations: req.MaxIterations, Log: s.d.Log,
 		// Outputs stored by reference reach the model as values (bounded: loop.MaxToolContent).
 		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) },
 	})
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// The system prompt is the agent's, given to the model each time and never stored.
-	sys := agentloop.Instructions(agent.Instructions)
-	st := loop.NewState(append(sys, convo...))
-	base := len(sys) + len(history)
-
-	// handoff gives the rest of the loop to agent_loop (202). turn holds the calls of a turn cut
-	// short (the budget ran out while they ran): agent_loop runs them first, under the same call
-	// ids, so an executor that did finish one answers its recorded result (DESIGN §3.9).
-	handoff := func(turn []tool.Call) (*Reply, error) {
-		// What ran is in the history; agent_loop goes on from it, so nothing runs twice.
-		if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
-			return nil, err
-		}
-		in := agentloop.Input{DeveloperID: dev, AgentID: agent.ID, SessionID: &sessionID, ToolChoice: req.rawToolChoice,
-			Settings: req.Settings, AutoRunTools: auto, Depth: c.Depth}
-		if req.Model != "" {
-			in.Model = &req.Model
-		}
-		if st.Iterations > 0 {
-			// A forced tool_choice held for the first model call only (package loop), which ran here.
-			in.ToolChoice = nil
-		}
-		if req.Tools != nil {
-			var tl any
-			if err := convert(req.Tools, &tl); err != nil {
-				return nil, fmt.Errorf("chat: encoding the tools: %w", err)
-			}
-			in.Tools = tl
-		}
-		maxIter := req.MaxIterations
-		if maxIter == 0 {
-			maxIter = loop.DefaultMaxIterations
-		}
-		left := maxIter - st.Iterations
-		if len(turn) > 0 {
-			// agent_loop counts the adopted turn's model call (loop.Adopt) among its iterations.
-			left++
-			var tv any
-			if err := convert(turn, &tv); err != nil {
-				return nil, fmt.Errorf("chat: encoding the turn: %w", err)
-			}
-			in.Turn = tv
-		}
-		if left < 1 {
-			left = 1
-		}
-		in.MaxIterations = &left
-		reply, err := s.startHandoff(ctx, dev, agent.ID, sessionID, in, st.Messages[len(sys):])
-		if err != nil && len(turn) > 0 {
-			s.closeTurn(ctx, dev, sessionID, turn, err)
-		}
-		return reply, err
-	}
-	if req.Async {
-		if s.d.Starter == nil {
-			return nil, fault.Invalid("async", "async chats need agent_loop, which is not configured here")
-		}
-		return handoff(nil)
-	}
-
-	// The loop runs within the time budget; when the next step would not fit (judged by the
-	// longest step so far), a model call runs out of time, or tools are still running when it
-	// ends, agent_loop takes over.
-	deadline := start.Add(s.d.Budget)
+// run steps the loop within the time budget, until deadline; when the next step would not fit
+// (judged by the longest step so far), a model call runs out of time, or tools are still running
+// when it ends, agent_loop takes over. A nil reply and error: the loop is done.
+func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
+	s, st := r.s, r.st
 	bctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var longest time.Duration
 	for !st.Done {
 		if s.d.Starter != nil && longest > 0 && deadline.Sub(s.d.Now()) < longest {
-			return handoff(nil)
+			return r.handoff(ctx, nil)
 		}
 		t0 := s.d.Now()
-		err := lp.Prompt(bctx, st)
+		err := r.lp.Prompt(bctx, st)
 		if err == nil && !st.Done {
-			results := lp.Execute(bctx, st)
+			results := r.lp.Execute(bctx, st)
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
 				if cut := unfinished(results); len(cut) > 0 {
-					return s.cutShort(ctx, lp, st, results, cut, handoff)
+					return s.cutShort(ctx, r.lp, st, results, cut, r.handoffWith(ctx))
 				}
 			}
 			// Outputs stored by reference are read back under the request's own context:
 			// the budget may be spent, the Lambda's time is not.
-			if err = lp.Feed(ctx, st, results); err != nil && s.d.Starter != nil && ctx.Err() == nil {
+			if err = r.lp.Feed(ctx, st, results); err != nil && s.d.Starter != nil && ctx.Err() == nil {
 				// An output could not be read back: agent_loop runs the turn's calls again under
 				// their ids (the executors answer their recorded results) and reads them, retrying.
 				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
-				return s.cutShort(ctx, lp, st, nil, nil, handoff)
+				return s.cutShort(ctx, r.lp, st, nil, nil, r.handoffWith(ctx))
 			}
 		}
-		if d := s.d.Now().Sub(t0); d > longest {
-			longest = d
-		}
+		longest = max(longest, s.d.Now().Sub(t0))
 		if err != nil {
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil && len(st.Turn) == 0 {
-				return handoff(nil)
+				return r.handoff(ctx, nil)
 			}
-			// What the loop produced is kept even when a later step failed, up to its last
-			// whole turn: every call it ran is answered in it, so a repeat never runs it again.
-			keep := st.Messages[base:]
-			if len(st.Turn) > 0 {
-				keep = keep[:len(keep)-1] // the turn's assistant message, whose calls have no answers
-			}
-			if serr := s.save(ctx, dev, sessionID, keep); serr != nil {
-				return nil, serr
-			}
-			return nil, err
+			return nil, r.failed(ctx, err)
 		}
 	}
-	if err := s.save(ctx, dev, sessionID, st.Messages[base:]); err != nil {
+	return nil, nil
+}
+
+// failed keeps what the loop produced before err, up to its last whole turn (every call it ran
+// is answered in it, so a repeat never runs it again), and gives err.
+func (r *chatRun) failed(ctx context.Context, err error) error {
+	keep := r.st.Messages[r.base:]
+	if len(r.st.Turn) > 0 {
+		keep = keep[:len(keep)-1] // the turn's assistant message, whose calls have no answers
+	}
+	if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, keep); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// answer saves the finished loop's messages and gives the response. Outputs stored by reference
+// are answered as values up to the HTTP API's inline limit, in the order the calls ran; larger
+// ones stay references for GET /payloads/{ref}.
+func (r *chatRun) answer(ctx context.Context) (*Reply, error) {
+	s, dev := r.s, r.c.DeveloperID
+	if err := s.save(ctx, dev, r.sessionID, r.st.Messages[r.base:]); err != nil {
 		return nil, err
 	}
-	resp := s.response(sessionID, st)
-	// Outputs stored by reference are answered as values up to the HTTP API's inline limit (DESIGN
-	// §3.7), in the order the calls ran; larger ones stay references for GET /payloads/{ref}.
+	resp := s.response(r.sessionID, r.st)
 	left := int64(store.AnswerInlineLimit)
-	for i, r := range resp.ToolResults {
-		n, ok := store.RefSize(r.Output)
+	for i, tr := range resp.ToolResults {
+		n, ok := store.RefSize(tr.Output)
 		if !ok {
 			continue
 		}
-		out, err := s.d.Store.InlineRefs(ctx, dev, r.Output, left)
+		out, err := s.d.Store.InlineRefs(ctx, dev, tr.Output, left)
 		if err != nil {
 			return nil, err
 		}
@@ -525,6 +525,71 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 		resp.ToolResults[i].Output = out
 	}
 	return &Reply{Status: http.StatusOK, Chat: resp}, nil
+}
+
+// handoffWith is handoff under ctx, for cutShort.
+func (r *chatRun) handoffWith(ctx context.Context) func([]tool.Call) (*Reply, error) {
+	return func(turn []tool.Call) (*Reply, error) { return r.handoff(ctx, turn) }
+}
+
+// handoff gives the rest of the loop to agent_loop (202). turn holds the calls of a turn cut
+// short (the budget ran out while they ran): agent_loop runs them first, under the same call ids,
+// so an executor that did finish one answers its recorded result.
+func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error) {
+	s, dev, st := r.s, r.c.DeveloperID, r.st
+	// What ran is in the history; agent_loop goes on from it, so nothing runs twice.
+	if err := s.save(ctx, dev, r.sessionID, st.Messages[r.base:]); err != nil {
+		return nil, err
+	}
+	in, err := r.handoffInput(turn)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := s.startHandoff(ctx, dev, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
+	if err != nil && len(turn) > 0 {
+		s.closeTurn(ctx, dev, r.sessionID, turn, err)
+	}
+	return reply, err
+}
+
+// handoffInput is agent_loop's input going on from r: the request's choices, the iterations left,
+// and the cut-short turn's calls.
+func (r *chatRun) handoffInput(turn []tool.Call) (agentloop.Input, error) {
+	req, st := r.req, r.st
+	sessionID := r.sessionID
+	in := agentloop.Input{DeveloperID: r.c.DeveloperID, AgentID: r.agent.ID, SessionID: &sessionID, ToolChoice: req.rawToolChoice,
+		Settings: req.Settings, AutoRunTools: r.auto, Depth: r.c.Depth}
+	if req.Model != "" {
+		in.Model = &req.Model
+	}
+	if st.Iterations > 0 {
+		// A forced tool_choice held for the first model call only (package loop), which ran here.
+		in.ToolChoice = nil
+	}
+	if req.Tools != nil {
+		var tl any
+		if err := jsonv.Convert(req.Tools, &tl); err != nil {
+			return in, fmt.Errorf("chat: encoding the tools: %w", err)
+		}
+		in.Tools = tl
+	}
+	maxIter := req.MaxIterations
+	if maxIter == 0 {
+		maxIter = loop.DefaultMaxIterations
+	}
+	left := maxIter - st.Iterations
+	if len(turn) > 0 {
+		// agent_loop counts the adopted turn's model call (loop.Adopt) among its iterations.
+		left++
+		var tv any
+		if err := jsonv.Convert(turn, &tv); err != nil {
+			return in, fmt.Errorf("chat: encoding the turn: %w", err)
+		}
+		in.Turn = tv
+	}
+	left = max(left, 1)
+	in.MaxIterations = &left
+	return in, nil
 }
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"sinew/internal/agentloop"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/system"
 )
 
@@ -40,7 +41,7 @@ func (s System) Chat(ctx context.Context, cc system.Context, sessionID string, r
 		return nil, fmt.Errorf("session.chat: %w", err)
 	}
 	var v any
-	if err := convert(out.Body(), &v); err != nil {
+	if err := jsonv.Convert(out.Body(), &v); err != nil {
 		return nil, fmt.Errorf("session.chat: %w", err)
 	}
 	return v, nil
@@ -56,7 +57,7 @@ func (s System) StartTaskExecution(ctx context.Context, cc system.Context, taskI
 		return nil, fmt.Errorf("task.execution.create: %w", err)
 	}
 	var v any
-	if err := convert(st, &v); err != nil {
+	if err := jsonv.Convert(st, &v); err != nil {
 		return nil, err
 	}
 	return v, nil

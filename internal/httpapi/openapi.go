@@ -254,16 +254,20 @@ func (rt *Router) registerBuiltins() {
 		Method: http.MethodGet, Path: "/healthz", Public: true,
 		Op: Operation{ID: "getHealth", Summary: "Liveness", Tags: []string{"meta"},
 			Responses: map[int]Resp{http.StatusOK: {Description: "the function answers", Schema: Ref("Health")}}},
-		Handler: func(context.Context, *Request) (*Response, error) {
-			return OK(map[string]string{"status": "ok"}), nil
-		},
+		Handler: health,
 	})
 	rt.Handle(Route{
 		Method: http.MethodGet, Path: "/openapi.json", Public: true,
 		Op: Operation{ID: "getOpenAPI", Summary: "This API's OpenAPI 3.1 document", Tags: []string{"meta"},
 			Responses: map[int]Resp{http.StatusOK: {Description: "the document", Schema: map[string]any{"type": "object"}}}},
-		Handler: func(context.Context, *Request) (*Response, error) {
-			return OK(rt.OpenAPI()), nil
-		},
+		Handler: rt.serveOpenAPI,
 	})
+}
+
+func health(context.Context, *Request) (*Response, error) {
+	return OK(map[string]string{"status": "ok"}), nil
+}
+
+func (rt *Router) serveOpenAPI(context.Context, *Request) (*Response, error) {
+	return OK(rt.OpenAPI()), nil
 }

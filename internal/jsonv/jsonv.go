@@ -176,3 +176,13 @@ func TypeName(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// Convert decodes the JSON form of in into out (a pointer): a typed value to a generic one or
+// back, as the value travels between a state machine's JSON and sinew's types.
+func Convert(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}

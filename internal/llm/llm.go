@@ -1,4 +1,4 @@
-// Package llm is sinew's model client (DESIGN §6): one Model interface that the model-tool loop talks
+// Package llm is sinew's model client: one Model interface that the model-tool loop talks
 // to, with adapters for Amazon Bedrock Converse (package llm/bedrock), any OpenAI-compatible endpoint
 // (package llm/openai) and a scripted model for tests and the offline demo (package llm/scripted).
 //
@@ -357,7 +357,7 @@ func Finish(msg Message, reported FinishReason) FinishReason {
 	return reported
 }
 
-// StatusKind classifies an HTTP status of a model API (DESIGN §3.3): 408, 429, 5xx and 524 are
+// StatusKind classifies an HTTP status of a model API: 408, 429, 5xx and 524 are
 // Transient, 401 and 403 (credentials refused) and 404 (no such model) Provider, other 4xx
 // InvalidInput (the request was malformed, e.g. too long for the context window).
 func StatusKind(status int) fault.Kind {

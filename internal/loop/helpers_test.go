@@ -15,8 +15,8 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/integrations"
 	"sinew/internal/llm"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 )
 
 // oaTurn answers one chat completions request: it checks the request sinew sent and gives the

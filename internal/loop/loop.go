@@ -1,6 +1,11 @@
-// Package loop is the model-tool loop (DESIGN §1 entry 1, §6, §7) that the chat route and the
+// Package loop is the model-tool loop that the chat route and the
 // agent_loop state machine share: prompt the model with the formatted tools, run the calls it asks
 // for, feed the results back, until it answers without calls or the iteration cap is reached.
+//
+// The model-tool machinery has three places: the model adapters (package llm and below it), the
+// loop with its turns and hand-off (this package, with loop/toolfmt presenting tools to the model
+// and loop/agentloop running one iteration per model Lambda invocation and starting agent_loop
+// executions), and the chat HTTP service (package chat).
 //
 // The loop's whole memory is State, a plain JSON value, so agent_loop can run one iteration per
 // Lambda invocation with the messages stored by reference. An iteration has three parts, exposed
@@ -43,9 +48,9 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 )
 
 // Defaults of a Config.
@@ -82,20 +87,20 @@ type Config struct {
 	ModelID    string
 	ToolChoice llm.ToolChoice
 	Settings   llm.Settings
-	// AutoRun is auto_run_tools (DESIGN §7).
+	// AutoRun is auto_run_tools.
 	AutoRun bool
 	// RunFunctions runs function calls through the Runner instead of handing them back.
 	RunFunctions  bool
 	MaxIterations int // DefaultMaxIterations when 0
 	Concurrency   int // DefaultConcurrency when 0
-	// Resolve reads back a tool output stored by reference ({"sinew:ref", "bytes"}, DESIGN §3.7),
+	// Resolve reads back a tool output stored by reference ({"sinew:ref", "bytes"}),
 	// so the model sees the value and not the reference. Nil: outputs are shown as they are.
 	Resolve func(ctx context.Context, v any) (any, error)
 	Log     *slog.Logger
 }
 
 // MaxToolContent bounds the text of one tool message, in bytes. An executor may return up to
-// 2 MB (DESIGN §3.7), but a session's history keeps each message in one DynamoDB item (400 KB) and
+// 2 MB, but a session's history keeps each message in one DynamoDB item (400 KB) and
 // a model's context window is finite, so a longer result is cut, with a marker saying so and where
 // the whole value is.
 const MaxToolContent = 128 << 10
@@ -167,7 +172,7 @@ type Planned struct {
 	RawArguments string `json:"raw_arguments,omitempty"`
 }
 
-// Pending is a call handed back to the caller (API.md "Chat": pending_calls).
+// Pending is a call handed back to the caller (pending_calls).
 type Pending struct {
 	CallID      string    `json:"call_id"`
 	ModelCallID string    `json:"model_call_id"`
@@ -210,7 +215,7 @@ func (s *State) Last() llm.Message {
 }
 
 // Unanswered gives the ids of the last assistant message's tool calls that no later tool message
-// answers. A request that leaves one unanswered is refused (API.md "Chat": 422).
+// answers. A request that leaves one unanswered is refused (422).
 func Unanswered(messages []llm.Message) []string {
 	last := -1
 	for i := len(messages) - 1; i >= 0; i-- {
@@ -497,7 +502,7 @@ func (l *Loop) FeedPartial(ctx context.Context, st *State, results []tool.Result
 // budget ran out while tools ran): calls are the envelopes, under sinew's call ids and the model's
 // ids, of every tool call of the last assistant message that no tool message answers yet. Each
 // becomes a call to run with the same id, so an executor that did finish it answers its recorded
-// result instead of running it again (DESIGN §3.9); a call of a tool the loop no longer has is
+// result instead of running it again; a call of a tool the loop no longer has is
 // rejected as the model would see it. The turn's model call counts as an iteration.
 func (l *Loop) Adopt(st *State, calls []tool.Call) error {
 	if len(st.Turn) > 0 || st.Done {

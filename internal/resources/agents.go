@@ -2,7 +2,9 @@ package resources
 
 import (
 	"context"
+	"net/http"
 
+	"sinew/internal/httpapi"
 	"sinew/internal/store"
 )
 
@@ -76,4 +78,46 @@ func (s *Service) PatchAgent(ctx context.Context, dev, id string, body []byte) (
 		in.apply(a)
 		return nil
 	})
+}
+
+func (h handlers) registerAgents(rt *httpapi.Router) {
+	tags := []string{"agents"}
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/agents", Handler: h.createAgent, Op: httpapi.Operation{ID: "createAgent",
+		Summary: "Create an agent", Tags: tags, Request: ref("AgentInput"), Responses: resp(201, "the agent, setup values redacted", ref("Agent"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/agents", Handler: h.listAgents, Op: httpapi.Operation{ID: "listAgents",
+		Summary: "List agents, newest first", Tags: tags, Params: httpapi.PageParams(), Responses: resp(200, "a page of agents", httpapi.ListOf(ref("Agent")))}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/agents/{agent_id}", Handler: h.getAgent, Op: httpapi.Operation{ID: "getAgent",
+		Summary: "Get an agent", Tags: tags, Responses: resp(200, "the agent, setup values redacted", ref("Agent"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/agents/{agent_id}", Handler: h.updateAgent, Op: httpapi.Operation{ID: "updateAgent",
+		Summary: "Replace an agent's fields", Tags: tags, Request: ref("AgentInput"), Responses: resp(200, "the agent", ref("Agent"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPatch, Path: "/agents/{agent_id}", Handler: h.patchAgent, Op: httpapi.Operation{ID: "patchAgent",
+		Summary: "Merge a patch into an agent", Tags: tags, Request: ref("AgentPatch"), Responses: resp(200, "the agent", ref("Agent"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/agents/{agent_id}", Handler: h.deleteAgent, Op: httpapi.Operation{ID: "deleteAgent",
+		Summary: "Delete an agent with its tools, docs, tasks and sessions", Tags: tags, Responses: resp(204, "deleted", nil)}})
+}
+
+func (h handlers) createAgent(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return created(h.s.CreateAgent(ctx, r.DeveloperID, r.Body()))
+}
+
+func (h handlers) listAgents(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return list(r, func(p store.Page) (*store.List[store.Agent], error) {
+		return h.s.Store.ListAgents(ctx, r.DeveloperID, p)
+	})
+}
+
+func (h handlers) getAgent(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.Store.GetAgent(ctx, r.DeveloperID, r.Param("agent_id")))
+}
+
+func (h handlers) updateAgent(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.ReplaceAgent(ctx, r.DeveloperID, r.Param("agent_id"), r.Body()))
+}
+
+func (h handlers) patchAgent(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.PatchAgent(ctx, r.DeveloperID, r.Param("agent_id"), r.Body()))
+}
+
+func (h handlers) deleteAgent(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return noContent(h.s.Store.DeleteAgent(ctx, r.DeveloperID, r.Param("agent_id")))
 }

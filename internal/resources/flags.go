@@ -2,9 +2,11 @@ package resources
 
 import (
 	"context"
+	"net/http"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
+	"sinew/internal/httpapi"
 )
 
 // FlagInput is the body of PUT /flags/{name}.
@@ -53,4 +55,30 @@ func (s *Service) SetFlag(ctx context.Context, dev, name string, body []byte) (*
 		return nil, err
 	}
 	return &Flag{Name: name, Value: *in.Value}, nil
+}
+
+func (h handlers) registerFlags(rt *httpapi.Router) {
+	tags := []string{"flags"}
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/flags", Handler: h.getFlags, Op: httpapi.Operation{ID: "getFlags",
+		Summary: "The caller's flags", Tags: tags, Responses: resp(200, "every known flag", ref("Flags"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/flags/{name}", Handler: h.setFlag, Op: httpapi.Operation{ID: "setFlag",
+		Summary: "Set one of the caller's flags", Tags: tags,
+		Params:  []httpapi.Param{{Name: "name", In: "path", Schema: map[string]any{"type": "string", "enum": flagEnum()}}},
+		Request: ref("FlagInput"), Responses: map[int]httpapi.Resp{200: {Description: "the flag", Schema: ref("Flag")}, 404: {Description: "not a known flag"}}}})
+}
+
+func (h handlers) getFlags(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.Flags(ctx, r.DeveloperID))
+}
+
+func (h handlers) setFlag(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.SetFlag(ctx, r.DeveloperID, r.Param("name"), r.Body()))
+}
+
+func flagEnum() []any {
+	out := make([]any, len(config.Flags))
+	for i, f := range config.Flags {
+		out[i] = f
+	}
+	return out
 }

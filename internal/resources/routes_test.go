@@ -178,7 +178,7 @@ func TestEveryRoute(t *testing.T) {
 }
 
 // TestOpenAPIListsEveryRoute: the document has an operation, with schemas, for every route the
-// resources item owns (API.md), and every $ref it makes resolves.
+// resources item owns, and every $ref it makes resolves.
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	e := newEnv(t)
 	doc := e.must(200, "", "GET", "/openapi.json", "")

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"sinew/internal/config"
+	"sinew/internal/docsearch"
 	"sinew/internal/httpapi"
 	"sinew/internal/tool"
 )
@@ -66,7 +67,7 @@ func asPatch(in map[string]any) map[string]any {
 }
 
 const metadataDoc = "free-form; the keys x-integration-setup, x-integration-args, x-api_call-setup and x-api_call-args " +
-	"map a tool name to an object (DESIGN §3.4). Values under the -setup keys are secrets: stored encrypted and answered " +
+	"map a tool name to an object. Values under the -setup keys are secrets: stored encrypted and answered " +
 	"as \"<redacted>\"; writing \"<redacted>\" back keeps the stored value."
 
 var stringOrStrings = map[string]any{"oneOf": []any{
@@ -160,7 +161,7 @@ func toolProps() map[string]any {
 			"resource_id": uuidStr("the default for the resource's own id argument (agent_id for an agent, ...)"),
 			"arguments":   freeObj("defaults that the call's arguments override"),
 		}),
-		"api_call": map[string]any{"type": "object", "required": []any{"method", "url"}, "description": "an HTTP request template (DESIGN §5); json_ and schema_ are accepted as aliases of json and schema",
+		"api_call": map[string]any{"type": "object", "required": []any{"method", "url"}, "description": "an HTTP request template; json_ and schema_ are accepted as aliases of json and schema",
 			"properties": map[string]any{
 				"method": map[string]any{"type": "string", "enum": enum(tool.HTTPMethods)}, "url": map[string]any{"type": "string", "format": "uri"},
 				"headers":       map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
@@ -175,7 +176,7 @@ func toolProps() map[string]any {
 
 func toolInputSchema() map[string]any {
 	s := obj([]string{"name", "type"}, toolProps())
-	s["description"] = "a tool (DESIGN §3.1): exactly one of function, integration, system, api_call, agreeing with type. " +
+	s["description"] = "a tool: exactly one of function, integration, system, api_call, agreeing with type. " +
 		"id, created_at and updated_at are read-only and ignored when sent."
 	s["additionalProperties"] = false
 	for _, k := range readOnlyToolFields {
@@ -221,7 +222,7 @@ func registerSchemas(rt *httpapi.Router) {
 	rt.Schema("Doc", withRead(docIn, nil))
 	searchFields := map[string]any{
 		"text":            str("the words to look for"),
-		"limit":           map[string]any{"type": "integer", "minimum": 1, "maximum": MaxSearchLimit, "default": DefaultSearchLimit},
+		"limit":           map[string]any{"type": "integer", "minimum": 1, "maximum": docsearch.MaxLimit, "default": docsearch.DefaultLimit},
 		"metadata_filter": freeObj("keep docs whose metadata has each of these keys with an equal value"),
 		"vector":          map[string]any{"type": "array", "items": map[string]any{"type": "number"}, "description": "refused: sinew has no embedding search"},
 	}

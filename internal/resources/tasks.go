@@ -3,14 +3,16 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 
 	"sinew/internal/fault"
+	"sinew/internal/httpapi"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
 
-// TaskPrompt is a task's optional prompt (DESIGN §1): what agent_loop sends the model when the task
+// TaskPrompt is a task's optional prompt: what agent_loop sends the model when the task
 // is executed.
 type TaskPrompt struct {
 	Messages      []any          `json:"messages,omitempty"`
@@ -184,4 +186,48 @@ func (s *Service) PatchTask(ctx context.Context, dev, id string, body []byte) (*
 		return nil, err
 	}
 	return s.view(ctx, dev, task)
+}
+
+func (h handlers) registerTasks(rt *httpapi.Router) {
+	tags := []string{"tasks"}
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/agents/{agent_id}/tasks", Handler: h.createTask, Op: httpapi.Operation{ID: "createTask",
+		Summary: "Create a task of an agent, with its tools", Tags: tags, Request: ref("TaskInput"),
+		Responses: withConflict(resp(201, "the task with its tools", ref("Task")), "two of its tools share a name")}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/agents/{agent_id}/tasks", Handler: h.listTasks, Op: httpapi.Operation{ID: "listTasks",
+		Summary: "List an agent's tasks, in the order they were made (without their tools)", Tags: tags, Params: httpapi.PageParams(),
+		Responses: resp(200, "a page of tasks", httpapi.ListOf(ref("TaskSummary")))}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/tasks/{task_id}", Handler: h.getTask, Op: httpapi.Operation{ID: "getTask",
+		Summary: "Get a task with its tools", Tags: tags, Responses: resp(200, "the task", ref("Task"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/tasks/{task_id}", Handler: h.updateTask, Op: httpapi.Operation{ID: "updateTask",
+		Summary: "Replace a task's own fields (its tools stay)", Tags: tags, Request: ref("TaskUpdate"), Responses: resp(200, "the task", ref("Task"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPatch, Path: "/tasks/{task_id}", Handler: h.patchTask, Op: httpapi.Operation{ID: "patchTask",
+		Summary: "Merge a patch into a task's own fields", Tags: tags, Request: ref("TaskPatch"), Responses: resp(200, "the task", ref("Task"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/tasks/{task_id}", Handler: h.deleteTask, Op: httpapi.Operation{ID: "deleteTask",
+		Summary: "Delete a task with its tools", Tags: tags, Responses: resp(204, "deleted", nil)}})
+}
+
+func (h handlers) createTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return created(h.s.CreateTask(ctx, r.DeveloperID, r.Param("agent_id"), r.Body()))
+}
+
+func (h handlers) listTasks(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return list(r, func(p store.Page) (*store.List[store.Task], error) {
+		return h.s.Store.ListTasks(ctx, r.DeveloperID, r.Param("agent_id"), p)
+	})
+}
+
+func (h handlers) getTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.GetTask(ctx, r.DeveloperID, r.Param("task_id")))
+}
+
+func (h handlers) updateTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.ReplaceTask(ctx, r.DeveloperID, r.Param("task_id"), r.Body()))
+}
+
+func (h handlers) patchTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.PatchTask(ctx, r.DeveloperID, r.Param("task_id"), r.Body()))
+}
+
+func (h handlers) deleteTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return noContent(h.s.Store.DeleteTask(ctx, r.DeveloperID, r.Param("task_id")))
 }

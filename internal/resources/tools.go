@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 var readOnlyToolFields = []string{"id", "created_at", "updated_at"}
 
 // decodeToolBody decodes a tool strictly (tool.DecodeStrict: unknown fields and wrong types named,
-// Julep's json_/schema_ aliases accepted); the store checks the rules of DESIGN §3.1 as it writes.
+// Julep's json_/schema_ aliases accepted); the store checks a tool's rules as it writes.
 func decodeToolBody(body []byte, prefix string) (*tool.Tool, error) {
 	if prefix == "" {
 		// The body's own faults (empty, malformed, trailing data, not an object) named as "body",
@@ -121,4 +122,58 @@ func (s *Service) PatchTool(ctx context.Context, dev string, o store.Owner, id s
 		*t = *nt
 		return nil
 	})
+}
+
+// toolRoutes serves the tool routes of one kind of owner (agents or tasks).
+type toolRoutes struct {
+	s     *Service
+	owner ownerFn
+}
+
+// register adds the tool routes under base (the owner's path); tag and what name them in the
+// OpenAPI document.
+func (h toolRoutes) register(rt *httpapi.Router, base, tag, what string) {
+	tags := []string{tag}
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: base + "/tools", Handler: h.create, Op: httpapi.Operation{ID: "create" + what + "Tool",
+		Summary: "Add a tool", Tags: tags, Request: ref("ToolInput"),
+		Responses: withConflict(resp(201, "the tool, setup values redacted", ref("Tool")), "the owner has a tool of that name")}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: base + "/tools", Handler: h.list, Op: httpapi.Operation{ID: "list" + what + "Tools",
+		Summary: "List tools, in the order they were made", Tags: tags, Params: httpapi.PageParams(),
+		Responses: resp(200, "a page of tools", httpapi.ListOf(ref("Tool")))}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: base + "/tools/{tool_id}", Handler: h.get, Op: httpapi.Operation{ID: "get" + what + "Tool",
+		Summary: "Get a tool", Tags: tags, Responses: resp(200, "the tool, setup values redacted", ref("Tool"))}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: base + "/tools/{tool_id}", Handler: h.update, Op: httpapi.Operation{ID: "update" + what + "Tool",
+		Summary: "Replace a tool", Tags: tags, Request: ref("ToolInput"),
+		Responses: withConflict(resp(200, "the tool", ref("Tool")), "the new name is taken")}})
+	rt.Handle(httpapi.Route{Method: http.MethodPatch, Path: base + "/tools/{tool_id}", Handler: h.patch, Op: httpapi.Operation{ID: "patch" + what + "Tool",
+		Summary: "Merge a patch into a tool", Tags: tags, Request: ref("ToolPatch"),
+		Responses: withConflict(resp(200, "the tool", ref("Tool")), "the new name is taken")}})
+	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: base + "/tools/{tool_id}", Handler: h.delete, Op: httpapi.Operation{ID: "delete" + what + "Tool",
+		Summary: "Delete a tool", Tags: tags, Responses: resp(204, "deleted", nil)}})
+}
+
+func (h toolRoutes) create(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return created(h.s.CreateTool(ctx, r.DeveloperID, h.owner(r), r.Body()))
+}
+
+func (h toolRoutes) list(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return list(r, func(p store.Page) (*store.List[tool.Tool], error) {
+		return h.s.Store.ListTools(ctx, r.DeveloperID, h.owner(r), p)
+	})
+}
+
+func (h toolRoutes) get(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.Store.GetTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id")))
+}
+
+func (h toolRoutes) update(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.ReplaceTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body()))
+}
+
+func (h toolRoutes) patch(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return ok(h.s.PatchTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body()))
+}
+
+func (h toolRoutes) delete(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	return noContent(h.s.Store.DeleteTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id")))
 }

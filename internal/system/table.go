@@ -78,6 +78,15 @@ var (
 var table = map[key]handler{}
 
 func init() {
+	registerDocs()
+	registerAgents()
+	registerUsers()
+	registerSessions()
+	registerTasks()
+}
+
+// registerDocs adds the doc operations of agents and users: list, create, delete and search.
+func registerDocs() {
 	for _, owner := range []string{"agent", "user"} {
 		owner := owner
 		idk := owner + "_id"
@@ -143,8 +152,10 @@ func init() {
 				return x.Resources.SearchDocs(ctx, cc.DeveloperID, o, b)
 			}}
 	}
+}
 
-	// agent
+// registerAgents adds the agent operations.
+func registerAgents() {
 	agentID := idProp("agent_id", "the agent")
 	table[key{"agent", "", "list"}] = handler{"List the developer's agents, newest first.", schema(nil, pageProps),
 		func(ctx context.Context, x *Executor, cc Context, a args) (any, error) {
@@ -170,8 +181,10 @@ func init() {
 		func(ctx context.Context, x *Executor, dev, id string) error {
 			return x.Resources.Store.DeleteAgent(ctx, dev, id)
 		})}
+}
 
-	// user
+// registerUsers adds the user operations.
+func registerUsers() {
 	userID := idProp("user_id", "the user")
 	table[key{"user", "", "list"}] = handler{"List the developer's users, newest first.", schema(nil, pageProps),
 		func(ctx context.Context, x *Executor, cc Context, a args) (any, error) {
@@ -197,8 +210,11 @@ func init() {
 		func(ctx context.Context, x *Executor, dev, id string) error {
 			return x.Resources.Store.DeleteUser(ctx, dev, id)
 		})}
+}
 
-	// session
+// registerSessions adds the session operations, session.chat among them.
+func registerSessions() {
+	agentID := idProp("agent_id", "the agent")
 	sessionID := idProp("session_id", "the session")
 	table[key{"session", "", "list"}] = handler{"List the developer's sessions, newest first.", schema(nil, pageProps),
 		func(ctx context.Context, x *Executor, cc Context, a args) (any, error) {
@@ -286,8 +302,11 @@ func init() {
 			next.SessionID = id
 			return x.Chat.Chat(ctx, next, id, jsonv.Clone(map[string]any(a)).(map[string]any))
 		}}
+}
 
-	// task
+// registerTasks adds the task operations, task.execution.create among them.
+func registerTasks() {
+	agentID := idProp("agent_id", "the agent")
 	taskID := idProp("task_id", "the task")
 	table[key{"task", "", "list"}] = handler{"List an agent's tasks, in the order they were made.", schema([]string{"agent_id"}, agentID, pageProps),
 		func(ctx context.Context, x *Executor, cc Context, a args) (any, error) {

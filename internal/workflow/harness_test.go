@@ -32,12 +32,7 @@ import (
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
 	"sinew/internal/fault"
-	apicallh "sinew/internal/handlers/apicall"
-	"sinew/internal/handlers/common"
-	"sinew/internal/handlers/function"
-	"sinew/internal/handlers/integration"
-	"sinew/internal/handlers/prepare"
-	"sinew/internal/handlers/settle"
+	"sinew/internal/handler"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -319,11 +314,11 @@ func newHarness(t testing.TB) *harness {
 
 	guardRec := &dispatch.Guard{Records: h.store}
 	h.handler = map[string]lambda.Handler{
-		"prepare":     lambdaboundary.Handler(prepare.New(prepare.Deps{Workflow: h.svc})),
-		"function":    lambdaboundary.Handler(function.New(function.Deps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(integration.New(integration.Deps{Executor: common.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, Providers: reg})),
-		"apicall":     lambdaboundary.Handler(apicallh.New(apicallh.Deps{Executor: common.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, APICall: apicall.New(guard)})),
-		"settle":      lambdaboundary.Handler(settle.New(settle.Deps{Workflow: h.svc})),
+		"prepare":     lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc})),
+		"function":    lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc})),
+		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, Providers: reg})),
+		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, APICall: apicall.New(guard)})),
+		"settle":      lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: h.svc})),
 	}
 	for k, v := range h.handler {
 		h.iv.handlers[k] = v

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -138,6 +139,48 @@ func TestPrepare(t *testing.T) {
 			}
 			if rec := h.record(dev, execID); rec.Status != store.ExecFailed || rec.Error == nil {
 				t.Errorf("record = %s %v, want failed with the error", rec.Status, rec.Error)
+			}
+		})
+	}
+}
+
+func TestIDs(t *testing.T) {
+	a, b := workflow.CallIDFor("dev", "exec-1"), workflow.CallIDFor("dev", "exec-2")
+	if !tool.ValidCallID(a) || a == b || a != workflow.CallIDFor("dev", "exec-1") || a == workflow.CallIDFor("dev2", "exec-1") {
+		t.Errorf("CallIDFor: %s %s", a, b)
+	}
+	n := workflow.IdempotentName("dev", "POST /tool-calls", "k")
+	if !strings.HasPrefix(n, "idem-") || len(n) > 80 || n == workflow.IdempotentName("dev2", "POST /tool-calls", "k") ||
+		n == workflow.IdempotentName("dev", "POST /tasks/{id}/executions", "k") || n != workflow.IdempotentName("dev", "POST /tool-calls", "k") {
+		t.Errorf("IdempotentName: %s", n)
+	}
+}
+
+func TestWaitOf(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name    string
+		fn      *tool.FunctionDef
+		timeout int64
+		hb      *int64
+		field   string
+	}{
+		{"default 31 days", &tool.FunctionDef{}, tool.DefaultFunctionTimeoutSeconds, nil, ""},
+		{"set", &tool.FunctionDef{TimeoutSeconds: i(60), HeartbeatSeconds: i(10)}, 60, i(10), ""},
+		{"heartbeat not under the timeout", &tool.FunctionDef{TimeoutSeconds: i(60), HeartbeatSeconds: i(60)}, 0, nil, "function.heartbeat_seconds"},
+		{"over a year", &tool.FunctionDef{TimeoutSeconds: i(tool.MaxFunctionTimeoutSeconds + 1)}, 0, nil, "function.timeout_seconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := workflow.WaitOf(&tool.Tool{Name: "f", Type: tool.TypeFunction, Function: tt.fn})
+			if tt.field != "" {
+				if err == nil || fieldOf(err) != tt.field {
+					t.Errorf("err = %v, want one naming %s", err, tt.field)
+				}
+				return
+			}
+			if err != nil || *w.TimeoutSeconds != tt.timeout || (tt.hb == nil) != (w.HeartbeatSeconds == nil) || (tt.hb != nil && *tt.hb != *w.HeartbeatSeconds) {
+				t.Errorf("WaitOf = %+v, %v", w, err)
 			}
 		})
 	}

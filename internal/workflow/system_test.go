@@ -3,14 +3,14 @@ package workflow_test
 import (
 	"testing"
 
-	syshandler "sinew/internal/handlers/system"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/system"
 )
 
 // TestSystemEndToEnd runs a system tool through the state machine, with the system function's
-// handler (internal/handlers/system) in process.
+// handler (internal/handler) in process.
 func TestSystemEndToEnd(t *testing.T) {
 	h := newHarness(t)
 	h.withSystem()
@@ -29,5 +29,5 @@ func TestSystemEndToEnd(t *testing.T) {
 // withSystem registers the system function's handler over the harness's store.
 func (h *harness) withSystem() {
 	x := &system.Executor{Resources: &resources.Service{Store: h.store}}
-	h.iv.handlers["system"] = lambdaboundary.Handler(syshandler.New(x))
+	h.iv.handlers["system"] = lambdaboundary.Handler(handler.NewSystem(x))
 }

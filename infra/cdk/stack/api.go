@@ -37,35 +37,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 		auth = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("Jwt"), jsii.String(s.settings.OIDCIssuer),
 			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: jsii.Strings(s.settings.OIDCAudience...)})
 	} else {
-		pool := awscognito.NewUserPool(s.Stack, jsii.String("Developers"), &awscognito.UserPoolProps{
-			UserPoolName: jsii.String(s.physical("developers")),
-			// Developers are invited by the operator (admin-create-user); nobody signs up.
-			SelfSignUpEnabled: jsii.Bool(false),
-			SignInAliases:     &awscognito.SignInAliases{Email: jsii.Bool(true)},
-			PasswordPolicy: &awscognito.PasswordPolicy{MinLength: jsii.Number(12), RequireDigits: jsii.Bool(true),
-				RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true), RequireSymbols: jsii.Bool(true)},
-			Mfa:                awscognito.Mfa_OPTIONAL,
-			MfaSecondFactor:    &awscognito.MfaSecondFactor{Otp: jsii.Bool(true), Sms: jsii.Bool(false)},
-			AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
-			DeletionProtection: jsii.Bool(!s.settings.Destroy),
-			RemovalPolicy:      s.removal(),
-		})
-		client := pool.AddClient(jsii.String("Client"), &awscognito.UserPoolClientOptions{
-			UserPoolClientName: jsii.String(s.physical("client")),
-			GenerateSecret:     jsii.Bool(false),
-			// SRP for apps; password auth so a developer can get a token with the AWS CLI
-			// (cognito-idp initiate-auth), as the deploy guide shows.
-			AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true), UserPassword: jsii.Bool(true)},
-			PreventUserExistenceErrors: jsii.Bool(true),
-			AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
-			IdTokenValidity:            awscdk.Duration_Hours(jsii.Number(1)),
-		})
-		auth = awsapigatewayv2authorizers.NewHttpUserPoolAuthorizer(jsii.String("Cognito"), pool,
-			&awsapigatewayv2authorizers.HttpUserPoolAuthorizerProps{UserPoolClients: &[]awscognito.IUserPoolClient{client}})
-		out.pool, out.client = pool.UserPoolId(), client.UserPoolClientId()
-		nag(pool, "AwsSolutions-COG2", "MFA is optional (TOTP) rather than required: sinew's callers are often programs holding a developer's token; an operator who wants it required sets the pool's MFA to ON, or brings an OIDC issuer (oidcIssuer).")
-		nag(pool, "AwsSolutions-COG8", "The Plus feature plan is a per-user charge the operator chooses; the pool has no self sign-up and requires strong passwords. Switch the pool to Plus when its threat protection is wanted.")
-		nag(pool, "AwsSolutions-COG3", "Threat protection (advanced security) needs Cognito's Plus plan, a per-user charge; the pool has no self sign-up, so accounts exist only when the operator makes them. Enable it in the pool when the plan is wanted.")
+		auth = s.cognitoAuthorizer(&out)
 	}
 
 	integrations := map[string]awsapigatewayv2.HttpRouteIntegration{}
@@ -144,4 +116,39 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 	})
 	out.url = stage.Url()
 	return out
+}
+
+// cognitoAuthorizer makes the stack's Cognito user pool of developers, its app client, and the
+// JWT authorizer over them; out learns the pool's and the client's ids.
+func (s *Sinew) cognitoAuthorizer(out *builtAPI) awsapigatewayv2.IHttpRouteAuthorizer {
+	pool := awscognito.NewUserPool(s.Stack, jsii.String("Developers"), &awscognito.UserPoolProps{
+		UserPoolName: jsii.String(s.physical("developers")),
+		// Developers are invited by the operator (admin-create-user); nobody signs up.
+		SelfSignUpEnabled: jsii.Bool(false),
+		SignInAliases:     &awscognito.SignInAliases{Email: jsii.Bool(true)},
+		PasswordPolicy: &awscognito.PasswordPolicy{MinLength: jsii.Number(12), RequireDigits: jsii.Bool(true),
+			RequireLowercase: jsii.Bool(true), RequireUppercase: jsii.Bool(true), RequireSymbols: jsii.Bool(true)},
+		Mfa:                awscognito.Mfa_OPTIONAL,
+		MfaSecondFactor:    &awscognito.MfaSecondFactor{Otp: jsii.Bool(true), Sms: jsii.Bool(false)},
+		AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
+		DeletionProtection: jsii.Bool(!s.settings.Destroy),
+		RemovalPolicy:      s.removal(),
+	})
+	client := pool.AddClient(jsii.String("Client"), &awscognito.UserPoolClientOptions{
+		UserPoolClientName: jsii.String(s.physical("client")),
+		GenerateSecret:     jsii.Bool(false),
+		// SRP for apps; password auth so a developer can get a token with the AWS CLI
+		// (cognito-idp initiate-auth), as the deploy guide shows.
+		AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true), UserPassword: jsii.Bool(true)},
+		PreventUserExistenceErrors: jsii.Bool(true),
+		AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
+		IdTokenValidity:            awscdk.Duration_Hours(jsii.Number(1)),
+	})
+	auth := awsapigatewayv2authorizers.NewHttpUserPoolAuthorizer(jsii.String("Cognito"), pool,
+		&awsapigatewayv2authorizers.HttpUserPoolAuthorizerProps{UserPoolClients: &[]awscognito.IUserPoolClient{client}})
+	out.pool, out.client = pool.UserPoolId(), client.UserPoolClientId()
+	nag(pool, "AwsSolutions-COG2", "MFA is optional (TOTP) rather than required: sinew's callers are often programs holding a developer's token; an operator who wants it required sets the pool's MFA to ON, or brings an OIDC issuer (oidcIssuer).")
+	nag(pool, "AwsSolutions-COG8", "The Plus feature plan is a per-user charge the operator chooses; the pool has no self sign-up and requires strong passwords. Switch the pool to Plus when its threat protection is wanted.")
+	nag(pool, "AwsSolutions-COG3", "Threat protection (advanced security) needs Cognito's Plus plan, a per-user charge; the pool has no self sign-up, so accounts exist only when the operator makes them. Enable it in the pool when the plan is wanted.")
+	return auth
 }

@@ -119,6 +119,27 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	}
 
 	s := Settings{Env: map[string]string{}}
+	errs = append(errs, parseAccess(&s, str, list)...)
+	s.ThrottleRate = num(CtxThrottleRate, DefaultThrottleRate, 1, 10000)
+	s.ThrottleBurst = int(num(CtxThrottleBurst, DefaultThrottleBurst, 1, 5000))
+	s.LogRetentionDays = int(num(CtxLogRetentionDays, DefaultLogRetentionDays, 1, 3653))
+	if !slices.Contains(retentionDays, s.LogRetentionDays) {
+		errs = append(errs, fault.Invalid(CtxLogRetentionDays, "%s=%d: CloudWatch Logs accepts only %v", CtxLogRetentionDays, s.LogRetentionDays, retentionDays))
+	}
+
+	errs = append(errs, parseNames(&s, str)...)
+	cfg, ferrs := parseFunctionEnv(&s, str, keys)
+	errs = append(errs, ferrs...)
+	errs = append(errs, parseModels(&s, cfg, list)...)
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// parseAccess reads who may reach the API and what happens to the data: the removal policy, the
+// OIDC issuer and audience (else the stack's Cognito user pool) and the CORS origins.
+func parseAccess(s *Settings, str func(string) string, list func(string) []string) (errs []error) {
 	switch rp := strings.ToLower(str(CtxRemovalPolicy)); rp {
 	case "", "retain":
 	case "destroy":
@@ -150,14 +171,12 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 			errs = append(errs, fault.Invalid(CtxCORSOrigins, "%s: %q is not an origin; want scheme://host[:port], like https://app.example.com, or *", CtxCORSOrigins, o))
 		}
 	}
+	return errs
+}
 
-	s.ThrottleRate = num(CtxThrottleRate, DefaultThrottleRate, 1, 10000)
-	s.ThrottleBurst = int(num(CtxThrottleBurst, DefaultThrottleBurst, 1, 5000))
-	s.LogRetentionDays = int(num(CtxLogRetentionDays, DefaultLogRetentionDays, 1, 3653))
-	if !slices.Contains(retentionDays, s.LogRetentionDays) {
-		errs = append(errs, fault.Invalid(CtxLogRetentionDays, "%s=%d: CloudWatch Logs accepts only %v", CtxLogRetentionDays, s.LogRetentionDays, retentionDays))
-	}
-
+// parseNames reads the names and ARNs the stack uses as given: the alarm e-mail, the event bus,
+// the OpenAI key's secret and the ffmpeg layer.
+func parseNames(s *Settings, str func(string) string) (errs []error) {
 	if s.AlarmEmail = str(CtxAlarmEmail); s.AlarmEmail != "" {
 		if a, err := mail.ParseAddress(s.AlarmEmail); err != nil || a.Address != s.AlarmEmail {
 			errs = append(errs, fault.Invalid(CtxAlarmEmail, "%s=%q: want a bare e-mail address, like ops@example.com", CtxAlarmEmail, s.AlarmEmail))
@@ -178,7 +197,13 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	case s.FFmpegLayerZip != "" && !strings.HasSuffix(s.FFmpegLayerZip, ".zip"):
 		errs = append(errs, fault.Invalid(CtxFFmpegLayerZip, "%s=%q: want the path of a .zip file", CtxFFmpegLayerZip, s.FFmpegLayerZip))
 	}
+	return errs
+}
 
+// parseFunctionEnv reads the functions' own settings (SINEW_*), refusing a key that is not one,
+// and validates them with the parser the functions use at cold start, so a bad value stops the
+// synth instead of every function. cfg is nil when they do not parse.
+func parseFunctionEnv(s *Settings, str func(string) string, keys []string) (cfg *config.Config, errs []error) {
 	// The functions' own settings, validated by the parser the functions use at cold start, so a bad
 	// value stops the synth instead of every function.
 	operator := OperatorVariables()
@@ -196,7 +221,12 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	return cfg, errs
+}
 
+// parseModels reads the Bedrock models the functions may call (the configured model's, and
+// the bedrockModels context value's) and checks the model provider fits a deployment.
+func parseModels(s *Settings, cfg *config.Config, list func(string) []string) (errs []error) {
 	for _, m := range list(CtxBedrockModels) {
 		if !bedrockModelRE.MatchString(m) {
 			errs = append(errs, fault.Invalid(CtxBedrockModels, "%s: %q is not a Bedrock model id, like anthropic.claude-3-haiku-20240307-v1:0", CtxBedrockModels, m))
@@ -222,10 +252,7 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	if s.OpenAIKeySecretARN != "" && (cfg == nil || cfg.OpenAIBaseURL == "") {
 		errs = append(errs, fault.Invalid(CtxOpenAIKeySecretARN, "%s is set but %s is not: the key is for that endpoint", CtxOpenAIKeySecretARN, config.EnvOpenAIBaseURL))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Settings{}, err
-	}
-	return s, nil
+	return errs
 }
 
 // UsesOpenAI reports whether the deployment talks to an OpenAI-compatible endpoint, so needs its

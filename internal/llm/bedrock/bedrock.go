@@ -223,7 +223,7 @@ func response(out *bedrockruntime.ConverseOutput, modelID string) (llm.Response,
 	return res, nil
 }
 
-// classify types a Converse error (DESIGN §3.3). The messages are Bedrock's own (they name the
+// classify types a Converse error. The messages are Bedrock's own (they name the
 // model and the broken rule, never a credential).
 func classify(ctx context.Context, err error) error {
 	if e := llm.ContextError(ctx, err, "Bedrock Converse"); e != nil {

@@ -18,8 +18,8 @@ import (
 	"sinew/internal/llm"
 	"sinew/internal/llm/bedrock"
 	"sinew/internal/loop"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 )
 
 const modelID = "anthropic.claude-3-haiku-20240307-v1:0"

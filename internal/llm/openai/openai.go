@@ -1,7 +1,7 @@
 // Package openai is the llm.Model adapter for any OpenAI-compatible chat completions endpoint
 // (OpenAI, vLLM, Ollama, a LiteLLM proxy), through the official openai-go client with a
 // configurable base URL and key. The client's own retries are off: a Transient error goes back to
-// the caller, whose retry policy is the one place that decides (DESIGN §3.3).
+// the caller, whose retry policy is the one place that decides.
 package openai
 
 import (
@@ -176,7 +176,7 @@ func objectSchema(p map[string]any) map[string]any {
 	return p
 }
 
-// classify types an endpoint error (DESIGN §3.3). The endpoint's own message is kept: it names
+// classify types an endpoint error. The endpoint's own message is kept: it names
 // the broken rule (context too long, unknown model), never the key.
 func classify(ctx context.Context, err error) error {
 	if e := llm.ContextError(ctx, err, "the model endpoint"); e != nil {

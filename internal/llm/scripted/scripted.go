@@ -1,5 +1,5 @@
 // Package scripted is an llm.Model that plays a conversation from a JSON script: it stands in for a
-// real model in tests and in the offline demo (DESIGN §6), and says so: every Response has Model
+// real model in tests and in the offline demo, and says so: every Response has Model
 // "scripted" and Scripted true.
 //
 // The script is a list of turns. Which turn answers a request is the number of assistant messages

@@ -12,8 +12,8 @@ import (
 	"sinew/internal/llm"
 	"sinew/internal/llm/scripted"
 	"sinew/internal/loop"
+	"sinew/internal/loop/toolfmt"
 	"sinew/internal/tool"
-	"sinew/internal/toolfmt"
 )
 
 // eventsDir is the repository's events/models, found from this file.

@@ -117,10 +117,10 @@ func (s *Service) decode(w http.ResponseWriter, r *http.Request) (string, []byte
 	target := r.Header.Get("X-Amz-Target")
 	prefix, name, ok := strings.Cut(target, ".")
 	if !ok || prefix != s.TargetPrefix || name == "" {
-		return "", nil, Errorf(http.StatusBadRequest, "UnknownOperationException", "unknown operation %q", clip(target, 100))
+		return "", nil, Errorf(http.StatusBadRequest, "UnknownOperationException", "unknown operation %q", Clip(target, 100))
 	}
 	if _, known := s.Ops[name]; !known {
-		return clip(name, 100), nil, Errorf(http.StatusBadRequest, "UnknownOperationException", "unknown operation %q", clip(target, 100))
+		return Clip(name, 100), nil, Errorf(http.StatusBadRequest, "UnknownOperationException", "unknown operation %q", Clip(target, 100))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
 	if err != nil {
@@ -191,7 +191,8 @@ func Unmarshal(body []byte, v any) error {
 	return nil
 }
 
-func clip(s string, n int) string {
+// Clip is s cut to n bytes with "..." when longer: a caller's value echoed in an error message.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -233,7 +233,7 @@ func (s *Service) toEvent(e requestEntry, now time.Time) (FeedEntry, string, str
 	}
 	bus, ok := s.busName(e.EventBusName)
 	if !ok {
-		return FeedEntry{}, "InvalidArgument", fmt.Sprintf("Event bus %s does not exist.", clip(e.EventBusName))
+		return FeedEntry{}, "InvalidArgument", fmt.Sprintf("Event bus %s does not exist.", awsjson.Clip(e.EventBusName, 256))
 	}
 	at := now
 	if e.Time != nil {
@@ -271,13 +271,6 @@ func (s *Service) busName(ref string) (string, bool) {
 		}
 	}
 	return name, s.buses[name]
-}
-
-func clip(s string) string {
-	if len(s) > 256 {
-		return s[:256] + "..."
-	}
-	return s
 }
 
 // publish appends the events to the feed file, then hands them to matching subscribers. The file

@@ -257,18 +257,11 @@ func symmetricOnly(member, alg string) *awsjson.Error {
 	case "RSAES_OAEP_SHA_1", "RSAES_OAEP_SHA_256", "SM2PKE":
 		return awsjson.Errorf(http.StatusBadRequest, "InvalidKeyUsageException", "%s is not supported by a SYMMETRIC_DEFAULT key", alg)
 	}
-	return awsjson.Validation("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [SYMMETRIC_DEFAULT, RSAES_OAEP_SHA_1, RSAES_OAEP_SHA_256, SM2PKE]", clip(alg), member)
+	return awsjson.Validation("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [SYMMETRIC_DEFAULT, RSAES_OAEP_SHA_1, RSAES_OAEP_SHA_256, SM2PKE]", awsjson.Clip(alg, 64), member)
 }
 
 func dryRun() *awsjson.Error {
 	return awsjson.Errorf(http.StatusPreconditionFailed, "DryRunOperationException", "The request would have succeeded, but the DryRun option is set.")
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 type generateDataKeyRequest struct {
@@ -301,7 +294,7 @@ func (s *Service) generateDataKey(withPlaintext bool) awsjson.Op {
 		case req.KeySpec == "AES_128":
 			n = 16
 		case req.KeySpec != "":
-			return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set: [AES_256, AES_128]", clip(req.KeySpec))
+			return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set: [AES_256, AES_128]", awsjson.Clip(req.KeySpec, 64))
 		case *req.NumberOfBytes < 1:
 			return nil, awsjson.Validation("1 validation error detected: Value '%d' at 'numberOfBytes' failed to satisfy constraint: Member must have value greater than or equal to 1", *req.NumberOfBytes)
 		case *req.NumberOfBytes > 1024:
@@ -594,7 +587,7 @@ func (s *Service) createKey(ctx context.Context, body []byte) (any, error) {
 		switch v {
 		case "", "ENCRYPT_DECRYPT", "SYMMETRIC_DEFAULT", "AWS_KMS":
 		default:
-			return nil, awsjson.Errorf(http.StatusBadRequest, "UnsupportedOperationException", "local mode's KMS makes only symmetric ENCRYPT_DECRYPT keys; %s %s is not supported", member, clip(v))
+			return nil, awsjson.Errorf(http.StatusBadRequest, "UnsupportedOperationException", "local mode's KMS makes only symmetric ENCRYPT_DECRYPT keys; %s %s is not supported", member, awsjson.Clip(v, 64))
 		}
 	}
 	k, err := newKey(req.Description, nil, s.now().UTC())
@@ -625,7 +618,7 @@ func checkAliasName(name string) *awsjson.Error {
 	}
 	for _, r := range name[len("alias/"):] {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/_-", r)) {
-			return awsjson.Validation("1 validation error detected: Value '%s' at 'aliasName' failed to satisfy constraint: Member must satisfy regular expression pattern: ^[a-zA-Z0-9:/_-]+$", clip(name))
+			return awsjson.Validation("1 validation error detected: Value '%s' at 'aliasName' failed to satisfy constraint: Member must satisfy regular expression pattern: ^[a-zA-Z0-9:/_-]+$", awsjson.Clip(name, 64))
 		}
 	}
 	return nil

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"sinew/internal/localaws/awsjson"
+
 	"github.com/google/uuid"
 )
 
@@ -160,7 +162,7 @@ const functionNameRegex = `(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]
 func (s *Service) resolve(ref, qualifier string) (Invoker, string, *apiError) {
 	if len(ref) < 1 || len(ref) > 170 || !functionNamePattern.MatchString(ref) {
 		return nil, "", errorf(http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", clip(ref), functionNameRegex)
+			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", awsjson.Clip(ref, 200), functionNameRegex)
 	}
 	m := functionNamePattern.FindStringSubmatch(ref)
 	region := strings.TrimSuffix(m[3], ":")
@@ -168,11 +170,11 @@ func (s *Service) resolve(ref, qualifier string) (Invoker, string, *apiError) {
 	name, nameQualifier := m[7], m[9]
 	if m[1] != "" && (region == "" || account == "") {
 		return nil, "", errorf(http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", clip(ref), functionNameRegex)
+			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", awsjson.Clip(ref, 200), functionNameRegex)
 	}
 	if len(qualifier) > 128 || !qualifierPattern.MatchString(qualifier) {
 		return nil, "", errorf(http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '%s' at 'qualifier' failed to satisfy constraint: Member must satisfy regular expression pattern: (|[a-zA-Z0-9$_-]+)", clip(qualifier))
+			"1 validation error detected: Value '%s' at 'qualifier' failed to satisfy constraint: Member must satisfy regular expression pattern: (|[a-zA-Z0-9$_-]+)", awsjson.Clip(qualifier, 200))
 	}
 	if nameQualifier != "" && qualifier != "" && nameQualifier != qualifier {
 		return nil, "", errorf(http.StatusBadRequest, "InvalidParameterValueException", "The derived qualifier from the function name does not match the specified qualifier.")
@@ -185,7 +187,7 @@ func (s *Service) resolve(ref, qualifier string) (Invoker, string, *apiError) {
 		arn += ":" + qualifier
 	}
 	if (region != "" && region != s.region) || (account != "" && account != s.account) {
-		return nil, "", errorf(http.StatusNotFound, "ResourceNotFoundException", "Function not found: %s", clip(ref))
+		return nil, "", errorf(http.StatusNotFound, "ResourceNotFoundException", "Function not found: %s", awsjson.Clip(ref, 200))
 	}
 	s.mu.RLock()
 	inv, ok := s.fns[name]
@@ -198,13 +200,6 @@ func (s *Service) resolve(ref, qualifier string) (Invoker, string, *apiError) {
 }
 
 var qualifierPattern = regexp.MustCompile(`^[a-zA-Z0-9$_-]*$`)
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
-}
 
 // ServeHTTP answers Invoke requests. It never panics on any input, a panicking function included.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -220,7 +215,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (int, string) {
 	ref, ok := functionFromPath(r.URL)
 	if !ok {
-		return s.writeError(w, errorf(http.StatusNotFound, "UnknownOperationException", "Unknown operation: %s %s", r.Method, clip(r.URL.Path)))
+		return s.writeError(w, errorf(http.StatusNotFound, "UnknownOperationException", "Unknown operation: %s %s", r.Method, awsjson.Clip(r.URL.Path, 200)))
 	}
 	if r.Method != http.MethodPost {
 		return s.writeError(w, errorf(http.StatusMethodNotAllowed, "UnknownOperationException", "Invoke accepts only POST"))
@@ -236,7 +231,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 	case "DryRun":
 	default:
 		return s.writeError(w, errorf(http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '%s' at 'invocationType' failed to satisfy constraint: Member must satisfy enum value set: [Event, RequestResponse, DryRun]", clip(invType)))
+			"1 validation error detected: Value '%s' at 'invocationType' failed to satisfy constraint: Member must satisfy enum value set: [Event, RequestResponse, DryRun]", awsjson.Clip(invType, 200)))
 	}
 	*attrs = append(*attrs, "invocation_type", invType)
 	inv, name, aerr := s.resolve(ref, r.URL.Query().Get("Qualifier"))
@@ -299,7 +294,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 		w.Header().Set("X-Amz-Function-Error", "Unhandled")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
-		return http.StatusOK, "function error " + clip(ferr.Type)
+		return http.StatusOK, "function error " + awsjson.Clip(ferr.Type, 200)
 	}
 	if len(out) == 0 {
 		out = []byte("null")

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"sinew/internal/localaws/awsjson"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -118,7 +120,7 @@ func TestInvokeRequestResponse(t *testing.T) {
 				t.Errorf("StatusCode = %d, want 200", out.StatusCode)
 			}
 			if string(out.Payload) != tc.want {
-				t.Errorf("Payload = %s, want %s", clip(string(out.Payload)), tc.want)
+				t.Errorf("Payload = %s, want %s", awsjson.Clip(string(out.Payload), 200), tc.want)
 			}
 			if aws.ToString(out.FunctionError) != tc.funcErr {
 				t.Errorf("FunctionError = %q, want %q", aws.ToString(out.FunctionError), tc.funcErr)

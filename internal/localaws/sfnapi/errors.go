@@ -18,9 +18,9 @@ func apiErr(code, format string, args ...any) *awsjson.Error {
 
 func invalidArn(arn string) *awsjson.Error {
 	if !strings.HasPrefix(arn, "arn:") {
-		return apiErr("InvalidArn", "Invalid Arn: 'Invalid ARN prefix: %s'", clip(arn))
+		return apiErr("InvalidArn", "Invalid Arn: 'Invalid ARN prefix: %s'", awsjson.Clip(arn, 256))
 	}
-	return apiErr("InvalidArn", "Invalid Arn: 'Resource type not valid in this context: %s'", clip(arn))
+	return apiErr("InvalidArn", "Invalid Arn: 'Resource type not valid in this context: %s'", awsjson.Clip(arn, 256))
 }
 
 func required(member string) *awsjson.Error {
@@ -37,7 +37,7 @@ var nameRE = regexp.MustCompile("^[^\\s<>{}\\[\\]?*\"#%\\\\^|~`$&,;:/\\x00-\\x1f
 
 func checkName(name string) *awsjson.Error {
 	if !nameRE.MatchString(name) {
-		return apiErr("InvalidName", "Invalid Name: '%s'", clip(name))
+		return apiErr("InvalidName", "Invalid Name: '%s'", awsjson.Clip(name, 256))
 	}
 	return nil
 }
@@ -74,11 +74,4 @@ func engineErr(err error) error {
 		}
 	}
 	return err
-}
-
-func clip(s string) string {
-	if len(s) > 256 {
-		return s[:256] + "..."
-	}
-	return s
 }

@@ -80,7 +80,7 @@ func (s *Service) createStateMachine(ctx context.Context, body []byte) (any, err
 		in.Type = "STANDARD"
 	}
 	if in.Type != "STANDARD" && in.Type != "EXPRESS" {
-		return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]", clip(in.Type))
+		return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]", awsjson.Clip(in.Type, 256))
 	}
 	m, err := s.parseDefinition(in.Definition)
 	if err != nil {
@@ -479,7 +479,7 @@ func (s *Service) listExecutions(ctx context.Context, body []byte) (any, error) 
 	switch in.StatusFilter {
 	case "", asl.StatusRunning, asl.StatusSucceeded, asl.StatusFailed, asl.StatusTimedOut, asl.StatusAborted, "PENDING_REDRIVE":
 	default:
-		return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [SUCCEEDED, TIMED_OUT, PENDING_REDRIVE, ABORTED, FAILED, RUNNING]", clip(in.StatusFilter))
+		return nil, awsjson.Validation("1 validation error detected: Value '%s' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [SUCCEEDED, TIMED_OUT, PENDING_REDRIVE, ABORTED, FAILED, RUNNING]", awsjson.Clip(in.StatusFilter, 256))
 	}
 	s.mu.Lock()
 	all := make([]*execution, 0, len(s.execs))

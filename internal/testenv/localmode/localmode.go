@@ -1,5 +1,5 @@
 // Package localmode builds local mode (./infra/local) and runs it as a child process, for the
-// tests that drive the real process (infra/local, internal/app, internal/reliability).
+// tests that drive the real process (infra/local, internal/app, internal/e2e).
 package localmode
 
 import (

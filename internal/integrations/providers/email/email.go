@@ -190,65 +190,13 @@ func Send(ctx context.Context, env Env, setup Setup, args SendArguments) (SendOu
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 
-	tlsCfg := &tls.Config{ServerName: setup.Host, RootCAs: env.RootCAs, MinVersion: tls.VersionTLS12}
-	localName := env.LocalName
-	if localName == "" {
-		localName = "localhost"
-	}
-	var c *smtp.Client
-	if setup.Port == 465 {
-		tc := tls.Client(conn, tlsCfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = conn.Close()
-			return SendOutput{}, b.sessionError(addr, "TLS handshake", err)
-		}
-		c = smtp.NewClient(tc)
-	} else {
-		// EHLO, STARTTLS, and the handshake (on the next command) with a verified certificate.
-		c, err = smtp.NewClientStartTLS(conn, tlsCfg)
-		if err != nil {
-			_ = conn.Close()
-			if strings.Contains(err.Error(), "doesn't support STARTTLS") {
-				return SendOutput{}, fault.Wrap(fault.Provider, err, "the SMTP server %s offers no STARTTLS; sinew does not send a password unencrypted", addr)
-			}
-			return SendOutput{}, b.sessionError(addr, "STARTTLS", err)
-		}
+	c, err := openSession(ctx, env, setup, conn, b, addr, timeout)
+	if err != nil {
+		return SendOutput{}, err
 	}
 	defer c.Close()
-	c.CommandTimeout = timeout
-	c.SubmissionTimeout = timeout
-	if err := c.Hello(localName); err != nil {
-		return SendOutput{}, b.sessionError(addr, "EHLO", err)
-	}
-	var auth sasl.Client
-	switch {
-	case c.SupportsAuth(sasl.Plain):
-		auth = sasl.NewPlainClient("", setup.User, setup.Password)
-	case c.SupportsAuth(sasl.Login):
-		auth = sasl.NewLoginClient(setup.User, setup.Password)
-	default:
-		return SendOutput{}, fault.New(fault.Provider, "the SMTP server %s offers neither AUTH PLAIN nor AUTH LOGIN", addr)
-	}
-	if err := c.Auth(auth); err != nil {
-		return SendOutput{}, b.sessionError(addr, "AUTH", err)
-	}
-	if err := c.Mail(from.Address, nil); err != nil {
-		return SendOutput{}, b.sessionError(addr, "MAIL FROM", err)
-	}
-	for _, r := range to {
-		if err := c.Rcpt(r.Address, nil); err != nil {
-			return SendOutput{}, b.sessionError(addr, "RCPT TO <"+r.Address+">", err)
-		}
-	}
-	w, err := c.Data()
-	if err != nil {
-		return SendOutput{}, b.sessionError(addr, "DATA", err)
-	}
-	if _, err := w.Write(msg); err != nil {
-		return SendOutput{}, b.sessionError(addr, "DATA", err)
-	}
-	if err := w.Close(); err != nil {
-		return SendOutput{}, b.sessionError(addr, "DATA", err)
+	if err := deliver(c, b, addr, from.Address, to, msg); err != nil {
+		return SendOutput{}, err
 	}
 	// The message is accepted once DATA closes; a failed QUIT does not undo it.
 	_ = c.Quit()
@@ -258,6 +206,80 @@ func Send(ctx context.Context, env Env, setup Setup, args SendArguments) (SendOu
 	}
 	log.InfoContext(ctx, "email sent", "server", addr, "recipients", len(to), "bytes", len(msg))
 	return SendOutput{Success: true}, nil
+}
+
+// openSession opens the SMTP session on conn: implicit TLS on 465, else STARTTLS, with a verified
+// certificate; EHLO; and AUTH PLAIN (LOGIN when only that is offered).
+func openSession(ctx context.Context, env Env, setup Setup, conn net.Conn, b bounds, addr string, timeout time.Duration) (*smtp.Client, error) {
+	tlsCfg := &tls.Config{ServerName: setup.Host, RootCAs: env.RootCAs, MinVersion: tls.VersionTLS12}
+	localName := env.LocalName
+	if localName == "" {
+		localName = "localhost"
+	}
+	var c *smtp.Client
+	var err error
+	if setup.Port == 465 {
+		tc := tls.Client(conn, tlsCfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, b.sessionError(addr, "TLS handshake", err)
+		}
+		c = smtp.NewClient(tc)
+	} else {
+		// EHLO, STARTTLS, and the handshake (on the next command) with a verified certificate.
+		c, err = smtp.NewClientStartTLS(conn, tlsCfg)
+		if err != nil {
+			_ = conn.Close()
+			if strings.Contains(err.Error(), "doesn't support STARTTLS") {
+				return nil, fault.Wrap(fault.Provider, err, "the SMTP server %s offers no STARTTLS; sinew does not send a password unencrypted", addr)
+			}
+			return nil, b.sessionError(addr, "STARTTLS", err)
+		}
+	}
+	c.CommandTimeout = timeout
+	c.SubmissionTimeout = timeout
+	if err := c.Hello(localName); err != nil {
+		_ = c.Close()
+		return nil, b.sessionError(addr, "EHLO", err)
+	}
+	var auth sasl.Client
+	switch {
+	case c.SupportsAuth(sasl.Plain):
+		auth = sasl.NewPlainClient("", setup.User, setup.Password)
+	case c.SupportsAuth(sasl.Login):
+		auth = sasl.NewLoginClient(setup.User, setup.Password)
+	default:
+		_ = c.Close()
+		return nil, fault.New(fault.Provider, "the SMTP server %s offers neither AUTH PLAIN nor AUTH LOGIN", addr)
+	}
+	if err := c.Auth(auth); err != nil {
+		_ = c.Close()
+		return nil, b.sessionError(addr, "AUTH", err)
+	}
+	return c, nil
+}
+
+// deliver sends msg from from to each of to: MAIL, RCPT for each recipient, DATA.
+func deliver(c *smtp.Client, b bounds, addr, from string, to []*mail.Address, msg []byte) error {
+	if err := c.Mail(from, nil); err != nil {
+		return b.sessionError(addr, "MAIL FROM", err)
+	}
+	for _, r := range to {
+		if err := c.Rcpt(r.Address, nil); err != nil {
+			return b.sessionError(addr, "RCPT TO <"+r.Address+">", err)
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		return b.sessionError(addr, "DATA", err)
+	}
+	if _, err := w.Write(msg); err != nil {
+		return b.sessionError(addr, "DATA", err)
+	}
+	if err := w.Close(); err != nil {
+		return b.sessionError(addr, "DATA", err)
+	}
+	return nil
 }
 
 // bounds tells the caller's deadline from the provider's own.

@@ -323,64 +323,11 @@ func (s *pageState) perform(ctx context.Context, a PerformActionArguments) (Perf
 		}
 		return PerformActionOutput{Output: str(fmt.Sprintf("Moved mouse to [%d, %d]", a.Coordinate[0], a.Coordinate[1]))}, nil
 	case ActionLeftClick, ActionRightClick, ActionMiddleClick, ActionDoubleClick:
-		x, y, err := s.mouse(ctx)
-		if err != nil {
-			return PerformActionOutput{}, err
-		}
-		button, buttons, label := input.MouseButtonLeft, int64(1), "Left clicked"
-		switch a.Action {
-		case ActionRightClick:
-			button, buttons, label = input.MouseButtonRight, 2, "Right clicked"
-		case ActionMiddleClick:
-			button, buttons, label = input.MouseButtonMiddle, 4, "Middle clicked"
-		case ActionDoubleClick:
-			label = "Double clicked"
-		}
-		steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(chromedp.MouseMoved, x, y)}
-		clicks := 1
-		if a.Action == ActionDoubleClick {
-			clicks = 2
-		}
-		// A double click is two presses, the second with clickCount 2, as a real mouse sends them.
-		for n := 1; n <= clicks; n++ {
-			steps = append(steps,
-				chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.Button(string(button)), withButtons(buttons), chromedp.ClickCount(n)),
-				chromedp.MouseEvent(chromedp.MouseReleased, x, y, chromedp.Button(string(button)), chromedp.ClickCount(n)))
-		}
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			return PerformActionOutput{}, err
-		}
-		return PerformActionOutput{Output: str(label)}, nil
+		return s.click(ctx, a.Action)
 	case ActionLeftClickDrag:
-		x, y, err := s.mouse(ctx)
-		if err != nil {
-			return PerformActionOutput{}, err
-		}
-		tx, ty := float64(a.Coordinate[0]), float64(a.Coordinate[1])
-		left := chromedp.Button(string(input.MouseButtonLeft))
-		if err := chromedp.Do(ctx,
-			chromedp.MouseEvent(chromedp.MousePressed, x, y, left, withButtons(1), chromedp.ClickCount(1)),
-			chromedp.MouseEvent(chromedp.MouseMoved, tx, ty, withButtons(1)),
-			chromedp.MouseEvent(chromedp.MouseReleased, tx, ty, left, chromedp.ClickCount(1)),
-		); err != nil {
-			return PerformActionOutput{}, err
-		}
-		return PerformActionOutput{Output: str(fmt.Sprintf("Left clicked and dragged to [%d, %d]", a.Coordinate[0], a.Coordinate[1]))}, nil
+		return s.drag(ctx, a.Coordinate)
 	case ActionScreenshot:
-		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			return PerformActionOutput{}, err
-		}
-		x, y, err := s.mouse(ctx)
-		if err != nil {
-			return PerformActionOutput{}, err
-		}
-		withCursor, err := overlayCursor(shot, int(x), int(y))
-		if err != nil {
-			return PerformActionOutput{}, fault.Wrap(fault.Provider, err, "the browser's screenshot is not a PNG")
-		}
-		img := "data:image/png;base64," + base64.StdEncoding.EncodeToString(withCursor)
-		return PerformActionOutput{Base64Image: &img, System: str("take_screenshot")}, nil
+		return s.screenshot(ctx)
 	case ActionCursorPosition:
 		x, y, err := s.mouse(ctx)
 		if err != nil {
@@ -388,23 +335,90 @@ func (s *pageState) perform(ctx context.Context, a PerformActionArguments) (Perf
 		}
 		return PerformActionOutput{Output: str(fmt.Sprintf("X=%s, Y=%s", num(x), num(y)))}, nil
 	case ActionNavigate:
-		if err := chromedp.Do(ctx, chromedp.Navigate(*a.Text)); err != nil {
-			return PerformActionOutput{}, err
-		}
-		if err := s.resetMouse(ctx); err != nil {
-			return PerformActionOutput{}, err
-		}
-		return PerformActionOutput{Output: str(*a.Text)}, nil
+		return s.load(ctx, chromedp.Navigate(*a.Text), *a.Text)
 	case ActionRefresh:
-		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
-			return PerformActionOutput{}, err
-		}
-		if err := s.resetMouse(ctx); err != nil {
-			return PerformActionOutput{}, err
-		}
-		return PerformActionOutput{Output: str("Refreshed page")}, nil
+		return s.load(ctx, chromedp.Reload(), "Refreshed page")
 	}
 	return PerformActionOutput{}, fault.Invalid("action", "unknown action %q", a.Action)
+}
+
+// click presses a mouse button where the mouse is (twice for a double click).
+func (s *pageState) click(ctx context.Context, action string) (PerformActionOutput, error) {
+	x, y, err := s.mouse(ctx)
+	if err != nil {
+		return PerformActionOutput{}, err
+	}
+	button, buttons, label := input.MouseButtonLeft, int64(1), "Left clicked"
+	switch action {
+	case ActionRightClick:
+		button, buttons, label = input.MouseButtonRight, 2, "Right clicked"
+	case ActionMiddleClick:
+		button, buttons, label = input.MouseButtonMiddle, 4, "Middle clicked"
+	case ActionDoubleClick:
+		label = "Double clicked"
+	}
+	steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(chromedp.MouseMoved, x, y)}
+	clicks := 1
+	if action == ActionDoubleClick {
+		clicks = 2
+	}
+	// A double click is two presses, the second with clickCount 2, as a real mouse sends them.
+	for n := 1; n <= clicks; n++ {
+		steps = append(steps,
+			chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.Button(string(button)), withButtons(buttons), chromedp.ClickCount(n)),
+			chromedp.MouseEvent(chromedp.MouseReleased, x, y, chromedp.Button(string(button)), chromedp.ClickCount(n)))
+	}
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		return PerformActionOutput{}, err
+	}
+	return PerformActionOutput{Output: str(label)}, nil
+}
+
+// drag presses the left button where the mouse is, moves to to and releases it there.
+func (s *pageState) drag(ctx context.Context, to []int) (PerformActionOutput, error) {
+	x, y, err := s.mouse(ctx)
+	if err != nil {
+		return PerformActionOutput{}, err
+	}
+	tx, ty := float64(to[0]), float64(to[1])
+	left := chromedp.Button(string(input.MouseButtonLeft))
+	if err := chromedp.Do(ctx,
+		chromedp.MouseEvent(chromedp.MousePressed, x, y, left, withButtons(1), chromedp.ClickCount(1)),
+		chromedp.MouseEvent(chromedp.MouseMoved, tx, ty, withButtons(1)),
+		chromedp.MouseEvent(chromedp.MouseReleased, tx, ty, left, chromedp.ClickCount(1)),
+	); err != nil {
+		return PerformActionOutput{}, err
+	}
+	return PerformActionOutput{Output: str(fmt.Sprintf("Left clicked and dragged to [%d, %d]", to[0], to[1]))}, nil
+}
+
+// screenshot is the page as a PNG data URL, with the cursor drawn where the mouse is.
+func (s *pageState) screenshot(ctx context.Context) (PerformActionOutput, error) {
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		return PerformActionOutput{}, err
+	}
+	x, y, err := s.mouse(ctx)
+	if err != nil {
+		return PerformActionOutput{}, err
+	}
+	withCursor, err := overlayCursor(shot, int(x), int(y))
+	if err != nil {
+		return PerformActionOutput{}, fault.Wrap(fault.Provider, err, "the browser's screenshot is not a PNG")
+	}
+	img := "data:image/png;base64," + base64.StdEncoding.EncodeToString(withCursor)
+	return PerformActionOutput{Base64Image: &img, System: str("take_screenshot")}, nil
+}
+
+// load navigates or reloads with act, then puts the mouse back in the page's middle.
+func (s *pageState) load(ctx context.Context, act chromedp.Action[chromedp.Void], out string) (PerformActionOutput, error) {
+	if err := chromedp.Do(ctx, act); err != nil {
+		return PerformActionOutput{}, err
+	}
+	if err := s.resetMouse(ctx); err != nil {
+		return PerformActionOutput{}, err
+	}
+	return PerformActionOutput{Output: str(out)}, nil
 }
 
 func withButtons(b int64) chromedp.MouseOption {

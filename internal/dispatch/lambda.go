@@ -1,0 +1,67 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"sinew/internal/fault"
+	"sinew/internal/lambdaboundary"
+)
+
+// LambdaInvoker is the dispatcher's transport over the Lambda Invoke API (deployed, or local mode's
+// endpoint through AWS_ENDPOINT_URL_LAMBDA).
+type LambdaInvoker struct {
+	Client interface {
+		Invoke(context.Context, *lambda.InvokeInput, ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+	}
+}
+
+var _ Invoker = (*LambdaInvoker)(nil)
+
+// Invoke calls function synchronously. A function error comes back as its named error;
+// Lambda's own throttling and service faults are Transient, so the dispatcher retries them.
+func (l *LambdaInvoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{FunctionName: awsv2.String(function), Payload: payload})
+	if err != nil {
+		return nil, nil, invokeErr(err, function)
+	}
+	if out.FunctionError != nil {
+		e, ok := lambdaboundary.ParsePayload(out.Payload)
+		if !ok {
+			e = messages.InvokeResponse_Error{Type: string(fault.Internal), Message: fmt.Sprintf("%s failed (%s)", function, awsv2.ToString(out.FunctionError))}
+		}
+		return nil, &e, nil
+	}
+	return out.Payload, nil, nil
+}
+
+func invokeErr(err error, function string) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fault.Wrap(fault.Timeout, err, "invoking %s: the request's time budget ran out", function)
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "TooManyRequestsException", "ServiceException", "EC2ThrottledException", "ResourceNotReadyException", "ResourceConflictException":
+			return fault.Wrap(fault.Transient, err, "invoking %s: Lambda is busy; try again", function)
+		}
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= http.StatusInternalServerError {
+		return fault.Wrap(fault.Transient, err, "invoking %s: Lambda is unavailable; try again", function)
+	}
+	var oe *smithy.OperationError
+	if errors.As(err, &oe) && re == nil {
+		// No HTTP answer at all: a connection that failed.
+		return fault.Wrap(fault.Transient, err, "invoking %s: could not reach Lambda; try again", function)
+	}
+	return fault.Wrap(fault.Internal, err, "invoking %s", function)
+}

@@ -1,0 +1,494 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"sinew/internal/workflow"
+)
+
+// loadSize is the load's size: N executions, M of them function calls. SINEW_SOAK=1 runs the
+// issue's size (make soak); SINEW_LOAD_N and SINEW_LOAD_M choose others.
+func loadSize(t testing.TB) (n, m int) {
+	n, m = 100, 20
+	if os.Getenv("SINEW_SOAK") == "1" {
+		n, m = 1000, 200
+	}
+	for _, v := range []struct {
+		env string
+		p   *int
+	}{{"SINEW_LOAD_N", &n}, {"SINEW_LOAD_M", &m}} {
+		if s := os.Getenv(v.env); s != "" {
+			x, err := strconv.Atoi(s)
+			if err != nil || x < 0 {
+				t.Fatalf("%s=%q is not a count", v.env, s)
+			}
+			*v.p = x
+		}
+	}
+	if m > n || n < 4 {
+		t.Fatalf("load of %d executions with %d function calls: want at least 4 executions and M <= N", n, m)
+	}
+	return n, m
+}
+
+// hitServer is the api_call target: it counts requests per call id (the path) and answers the
+// first request of a call whose id it was told is flaky with 503.
+type hitServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	hits  map[string]int
+	flaky map[string]bool
+}
+
+func newHitServer(t testing.TB) *hitServer {
+	h := &hitServer{hits: map[string]int{}, flaky: map[string]bool{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/hit/")
+		h.mu.Lock()
+		h.hits[id]++
+		n, flaky := h.hits[id], h.flaky[id]
+		h.mu.Unlock()
+		if flaky && n == 1 {
+			http.Error(w, "busy, try again", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"call_id": id, "n": n})
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *hitServer) count(id string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hits[id]
+}
+
+func (h *hitServer) addr() string { return strings.TrimPrefix(h.URL, "http://") }
+
+// loadTools are the agent's tools, one of each type.
+func loadTools(target string) []map[string]any {
+	return []map[string]any{
+		{"name": "echo", "type": "integration", "integration": map[string]any{"provider": "dummy"}},
+		{"name": "hit", "type": "api_call", "api_call": map[string]any{"method": "GET", "url": "http://" + target + "/hit/{id}"}},
+		{"name": "get_agent", "type": "system", "system": map[string]any{"resource": "agent", "operation": "get"}},
+		{"name": "ask", "type": "function", "function": map[string]any{"parameters": map[string]any{"type": "object"}, "timeout_seconds": 3600}},
+	}
+}
+
+// one execution of the load.
+type loadExec struct {
+	i      int
+	kind   string // integration, api_call, system, function
+	name   string // the execution's name
+	callID string
+	viaAPI bool // started by POST /tool-calls (else StartExecution)
+	flaky  bool // an api_call whose first request answers 503
+	t0     time.Time
+
+	// function calls
+	answerBy  string // "sdk" or "http": the client's channel
+	answered  time.Time
+	accepted  []map[string]any // the answers Step Functions took (must be exactly one)
+	refused   []string         // how the others were refused
+	secondErr string           // the cross-channel second answer after the end
+
+	fails map[string]int // its history's Task failures by "<state> <error>"
+}
+
+// TestLoad: N concurrent tool_call executions of mixed types (integration dummy, api_call to a
+// loopback server, system, function) through local mode and DynamoDB Local, M of them function
+// calls answered by concurrent clients, half with SendTaskSuccess (aws-sdk-go-v2) and half with
+// POST /executions/{id}/calls/{call_id}/result, each answered twice at once. Nothing is lost: every
+// execution SUCCEEDS with its own call's result; every function call takes exactly one answer, and
+// a later answer is refused (409 / TaskDoesNotExist); every api_call reaches its server once (twice
+// for those answered 503 first, retried as the history shows).
+func TestLoad(t *testing.T) {
+	n, m := loadSize(t)
+	srv := newHitServer(t)
+	p := startLocal(t, t.TempDir(), []string{"SINEW_APICALL_ALLOW=" + srv.addr()})
+	ctx := context.Background()
+	dev := "dev-load"
+	a := p.apiFor(t, dev)
+	c := p.sfnClient()
+	agent := a.must(t, "POST", "/agents", map[string]any{"name": "load-agent"}, 201)["id"].(string)
+	for _, tl := range loadTools(srv.addr()) {
+		a.must(t, "POST", "/agents/"+agent+"/tools", tl, 201)
+	}
+
+	// The mix: every (n/m)-th execution a function call, the rest round-robin.
+	execs := make([]*loadExec, n)
+	byName := map[string]*loadExec{}
+	others := []string{"integration", "api_call", "system"}
+	fn, other, apis := 0, 0, 0
+	for i := range execs {
+		x := &loadExec{i: i, viaAPI: i%2 == 0}
+		if m > 0 && fn < m && i%(n/m) == 0 {
+			x.kind = "function"
+			x.answerBy = []string{"sdk", "http"}[fn%2]
+			fn++
+		} else {
+			x.kind = others[other%3]
+			other++
+		}
+		if x.viaAPI {
+			x.name = workflow.IdempotentName(dev, "POST /tool-calls", fmt.Sprintf("load-%d", i))
+		} else {
+			x.name = fmt.Sprintf("load-%d", i)
+		}
+		x.callID = workflow.CallIDFor(dev, x.name)
+		if x.kind == "api_call" {
+			apis++
+		}
+		if x.kind == "api_call" && apis%3 == 1 { // a third of them answered 503 first
+			x.flaky = true
+			srv.mu.Lock()
+			srv.flaky[x.callID] = true
+			srv.mu.Unlock()
+		}
+		execs[i], byName[x.name] = x, x
+	}
+	if fn != m {
+		t.Fatalf("the mix has %d function calls, want %d", fn, m)
+	}
+
+	// The function clients: one poller lists the pending calls, as a client would, and hands
+	// each to a client of its own.
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	var clients sync.WaitGroup
+	var clientMu sync.Mutex
+	pollerDone := make(chan struct{})
+	go func() {
+		defer close(pollerDone)
+		seen := map[string]bool{}
+		for pollCtx.Err() == nil {
+			cursor := ""
+			for {
+				path := "/calls?status=pending&limit=100"
+				if cursor != "" {
+					path += "&cursor=" + cursor
+				}
+				code, page, err := a.do(pollCtx, "GET", path, nil)
+				if err != nil || code != 200 {
+					if pollCtx.Err() == nil {
+						t.Errorf("GET %s = %d %v %v", path, code, page, err)
+					}
+					break
+				}
+				items, _ := page["items"].([]any)
+				for _, it := range items {
+					pc, _ := it.(map[string]any)
+					x := byName[fmt.Sprint(pc["execution_id"])]
+					if x == nil || seen[x.name] {
+						continue
+					}
+					seen[x.name] = true
+					tok, _ := pc["task_token"].(string)
+					clients.Add(1)
+					go func() {
+						defer clients.Done()
+						answerTwice(ctx, t, a, c, x, tok, &clientMu)
+					}()
+				}
+				next, _ := page["next_cursor"].(string)
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			select {
+			case <-pollCtx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+
+	// Start every execution, 64 requests in flight.
+	began := time.Now()
+	sem := make(chan struct{}, 64)
+	var starts sync.WaitGroup
+	for _, x := range execs {
+		sem <- struct{}{}
+		starts.Go(func() {
+			defer func() { <-sem }()
+			args := map[string]any{}
+			tool := ""
+			switch x.kind {
+			case "integration":
+				tool, args = "echo", map[string]any{"n": x.i}
+			case "api_call":
+				tool, args = "hit", map[string]any{"path": map[string]any{"id": x.callID}}
+			case "system":
+				tool, args = "get_agent", map[string]any{"agent_id": agent}
+			case "function":
+				tool, args = "ask", map[string]any{"n": x.i}
+			}
+			x.t0 = time.Now()
+			if x.viaAPI {
+				code, body, err := a.do(ctx, "POST", "/tool-calls", map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": tool, "arguments": args},
+					"Idempotency-Key", fmt.Sprintf("load-%d", x.i))
+				if err != nil || code != 202 || body["execution_id"] != x.name {
+					t.Errorf("POST /tool-calls %d = %d %v %v, want 202 with execution %s", x.i, code, body, err, x.name)
+				}
+				return
+			}
+			_, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(toolCallARN), Name: aws.String(x.name),
+				Input: aws.String(toolCallInput(dev, agent, tool, args))})
+			if err != nil {
+				t.Errorf("StartExecution %s: %v", x.name, err)
+			}
+		})
+	}
+	starts.Wait()
+	startedIn := time.Since(began)
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Wait until every execution has ended: one ListExecutions poll, not one poller each. The
+	// bound only guards against a hang.
+	ended := map[string]types.ExecutionListItem{}
+	deadline := time.Now().Add(5*time.Minute + time.Duration(n)*500*time.Millisecond)
+	for len(ended) < n {
+		ended = map[string]types.ExecutionListItem{}
+		pg := sfn.NewListExecutionsPaginator(c, &sfn.ListExecutionsInput{StateMachineArn: aws.String(toolCallARN), MaxResults: 1000})
+		for pg.HasMorePages() {
+			page, err := pg.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("ListExecutions: %v", err)
+			}
+			for _, e := range page.Executions {
+				if byName[aws.ToString(e.Name)] != nil && e.Status != types.ExecutionStatusRunning {
+					ended[aws.ToString(e.Name)] = e
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d executions ended before the deadline", len(ended), n)
+		}
+		if len(ended) < n {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	stopPolling()
+	<-pollerDone
+	clients.Wait()
+
+	// Figures: throughput over the whole run; start→end latency per kind; for function calls also
+	// answer→end.
+	var last time.Time
+	lat := map[string][]time.Duration{}
+	answerLat := map[string][]time.Duration{}
+	for _, x := range execs {
+		e := ended[x.name]
+		stop := aws.ToTime(e.StopDate)
+		if stop.After(last) {
+			last = stop
+		}
+		k := x.kind
+		if x.flaky {
+			k = "api_call (503 first)"
+		}
+		lat[k] = append(lat[k], stop.Sub(x.t0))
+		if x.kind != "function" {
+			lat["all but function"] = append(lat["all but function"], stop.Sub(x.t0))
+		} else if !x.answered.IsZero() {
+			answerLat[x.answerBy] = append(answerLat[x.answerBy], stop.Sub(x.answered))
+		}
+	}
+	wall := last.Sub(began)
+	t.Logf("load: %d executions (%d function calls) in %v (started in %v): %.1f executions/s",
+		n, m, wall.Round(time.Millisecond), startedIn.Round(time.Millisecond), float64(n)/wall.Seconds())
+	for _, k := range []string{"all but function", "integration", "api_call", "api_call (503 first)", "system", "function"} {
+		t.Logf("  start→end %-22s %s", k, summary(lat[k]))
+	}
+	t.Logf("  answer→end function, SendTaskSuccess %s", summary(answerLat["sdk"]))
+	t.Logf("  answer→end function, HTTP route      %s", summary(answerLat["http"]))
+
+	// Nothing lost: every execution SUCCEEDED with its own call's result, and sinew's record says so.
+	var checks sync.WaitGroup
+	sem = make(chan struct{}, 16)
+	for _, x := range execs {
+		sem <- struct{}{}
+		checks.Go(func() {
+			defer func() { <-sem }()
+			x.fails = failures(t, c, x.name)
+			checkLoadExec(t, c, a, x, ended[x.name], agent, srv, x.fails, p.logLines)
+		})
+	}
+	checks.Wait()
+	// Every Task failure the load caused, retried or not, by state and error.
+	retried := map[string]int{}
+	for _, x := range execs {
+		for k, v := range x.fails {
+			retried[k] += v
+		}
+	}
+	t.Logf("  Task failures in the histories (state error: count): %v", retried)
+
+	// No call is left pending.
+	if page := a.must(t, "GET", "/calls?status=pending&limit=100", nil, 200); len(page["items"].([]any)) != 0 {
+		t.Errorf("pending calls left after every execution ended: %v", page["items"])
+	}
+}
+
+// answerTwice answers a function call twice at once through the client's channel, then, after the
+// execution ended, once more through the other channel.
+func answerTwice(ctx context.Context, t *testing.T, a *api, c *sfn.Client, x *loadExec, token string, mu *sync.Mutex) {
+	var wg sync.WaitGroup
+	sent := time.Now()
+	for copyN := 1; copyN <= 2; copyN++ {
+		wg.Go(func() {
+			out := map[string]any{"answer": x.i, "by": x.answerBy, "copy": copyN}
+			var refused string
+			if x.answerBy == "sdk" {
+				b, _ := json.Marshal(out)
+				refused = sendTaskSuccess(ctx, c, token, string(b))
+			} else {
+				refused = answerHTTP(ctx, a, x, out)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if refused == "" {
+				x.accepted = append(x.accepted, out)
+			} else {
+				x.refused = append(x.refused, refused)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	x.answered = sent
+	mu.Unlock()
+
+	// Once the execution has ended (settled), the other channel is refused too.
+	if _, err := awaitEnd(c, x.name, 10*time.Minute); err != nil {
+		t.Error(err)
+		return
+	}
+	var second string
+	if x.answerBy == "sdk" {
+		second = answerHTTP(ctx, a, x, map[string]any{"late": true})
+	} else {
+		second = sendTaskSuccess(ctx, c, token, `{"late":true}`)
+	}
+	mu.Lock()
+	x.secondErr = second
+	mu.Unlock()
+}
+
+// answerHTTP answers a call through POST /executions/{id}/calls/{call_id}/result, as a client
+// does: a 503 says try again, so it tries again. It answers "" when the answer was taken, else
+// "<status> <error>".
+func answerHTTP(ctx context.Context, a *api, x *loadExec, output any) string {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		code, body, err := a.do(ctx, "POST", "/executions/"+x.name+"/calls/"+x.callID+"/result", map[string]any{"output": output})
+		switch {
+		case err != nil:
+			return err.Error()
+		case code == 200:
+			return ""
+		case code == http.StatusServiceUnavailable && time.Now().Before(deadline):
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		return fmt.Sprintf("%d %v", code, body["error"])
+	}
+}
+
+// sendTaskSuccess answers a call with SendTaskSuccess: "" when taken, else the error code.
+func sendTaskSuccess(ctx context.Context, c *sfn.Client, token, output string) string {
+	_, err := c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(output)})
+	return sfnCode(err)
+}
+
+// checkLoadExec checks one execution of the load: SUCCEEDED with the right result, its record,
+// and the side effects.
+func checkLoadExec(t *testing.T, c *sfn.Client, a *api, x *loadExec, e types.ExecutionListItem, agent string, srv *hitServer, fails map[string]int,
+	logOf func(string) string) {
+	if e.Status != types.ExecutionStatusSucceeded {
+		d, _ := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: e.ExecutionArn})
+		t.Errorf("%s (%s #%d): %s %s %s", x.name, x.kind, x.i, e.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+		return
+	}
+	d, err := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: e.ExecutionArn})
+	if err != nil {
+		t.Errorf("DescribeExecution %s: %v", x.name, err)
+		return
+	}
+	out := decodeOutput(t, d)
+	res, _ := out["output"].(map[string]any)
+	if out["id"] != x.callID || out["error"] != nil || res == nil {
+		t.Errorf("%s (%s #%d): output %s, want the result of call %s\nits Task failures:\n%s\nlocal mode's log of the call:\n%s",
+			x.name, x.kind, x.i, aws.ToString(d.Output), x.callID, strings.Join(causes(t, c, x.name), "\n"), logOf(x.callID))
+		return
+	}
+	switch x.kind {
+	case "integration":
+		if res["n"] != float64(x.i) {
+			t.Errorf("%s: integration output %v, want n=%d", x.name, res, x.i)
+		}
+	case "api_call":
+		body, _ := res["json"].(map[string]any)
+		wantHits := 1
+		if x.flaky {
+			wantHits = 2
+		}
+		if res["status_code"] != float64(200) || body["call_id"] != x.callID || body["n"] != float64(wantHits) {
+			t.Errorf("%s: api_call output %v, want call %s answered on request %d", x.name, res, x.callID, wantHits)
+		}
+		if got := srv.count(x.callID); got != wantHits {
+			t.Errorf("%s: the server got %d requests for call %s, want %d", x.name, got, x.callID, wantHits)
+		}
+		if x.flaky && fails["ApiCall Sinew.Transient"] < 1 {
+			t.Errorf("%s: the 503 is not a retried Sinew.Transient of ApiCall in the history: %v", x.name, fails)
+		}
+	case "system":
+		if res["id"] != agent || res["name"] != "load-agent" {
+			t.Errorf("%s: system output %v, want agent %s", x.name, res, agent)
+		}
+	case "function":
+		if len(x.accepted) != 1 || len(x.refused) != 1 {
+			t.Errorf("%s: %d of two concurrent %s answers taken (%v), refused %v; want exactly one", x.name, len(x.accepted), x.answerBy, x.accepted, x.refused)
+			return
+		}
+		want, _ := json.Marshal(x.accepted[0])
+		got, _ := json.Marshal(res)
+		if string(got) != string(want) {
+			t.Errorf("%s: function output %s, want the answer taken, %s", x.name, got, want)
+		}
+		// The refused twin and the late answer on the other channel.
+		wantRefusal, wantSecond := "TaskDoesNotExist", "409 "
+		if x.answerBy == "http" {
+			wantRefusal, wantSecond = "409 ", "TaskDoesNotExist"
+		}
+		if !strings.HasPrefix(x.refused[0], wantRefusal) {
+			t.Errorf("%s: the concurrent second %s answer was refused with %q, want %s", x.name, x.answerBy, x.refused[0], wantRefusal)
+		}
+		if !strings.HasPrefix(x.secondErr, wantSecond) {
+			t.Errorf("%s: a late answer on the other channel got %q, want %s", x.name, x.secondErr, wantSecond)
+		}
+	}
+	// sinew's own record agrees.
+	code, rec, err := a.do(context.Background(), "GET", "/executions/"+x.name, nil)
+	if pcs, _ := rec["pending_calls"].([]any); err != nil || code != 200 || rec["status"] != "succeeded" || len(pcs) != 0 {
+		t.Errorf("GET /executions/%s = %d %v %v, want succeeded with no pending call", x.name, code, rec, err)
+	}
+}

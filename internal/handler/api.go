@@ -1,0 +1,34 @@
+package handler
+
+import (
+	"context"
+	"log/slog"
+
+	"sinew/internal/app"
+	"sinew/internal/httpapi"
+	"sinew/internal/integrations/all"
+	"sinew/internal/netguard"
+)
+
+// APIFromEnv builds the api Lambda's router from the environment: every HTTP route but chat
+// (package app, shared with local mode), over the table with the secrets envelope and the
+// provider registry the catalogue describes; log is the router's logger.
+func APIFromEnv(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
+	env, err := Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := env.SealerIfKeyed()
+	if err != nil {
+		return nil, err
+	}
+	guard, err := netguard.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := all.New(guard)
+	if err != nil {
+		return nil, err
+	}
+	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg, Logger: log}), nil
+}

@@ -1,0 +1,18 @@
+// Package handler holds the handler of each of sinew's nine Lambdas, a file each, and what they
+// share: env.go reads the configuration and the AWS SDK's configuration (endpoints found through
+// AWS_ENDPOINT_URL_* as the SDKs do, so local mode needs no switch of its own) and builds the
+// store with the sealer of setup secrets; executor.go is the run of one tool call that the
+// integration and apicall executors share (once per call id, setup opened only inside the run,
+// every value it learns redacted, a large output stored by reference).
+//
+// Each Lambda has a constructor from its dependencies (NewPrepare, NewAPICall, ...) and a builder
+// of those dependencies from the environment (PrepareFromEnv, APICallFromEnv, ...): a main under
+// functions/ only joins the two behind the Lambda error boundary, and local mode (infra/local)
+// builds the same handlers in process the same way.
+//
+//   - api: every HTTP route but chat (package app's router);
+//   - chat: POST /sessions/{session_id}/chat (package chat);
+//   - prepare, function, settle: the tool_call state machine's steps (package workflow);
+//   - integration, apicall, system: the executors of tool calls;
+//   - model: agent_loop's model step (package agentloop).
+package handler

@@ -1,0 +1,95 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"sinew/internal/config"
+	"sinew/internal/fault"
+	"sinew/internal/secrets"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name      string
+		env       map[string]string
+		wantErr   bool
+		wantTable string
+		sealerErr bool
+	}{
+		{"defaults", map[string]string{}, false, "sinew", true},
+		{"set", map[string]string{config.EnvTable: "t1", config.EnvSecretsKey: "alias/sinew"}, false, "t1", false},
+		{"a bad variable stops the cold start", map[string]string{config.EnvChatBudget: "forever"}, true, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_REGION", "us-east-1")
+			for _, v := range []string{config.EnvTable, config.EnvSecretsKey, config.EnvChatBudget} {
+				t.Setenv(v, tt.env[v])
+			}
+			env, err := Load(context.Background())
+			if tt.wantErr {
+				if err == nil {
+					t.Fatal("Load succeeded, want an error")
+				}
+				return
+			}
+			if err != nil || env.Config.Table != tt.wantTable {
+				t.Fatalf("Load = %+v, %v", env, err)
+			}
+			if _, err := env.Sealer(); (err != nil) != tt.sealerErr {
+				t.Errorf("Sealer error = %v, want error %v", err, tt.sealerErr)
+			}
+		})
+	}
+}
+
+func TestNoKey(t *testing.T) {
+	if _, err := (NoKey{}).Seal(context.Background(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
+		t.Errorf("Seal = %v", err)
+	}
+	if _, err := (NoKey{}).Open(context.Background(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
+		t.Errorf("Open = %v", err)
+	}
+}
+
+func TestRedactErr(t *testing.T) {
+	red := secrets.NewRedactor()
+	red.Add("s3cr3t-value")
+	plain := fault.New(fault.Provider, "the provider refused")
+	tests := []struct {
+		name     string
+		err      error
+		wantMsg  string
+		wantKind fault.Kind
+		same     bool
+	}{
+		{"nil stays nil", nil, "", "", true},
+		{"no value: the same error", plain, "the provider refused", fault.Provider, true},
+		{"a fault keeps its kind and field", &fault.Error{Kind: fault.InvalidInput, Field: "setup.key", Msg: "bad key s3cr3t-value"},
+			"bad key <redacted>", fault.InvalidInput, false},
+		{"a value in the cause", fault.Wrap(fault.Transient, errors.New("dial s3cr3t-value: refused"), "send"),
+			"send: dial <redacted>: refused", fault.Transient, false},
+		{"an untyped error becomes Internal", fmt.Errorf("echo s3cr3t-value"), "echo <redacted>", fault.Internal, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RedactErr(red, tt.err)
+			if tt.same {
+				if got != tt.err {
+					t.Fatalf("RedactErr = %v, want the error unchanged", got)
+				}
+				return
+			}
+			if got.Error() != tt.wantMsg || fault.KindOf(got) != tt.wantKind {
+				t.Errorf("RedactErr = %q (%s), want %q (%s)", got, fault.KindOf(got), tt.wantMsg, tt.wantKind)
+			}
+			var in, out *fault.Error
+			if errors.As(tt.err, &in) && errors.As(got, &out) && in.Field != out.Field {
+				t.Errorf("field %q, want %q", out.Field, in.Field)
+			}
+		})
+	}
+}

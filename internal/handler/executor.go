@@ -1,0 +1,74 @@
+package handler
+
+import (
+	"context"
+
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/merge"
+	"sinew/internal/secrets"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+	"sinew/internal/workflow"
+)
+
+// Executor is what the integration and apicall handlers share: a call runs once per (developer,
+// call id), its setup is read in the one merge BatchGetItem and opened only inside the run, every
+// value it learns is redacted from logs and from the error it fails with, and a large output
+// travels as a reference.
+type Executor struct {
+	Store *store.Store // with a sealer that opens setup
+	Guard *dispatch.Guard
+	// Redactor learns each call's setup values for the call's duration; the process's log
+	// handler wraps it. Nil: a redactor of the executor's own, which still redacts errors.
+	Redactor *secrets.Redactor
+}
+
+// Run runs one call of in: exec gets the merge's sources and a resolver of developer secrets
+// scoped to the call. kind names the executor in the idempotency record ("integration").
+func (x *Executor) Run(ctx context.Context, in workflow.Envelope, kind string,
+	exec func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error)) (any, error) {
+	if x.Redactor == nil {
+		x.Redactor = secrets.NewRedactor()
+	}
+	dev := in.Context.DeveloperID
+	return x.Guard.Run(ctx, dev, in.Call.ID, kind+"/"+in.Tool.Name, func(ctx context.Context) (_ any, err error) {
+		sc := x.Redactor.Scope()
+		defer sc.Close()
+		// What the call fails with is recorded and travels in the execution's history.
+		defer func() { err = RedactErr(x.Redactor, err) }()
+		src, err := x.Store.MergeSources(ctx, dev, store.MergeRef{
+			AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID,
+			Tool: in.Tool.Name, ToolID: in.Tool.ID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out, err := exec(ctx, src, secrets.NewResolver(x.Store, dev, sc))
+		if err != nil {
+			return nil, err
+		}
+		return x.Store.StoreValue(ctx, dev, out, workflow.PayloadTTL)
+	})
+}
+
+// CheckEnvelope checks what every executor needs of its event: a valid call of type typ, the
+// tool's definition under the same name, and the caller's context.
+func CheckEnvelope(in workflow.Envelope, typ tool.Type, hasDef bool) error {
+	if err := in.Call.Validate(); err != nil {
+		return err
+	}
+	if in.Call.Type != typ {
+		return fault.Invalid("call.type", "the %s executor runs %s calls, not %s", typ, typ, in.Call.Type)
+	}
+	if in.Tool == nil || !hasDef {
+		return fault.Invalid("tool."+string(typ), "tool.%s is required: the tool's definition", typ)
+	}
+	if in.Tool.Name != in.Call.Name() {
+		return fault.Invalid("tool.name", "tool.name %q does not match call.%s.name %q", in.Tool.Name, typ, in.Call.Name())
+	}
+	if in.Context.DeveloperID == "" || in.Context.AgentID == "" {
+		return fault.Invalid("context", "context.developer_id and context.agent_id are required")
+	}
+	return nil
+}
