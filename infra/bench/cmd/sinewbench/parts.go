@@ -141,7 +141,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		}
 		ours[c.Name] = s
 	}
-	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
+	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "infra/bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
 	out, err := runCmd(ctx, argv, nil)
 	if err != nil {
 		return err
