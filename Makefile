@@ -8,7 +8,7 @@ GO_PACKAGES := ./...
 all: test
 
 deps:
-	@$(PHASE) "deps: Go modules, npm packages, JDK" infra/scripts/deps.sh
+	@$(PHASE) "deps: Go modules, npm packages, JDK, ffmpeg, Chromium, AWS CLI, cfn-lint" infra/scripts/deps.sh
 
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'

@@ -417,14 +417,16 @@ func printEndpoints(w *os.File, eps map[string]string, dir string) {
 	for _, n := range []string{"stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
 		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
 	}
-	fmt.Fprintln(w, "Point the AWS CLI and SDKs at it:")
+	fmt.Fprintln(w, "Point the AWS SDKs at it:")
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_SFN=%s\n", eps["stepfunctions"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_LAMBDA=%s\n", eps["lambda"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_DYNAMODB=%s\n", eps["dynamodb"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_EVENTBRIDGE=%s\n", eps["events"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_KMS=%s\n", eps["kms"])
 	fmt.Fprintln(w, "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION="+region)
-	fmt.Fprintln(w, "(the AWS CLI v1 ignores AWS_ENDPOINT_URL_*: give it --endpoint-url)")
+	// AWS CLI releases before 1.29 and 2.13 (Debian's awscli 2.9 among them) ignore
+	// AWS_ENDPOINT_URL_* and would reach AWS itself, so the CLI is always shown --endpoint-url.
+	fmt.Fprintf(w, "The AWS CLI: always pass --endpoint-url, e.g. aws stepfunctions list-state-machines --endpoint-url %s\n", eps["stepfunctions"])
 	fmt.Fprintln(w, "A token for the HTTP API: go run ./infra/local token DEVELOPER_ID")
 	fmt.Fprintln(w, "ready")
 }
