@@ -61,6 +61,9 @@ type Router struct {
 	opts    Options
 	routes  []*route
 	schemas map[string]any
+	// documented are routes another function serves, listed in this router's OpenAPI document
+	// only (Document).
+	documented []*route
 }
 
 type route struct {
