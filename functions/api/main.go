@@ -1,4 +1,4 @@
-// Command api is the Lambda behind every HTTP route but chat (DESIGN §2). It only wires: the
+// Command api is the Lambda behind every HTTP route but chat. It only wires: the
 // configuration, the table with the secrets envelope, the provider registry the catalogue
 // describes, the router (internal/app, shared with local mode) and the Lambda error boundary.
 package main

@@ -1,4 +1,4 @@
-// Command chat is the Lambda behind POST /sessions/{session_id}/chat (DESIGN §1, API.md "Chat"):
+// Command chat is the Lambda behind POST /sessions/{session_id}/chat:
 // the model-tool loop within the request's time budget. It only wires: the configuration, the
 // chat service, its route and the Lambda error boundary.
 package main

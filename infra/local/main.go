@@ -1,13 +1,21 @@
-// Command local stands sinew up on one machine with no AWS account (DESIGN §8): the Step Functions
-// API over the embedded engine (durable across kill -9), the Lambda Invoke API over in-process
-// handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and DynamoDB Local.
+// Command local stands sinew up on one machine with no AWS account and no network: the Step
+// Functions API over the embedded engine (durable across kill -9), the Lambda Invoke API over
+// in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and
+// DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers as a deployment
+// (both read internal/deploy's description), and code finds its endpoints as the AWS SDKs do,
+// through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local and AWS.
+//
+// Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
+// a task that was running at the crash runs again (at-least-once), and the executors' idempotency
+// by call id (package dispatch) keeps its side effects single.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
 //	go run ./infra/local rotate-secrets                                    re-encrypt sealed values under the key's newest version
 //
-// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS CLI and SDKs at
-// them, and writes them to <dir>/endpoints.json.
+// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS SDKs at them (the
+// AWS CLI is shown --endpoint-url, which every CLI version honours), and writes them to
+// <dir>/endpoints.json.
 package main
 
 import (

@@ -427,7 +427,7 @@ func seed(t *testing.T, l *localMode, dev string) *world {
 		}
 		return w.call != "" && w.token != "" && x["status"] != "running"
 	})
-	// A stored payload, as an executor stores an output over 32 KiB (DESIGN §3.7), written through
+	// A stored payload, as an executor stores an output over 32 KiB, written through
 	// the store into local mode's table.
 	ref, err := store.New(l.db, "sinew", nil).PutPayload(context.Background(), dev, []byte(`{"big":"value of `+dev+`"}`), time.Hour)
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package reliability holds sinew's load and fault tests (issue 12): they run local mode
+// Package reliability holds sinew's load and fault tests: they run local mode
 // (./infra/local) as a real subprocess against DynamoDB Local, drive it with aws-sdk-go-v2 and its
 // HTTP API, and check that nothing is lost and each side effect happens once.
 //

@@ -108,7 +108,7 @@ func faultTools(f *faultServer) []map[string]any {
 }
 
 // TestProviderHangsTimesOut: an api_call whose server never answers ends, after the call's own
-// timeout, as an error result of type Sinew.Timeout in a SUCCEEDED execution (DESIGN §3.3): not
+// timeout, as an error result of type Sinew.Timeout in a SUCCEEDED execution: not
 // retried (one request), and sinew's record says failed. (503-then-200 being retried, in the
 // history, is checked under load by TestLoad, and in process by internal/workflow's
 // TestTransientRetriedPermanentNot.)

@@ -170,7 +170,7 @@ func (a *api) must(t testing.TB, method, path string, body any, want int) map[st
 	return m
 }
 
-// toolCallInput is tool_call's input, every key present (API.md).
+// toolCallInput is tool_call's input, every key present.
 func toolCallInput(dev, agent, tool string, args any) string {
 	b, _ := json.Marshal(map[string]any{"developer_id": dev, "agent_id": agent, "task_id": nil, "session_id": nil, "tool": tool, "arguments": args})
 	return string(b)
