@@ -71,7 +71,7 @@ bench-smoke:
 fuzz:
 	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) infra/scripts/fuzz.sh
 
-# soak: the reliability load test at the issue's size (1,000 concurrent tool calls of mixed types,
+# soak: the reliability load test at full size (1,000 concurrent tool calls of mixed types,
 # 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.
 .PHONY: soak
 soak:

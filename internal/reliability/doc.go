@@ -3,7 +3,7 @@
 // HTTP API, and check that nothing is lost and each side effect happens once.
 //
 //	go test ./internal/reliability/                          the short versions (make test)
-//	SINEW_SOAK=1 go test -run TestLoad -v ./internal/reliability/   the size: 1,000 executions, 200 function calls
+//	SINEW_SOAK=1 go test -run TestLoad -v ./internal/reliability/   full size: 1,000 executions, 200 function calls
 //
 // The package has no code of its own beyond these tests.
 package reliability
