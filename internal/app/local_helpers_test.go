@@ -25,13 +25,10 @@ import (
 	lambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/google/uuid"
 
-	"sinew/internal/app"
 	"sinew/internal/config"
 	chathttp "sinew/internal/handlers/chat"
 	"sinew/internal/httpapi"
-	"sinew/internal/integrations/all"
 	"sinew/internal/localaws/jwtlocal"
-	"sinew/internal/netguard"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/localmode"
@@ -301,14 +298,7 @@ func (r route) params(in string) []map[string]any {
 // without changing these tests. It also returns the schemas the operations refer to.
 func allRoutes(t *testing.T) ([]route, map[string]any) {
 	t.Helper()
-	aws := awsv2.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")}
-	reg, err := all.New(netguard.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The store is never used: the routers are built only to list their routes.
-	st := store.New(dynamodb.NewFromConfig(aws), "unused", nil)
-	apiRT := app.APIRouter(app.Deps{Config: &config.Config{}, AWS: aws, Store: st, Integrations: reg})
+	apiRT := apiRouter(t)
 	chatRT := httpapi.New(httpapi.Options{})
 	chathttp.Register(chatRT, nil)
 	var out []route
