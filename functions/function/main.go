@@ -1,4 +1,4 @@
-// Command function is the function Lambda (DESIGN §2): it only builds the handler's dependencies from the
+// Command function is the function Lambda: it only builds the handler's dependencies from the
 // environment and starts it behind the Lambda error boundary.
 package main
 

@@ -1,4 +1,4 @@
-// Command integration is the integration Lambda (DESIGN §2): it only builds the handler's dependencies from the
+// Command integration is the integration Lambda: it only builds the handler's dependencies from the
 // environment and starts it behind the Lambda error boundary.
 package main
 
@@ -14,7 +14,7 @@ import (
 
 func main() {
 	// Every log line passes the redactor, which knows the setup values and resolved secrets of
-	// the calls in flight (DESIGN §3.5).
+	// the calls in flight (package secrets).
 	red := secrets.NewRedactor()
 	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
 	deps, err := handler.IntegrationFromEnv(context.Background(), red)

@@ -1,4 +1,4 @@
-// Command model is agent_loop's model step (DESIGN §3.8, API.md "Lambda events"): it feeds the
+// Command model is agent_loop's model step (statemachines/agent_loop.asl.json): it feeds the
 // previous turn's results, prompts the model once, and answers the calls to run next or the loop's
 // output. It only wires: the configuration, the stepper and the Lambda error boundary.
 package main

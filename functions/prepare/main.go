@@ -1,4 +1,4 @@
-// Command prepare is the prepare Lambda (DESIGN §2): it only builds the handler's dependencies from the
+// Command prepare is the prepare Lambda: it only builds the handler's dependencies from the
 // environment and starts it behind the Lambda error boundary.
 package main
 

@@ -1,4 +1,4 @@
-// Command settle is the settle Lambda (DESIGN §2): it only builds the handler's dependencies from the
+// Command settle is the settle Lambda: it only builds the handler's dependencies from the
 // environment and starts it behind the Lambda error boundary.
 package main
 

@@ -1,4 +1,4 @@
-// Command system is the Lambda of system tool calls (DESIGN §4). It only wires: the executor built
+// Command system is the Lambda of system tool calls. It only wires: the executor built
 // from the environment and the Lambda error boundary.
 package main
 

@@ -307,7 +307,7 @@ func (d *demo) report() {
 	d.printf("%s", b.String())
 	d.printf(`
 Try next (the demo has stopped its local mode; start one with make local, or go run ./infra/local):
-  export AWS_ENDPOINT_URL_SFN=<stepfunctions endpoint> AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1
+  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1
   TOKEN=$(go run ./infra/local token my-developer)
   curl -H "Authorization: Bearer $TOKEN" <http endpoint>/openapi.json
   curl -H "Authorization: Bearer $TOKEN" "<http endpoint>/calls?status=pending"

@@ -23,7 +23,7 @@ import (
 // handlerDeps is what a function's in-process handler is built from.
 type handlerDeps struct {
 	ctx context.Context
-	red *secrets.Redactor // the redactor every log line of this process passes (DESIGN §3.5)
+	red *secrets.Redactor // the redactor every log line of this process passes
 	cfg *config.Config
 	log *slog.Logger
 }

@@ -1,13 +1,21 @@
-// Command local stands sinew up on one machine with no AWS account (DESIGN §8): the Step Functions
-// API over the embedded engine (durable across kill -9), the Lambda Invoke API over in-process
-// handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and DynamoDB Local.
+// Command local stands sinew up on one machine with no AWS account and no network: the Step
+// Functions API over the embedded engine (durable across kill -9), the Lambda Invoke API over
+// in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and
+// DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers as a deployment
+// (both read internal/deploy's description), and code finds its endpoints as the AWS SDKs do,
+// through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local and AWS.
+//
+// Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
+// a task that was running at the crash runs again (at-least-once), and the executors' idempotency
+// by call id (package dispatch) keeps its side effects single.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
 //	go run ./infra/local rotate-secrets                                    re-encrypt sealed values under the key's newest version
 //
-// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS CLI and SDKs at
-// them, and writes them to <dir>/endpoints.json.
+// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS SDKs at them (the
+// AWS CLI is shown --endpoint-url, which every CLI version honours), and writes them to
+// <dir>/endpoints.json.
 package main
 
 import (
@@ -496,14 +504,16 @@ func printEndpoints(w *os.File, eps map[string]string, dir string) {
 	for _, n := range []string{"stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
 		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
 	}
-	fmt.Fprintln(w, "Point the AWS CLI and SDKs at it:")
+	fmt.Fprintln(w, "Point the AWS SDKs at it:")
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_SFN=%s\n", eps["stepfunctions"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_LAMBDA=%s\n", eps["lambda"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_DYNAMODB=%s\n", eps["dynamodb"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_EVENTBRIDGE=%s\n", eps["events"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_KMS=%s\n", eps["kms"])
 	fmt.Fprintln(w, "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION="+region)
-	fmt.Fprintln(w, "(the AWS CLI v1 ignores AWS_ENDPOINT_URL_*: give it --endpoint-url)")
+	// AWS CLI releases before 1.29 and 2.13 (Debian's awscli 2.9 among them) ignore
+	// AWS_ENDPOINT_URL_* and would reach AWS itself, so the CLI is always shown --endpoint-url.
+	fmt.Fprintf(w, "The AWS CLI: always pass --endpoint-url, e.g. aws stepfunctions list-state-machines --endpoint-url %s\n", eps["stepfunctions"])
 	fmt.Fprintln(w, "A token for the HTTP API: go run ./infra/local token DEVELOPER_ID")
 	fmt.Fprintln(w, "ready")
 }

@@ -138,7 +138,7 @@ func (c *client) callsWithStatus(t *testing.T, status string) map[string]bool {
 	return ids
 }
 
-// TestToolCallFunctionResumed is issue 5's function tool end to end through local mode's public
+// TestToolCallFunctionResumed is a function tool end to end through local mode's public
 // endpoints: POST /tool-calls, then the call resumed by the AWS CLI, by aws-sdk-go-v2, over the
 // HTTP result route and by Julep's PUT /executions/{id}; failed by the CLI's send-task-failure;
 // left to time out; and the answers the rules refuse (409, 410, another developer's 404).

@@ -1,8 +1,9 @@
-// Package apicall is the api_call executor (DESIGN §5): it builds an HTTP request from a tool's
+// Package apicall is the api_call executor: it builds an HTTP request from a tool's
 // APICallDef and the call's merged request parts, sends it through the network guard, and turns the
 // answer into the result {status_code, headers, json, content} or a typed error.
 //
-// Where Julep differs (reference/julep-tools.md §5), sinew does what a user expects: a call cannot
+// Where Julep differs (its execute_api_call:
+// https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_api_call.py), sinew does what a user expects: a call cannot
 // change the method, scheme, host or port; every APICallDef field is honoured (the definition's
 // params, json, data, content, files, cookies and timeout are the bottom layer of the merge;
 // include_response_content is honoured on every path; schema, "the schema of the response", is
@@ -50,7 +51,7 @@ type Input struct {
 	// CallID, when set, is sent as the Idempotency-Key header unless the request sets one: every
 	// attempt of one call (a Retry, a re-run after a crash) carries the same key, so a service that
 	// honours the convention performs the call once, where sinew alone cannot know whether a request
-	// cut off by a crash arrived (DESIGN §8, at-least-once).
+	// cut off by a crash arrived (local mode reruns a task that was running at a crash: at-least-once).
 	CallID string
 }
 
@@ -100,7 +101,7 @@ func New(guard *netguard.Policy, opts ...Option) *Executor {
 
 // Execute makes the call: it merges the parts (MergeParts), checks them against params_schema,
 // builds the request, and sends it within the call's timeout (default 30 s, at most 600 s; a deadline
-// on ctx, such as the chat path's time budget, bounds it too). Errors are typed as DESIGN §3.3 says:
+// on ctx, such as the chat path's time budget, bounds it too). Errors are typed (package fault):
 // InvalidInput for bad arguments, Forbidden for guard refusals, Transient for failures worth a retry
 // (connection refused or reset, DNS, 408, 429, 500, 502, 503, 504, 524), Timeout when the call's own
 // time ran out, TooLarge for a response over the cap, Provider for other statuses.

@@ -10,7 +10,7 @@ import (
 	"sinew/internal/tool"
 )
 
-// The request parts an api_call's arguments may hold (DESIGN §5), and the two switches. `json_` is
+// The request parts an api_call's arguments may hold, and the two switches. `json_` is
 // accepted as an alias of `json` and becomes `json` in the merged parts.
 const (
 	PartParams                 = "params"
@@ -37,7 +37,7 @@ const (
 	layerSetup = "x-api_call-setup"
 )
 
-// MergeParts merges the request parts of an api_call, key by key, in the order of DESIGN §5:
+// MergeParts merges the request parts of an api_call, key by key, in this order:
 // definition < call < x-api_call-args < x-api_call-setup, except that the definition's headers win
 // over the call's. Within a part that is an object (params, data, files, cookies, headers, path, and
 // json when both sides are objects) keys merge one by one; any other part is replaced whole. Header

@@ -134,7 +134,7 @@ func TestParts(t *testing.T) {
 	}
 }
 
-// TestMergeOrder checks DESIGN §5's order part by part, on the pure MergeParts.
+// TestMergeOrder checks MergeParts' order (definition < call < args < setup) part by part, on the pure MergeParts.
 func TestMergeOrder(t *testing.T) {
 	def := &tool.APICallDef{
 		Method: "POST", URL: "https://api.example.com/x",

@@ -20,11 +20,11 @@ import (
 	"sinew/internal/tool"
 )
 
-// Bounds of DESIGN §5.
+// Bounds of a call: its timeout and the size of the answer it reads.
 const (
 	DefaultTimeout   = 30 * time.Second
 	MaxTimeout       = tool.MaxAPICallTimeoutSeconds * time.Second
-	MaxResponseBytes = 2 << 20 // 2 MiB: keeps every Lambda answer under its 6 MB limit (DESIGN §3.7)
+	MaxResponseBytes = 2 << 20 // 2 MiB: keeps every Lambda answer under its 6 MB limit (store.InlineLimit says how values travel)
 	MaxRedirects     = 5
 	errorBodyChars   = 500
 	userAgent        = "sinew-apicall/1"

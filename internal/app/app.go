@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/catalogue"
+	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/executions"
 	"sinew/internal/httpapi"
@@ -46,5 +47,10 @@ func APIRouter(d Deps) *httpapi.Router {
 		executions.Register(rt, executions.NewDeps(cfg, d.AWS, d.Store))
 		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
 	}
+	// The chat route is the chat function's; GET /openapi.json lists it too, so the document covers
+	// the whole HTTP API.
+	chatDoc := httpapi.New(httpapi.Options{})
+	chat.Register(chatDoc, nil)
+	rt.Document(chatDoc)
 	return rt
 }

@@ -25,13 +25,10 @@ import (
 	lambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/google/uuid"
 
-	"sinew/internal/app"
 	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/httpapi"
-	"sinew/internal/integrations/all"
 	"sinew/internal/localaws/jwtlocal"
-	"sinew/internal/netguard"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/localmode"
@@ -301,14 +298,7 @@ func (r route) params(in string) []map[string]any {
 // without changing these tests. It also returns the schemas the operations refer to.
 func allRoutes(t *testing.T) ([]route, map[string]any) {
 	t.Helper()
-	aws := awsv2.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")}
-	reg, err := all.New(netguard.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The store is never used: the routers are built only to list their routes.
-	st := store.New(dynamodb.NewFromConfig(aws), "unused", nil)
-	apiRT := app.APIRouter(app.Deps{Config: &config.Config{}, AWS: aws, Store: st, Integrations: reg})
+	apiRT := apiRouter(t)
 	chatRT := httpapi.New(httpapi.Options{})
 	chat.Register(chatRT, nil)
 	var out []route
@@ -427,7 +417,7 @@ func seed(t *testing.T, l *localMode, dev string) *world {
 		}
 		return w.call != "" && w.token != "" && x["status"] != "running"
 	})
-	// A stored payload, as an executor stores an output over 32 KiB (DESIGN §3.7), written through
+	// A stored payload, as an executor stores an output over 32 KiB, written through
 	// the store into local mode's table.
 	ref, err := store.New(l.db, "sinew", nil).PutPayload(context.Background(), dev, []byte(`{"big":"value of `+dev+`"}`), time.Hour)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package asl is sinew's embedded Step Functions engine: it parses and validates Amazon States
 // Language definitions as CreateStateMachine does, and runs executions the way AWS does, down to
 // the history events (types, detail shapes, ids and previousEventId links) recorded from real AWS
-// executions in conformance/localstack-sfn.
+// executions (internal/asl/conformance replays them from its testdata/localstack-sfn).
 //
 // Layout:
 //

@@ -1,4 +1,4 @@
-// Package config is sinew's configuration (API.md "Configuration"): every environment variable with
+// Package config is sinew's configuration: every environment variable with
 // its default, parsed and validated once at start, so a bad setting stops a function at its first
 // cold start with a message naming the variable instead of failing a call later.
 package config
@@ -35,7 +35,7 @@ const (
 	EnvEventBus      = "SINEW_EVENT_BUS"
 )
 
-// Functions are the folders under functions/, one per Lambda (DESIGN §2). Each has a
+// Functions are the folders under functions/, one per Lambda. Each has a
 // SINEW_FUNCTION_<NAME> variable holding its deployed name; internal/deploy describes each of them.
 var Functions = []string{"api", "chat", "prepare", "function", "integration", "apicall", "system", "model", "settle"}
 
@@ -47,7 +47,7 @@ func ProviderEnv(provider string) string {
 	return "SINEW_" + strings.ToUpper(provider) + "_BASE_URL"
 }
 
-// Flags known to sinew (DESIGN §7, Julep's names), and their deploy-time default when
+// Flags known to sinew (Julep's names), and their deploy-time default when
 // SINEW_FLAG_DEFAULTS does not set them.
 const (
 	FlagAutoRunToolsChat        = "auto_run_tools_chat"

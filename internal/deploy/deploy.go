@@ -1,4 +1,4 @@
-// Package deploy is the one description of sinew's functions and state machines (DESIGN §2): their
+// Package deploy is the one description of sinew's functions and state machines: their
 // names, purposes, sizes, time limits, environment, abstract permissions and the state machines'
 // definition substitutions. infra/cdk turns it into AWS resources and IAM policies; infra/local wires
 // the same functions and definitions on one machine, so what runs locally is what is deployed.
@@ -30,7 +30,7 @@ const (
 // is cut off anyway.
 const MaxHTTPTimeout = 30 * time.Second
 
-// ItemKind names a kind of record in the one table (DESIGN §3.6). Permissions name item kinds so a
+// ItemKind names a kind of record in the one table (package store). Permissions name item kinds so a
 // reader sees what each function touches; the CDK grants on the table (DynamoDB's IAM cannot tell
 // kinds of items apart by sort key), and a test keeps each function's list honest against its needs.
 type ItemKind string

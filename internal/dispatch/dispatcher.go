@@ -21,7 +21,7 @@ type Invoker interface {
 }
 
 // Dispatcher sends a call to the executor Lambda of its type, on the chat path: there is no state
-// machine there, so it retries Sinew.Transient itself (DESIGN §3.3: 3 attempts, bounded by ctx's
+// machine there, so it retries Sinew.Transient itself (3 attempts, bounded by ctx's
 // deadline), and a failure becomes the error result fed back to the model. The executors' Guard
 // makes those retries safe.
 type Dispatcher struct {

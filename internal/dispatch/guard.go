@@ -1,4 +1,4 @@
-// Package dispatch runs tool calls exactly once where it matters (DESIGN §3.9, §1): Guard makes an
+// Package dispatch runs tool calls exactly once where it matters: Guard makes an
 // executor idempotent by (developer, call id), so a repeated invocation of the same call (a Lambda
 // retry, a crash and restart, the chat path trying again) returns the recorded result instead of
 // sending the email twice; Dispatcher sends an envelope to the Lambda of its type, retrying
@@ -104,7 +104,7 @@ func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(conte
 				return nil, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
 			}
 			// The run that held it is gone (a crash): run again. Whether its side effect
-			// happened cannot be known; this is the at-least-once edge of DESIGN §8.
+			// happened cannot be known; this is the at-least-once edge of a crash.
 		}
 		if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil {
 			return nil, fmt.Errorf("claim call %s: %w", callID, err)

@@ -21,7 +21,7 @@ import (
 )
 
 // loadSize is the load's size: N executions, M of them function calls. SINEW_SOAK=1 runs the
-// issue's size (make soak); SINEW_LOAD_N and SINEW_LOAD_M choose others.
+// full size, 1,000 and 200 (make soak); SINEW_LOAD_N and SINEW_LOAD_M choose others.
 func loadSize(t testing.TB) (n, m int) {
 	n, m = 100, 20
 	if os.Getenv("SINEW_SOAK") == "1" {

@@ -1,4 +1,4 @@
-// Package executions is the HTTP side of the tool-call workflow (API.md): starting tool calls,
+// Package executions is the HTTP side of the tool-call workflow: starting tool calls,
 // reading executions and pending calls, answering and heartbeating function calls, Julep's
 // PUT /executions/{id} (resume or cancel), and stored payloads. Register adds the routes to the
 // api function's router; the domain logic is package workflow's.
@@ -125,7 +125,7 @@ func (h *handlers) getExecution(ctx context.Context, r *httpapi.Request) (*httpa
 	if err != nil {
 		return nil, err
 	}
-	// A result stored by reference is answered as its value up to the inline limit (DESIGN §3.7).
+	// A result stored by reference is answered as its value up to the inline limit (store.AnswerInlineLimit).
 	if x.Output, err = h.w.Store.InlineRefs(ctx, r.DeveloperID, x.Output, store.AnswerInlineLimit); err != nil {
 		return nil, err
 	}

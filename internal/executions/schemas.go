@@ -45,7 +45,7 @@ func registerSchemas(rt *httpapi.Router) {
 			"agent_id":     str(""), "task_id": str(""), "session_id": str(""),
 			"created_at":    map[string]any{"type": "string", "format": "date-time"},
 			"updated_at":    map[string]any{"type": "string", "format": "date-time"},
-			"output":        map[string]any{"description": "the result object (DESIGN §3.2), or the error result"},
+			"output":        map[string]any{"description": "the result object {id, type, name, output}, or the error result {id, type, name, error}"},
 			"error":         map[string]any{"type": "object", "properties": map[string]any{"type": str(""), "message": str("")}},
 			"pending_calls": map[string]any{"type": "array", "items": httpapi.Ref("PendingCall")},
 		},

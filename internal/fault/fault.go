@@ -1,7 +1,18 @@
 // Package fault is sinew's typed error: a Kind that decides retries and HTTP statuses, the field at
 // fault when there is one, and a message a person can act on. Domain code returns *Error (wrapping the
-// cause); the Lambda and HTTP boundaries turn the Kind into a fixed error name or a status code
-// (DESIGN §3.3).
+// cause); the Lambda and HTTP boundaries turn the Kind into a fixed error name or a status code.
+//
+// The names are a contract with the state machines, whose Retry and Catch match on them, and with
+// every client that reads an error result. Lambda names an error after its Go type unless the
+// handler returns a messages.InvokeResponse_Error value, so one function at the boundary
+// (package lambdaboundary) converts every error, and local mode's in-process invoker names errors
+// the same way. Only Sinew.Transient and Lambda's own service errors are retried: in the state
+// machines by Retry (IntervalSeconds 2, BackoffRate 2, MaxAttempts 6, MaxDelaySeconds 60, FULL
+// jitter), on the chat path by the dispatcher (3 attempts within the request's time budget).
+// Sinew.Timeout is not retried: the caller chose the bound. Providers do not retry in loops of
+// their own. An error a client reports through SendTaskFailure becomes Client.<its error>, the
+// prefix added once by the settle step. Over HTTP each Kind has its status (httpapi.StatusOf) and
+// the body {"error": {"type", "message", "field"}}; a 500 is only ever a fault of sinew's own.
 package fault
 
 import (
@@ -10,7 +21,7 @@ import (
 	"fmt"
 )
 
-// Kind names a class of failure. The values are the fixed Lambda error names of DESIGN §3.3, which
+// Kind names a class of failure. The values are the fixed Lambda error names of the package doc, which
 // the state machines' Retry and Catch match on, so they must never change.
 type Kind string
 

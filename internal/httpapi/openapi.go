@@ -81,10 +81,24 @@ func (rt *Router) Schema(name string, schema any) {
 	rt.schemas[name] = schema
 }
 
-// OpenAPI builds the OpenAPI 3.1 document of the registered routes.
+// Document lists other's routes (and their schemas) in rt's OpenAPI document without serving them:
+// a route another function answers (API Gateway sends POST /sessions/{session_id}/chat to the chat
+// function) still belongs in the one document of the HTTP API. Routes rt serves itself win.
+func (rt *Router) Document(other *Router) {
+	for name, schema := range other.schemas {
+		rt.Schema(name, schema)
+	}
+	for _, r := range other.routes {
+		if !slices.ContainsFunc(rt.routes, func(o *route) bool { return o.Method == r.Method && o.Path == r.Path }) {
+			rt.documented = append(rt.documented, r)
+		}
+	}
+}
+
+// OpenAPI builds the OpenAPI 3.1 document of the registered routes and the documented ones.
 func (rt *Router) OpenAPI() map[string]any {
 	paths := map[string]any{}
-	for _, r := range rt.routes {
+	for _, r := range slices.Concat(rt.routes, rt.documented) {
 		item, _ := paths[r.Path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}

@@ -26,7 +26,7 @@ type Request struct {
 	Path   string // without a named stage's prefix
 	Route  string // the matched pattern
 	// DeveloperID is the authenticated caller, from the JWT claim; empty only on public routes. Store
-	// calls take it from here, never from a body or a query (API.md).
+	// calls take it from here, never from a body or a query.
 	DeveloperID string
 	Event       *events.APIGatewayV2HTTPRequest
 
@@ -87,7 +87,7 @@ type Page struct {
 	Cursor string // opaque, made by the store; "" for the first page
 }
 
-// Pagination bounds (API.md "Lists").
+// Pagination bounds: ?limit=1..100 (default 20) and ?cursor=.
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100

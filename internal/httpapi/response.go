@@ -62,7 +62,7 @@ var errorSchema = map[string]any{
 	},
 }
 
-// StatusOf is the HTTP status of a fault Kind (API.md "conventions").
+// StatusOf is the HTTP status of a fault Kind.
 func StatusOf(k fault.Kind) int {
 	switch k {
 	case fault.InvalidInput:

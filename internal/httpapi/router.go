@@ -1,7 +1,7 @@
 // Package httpapi is sinew's HTTP layer over API Gateway HTTP API events (payload format 2.0): a
 // router of method + path patterns, each route documented by its OpenAPI operation so
 // `GET /openapi.json` is built from what is registered; the developer id from the JWT authorizer's
-// claims; typed fault errors turned into the statuses and error body of API.md "conventions"; body
+// claims; typed fault errors turned into statuses (StatusOf) and the error body {"error": {type, message, field}}; body
 // limits, a strict JSON decoder, cursor pagination; one slog line per request, never the body. The
 // same router serves local mode through HTTPHandler, a net/http adapter.
 package httpapi
@@ -24,7 +24,7 @@ import (
 	"sinew/internal/fault"
 )
 
-// DefaultMaxBody is the body limit of a route that sets none (API.md: over 1 MiB is a 413).
+// DefaultMaxBody is the body limit of a route that sets none (over it is a 413).
 const DefaultMaxBody = 1 << 20
 
 // HandlerFunc answers one request. A nil response with a nil error is a 204; an error becomes the
@@ -61,6 +61,9 @@ type Router struct {
 	opts    Options
 	routes  []*route
 	schemas map[string]any
+	// documented are routes another function serves, listed in this router's OpenAPI document
+	// only (Document).
+	documented []*route
 }
 
 type route struct {

@@ -23,7 +23,7 @@ type MethodInfo struct {
 	Output      map[string]any `json:"output"`
 }
 
-// ProviderEntry is one provider in the catalogue (julep-tools §3.1); Setup is null for a provider
+// ProviderEntry is one provider in the catalogue; Setup is null for a provider
 // without setup.
 type ProviderEntry struct {
 	Provider string         `json:"provider"`
@@ -87,7 +87,7 @@ func (r *Registry) ProviderInfo(name string) (ProviderEntry, error) {
 
 // ToolSchema is the function a model sees for a provider method ("" = the default method): the
 // method's description and its argument schema. name is the tool's own name (sinew shows tools by
-// their names, DESIGN §6); an empty name gives Julep's "<provider>_<method>", as GET
+// their names); an empty name gives Julep's "<provider>_<method>", as GET
 // /integrations/{provider}[/{method}]/tool answers. Unknown provider or method: fault.NotFound.
 func (r *Registry) ToolSchema(provider, method, name string) (Function, error) {
 	e, m, err := r.lookup(provider, method)

@@ -1,4 +1,4 @@
-// Package integrations is the provider registry of the integration executor (DESIGN §4): Julep's
+// Package integrations is the provider registry of the integration executor: Julep's
 // integrations service rebuilt as Go packages, one per provider, each with typed setup, arguments and
 // outputs per method.
 //
@@ -36,7 +36,7 @@
 // # Running
 //
 // Registry.Execute(ctx, provider, method, setup, args) validates the merged setup and arguments (the
-// merge of DESIGN §3.4 is the caller's), decodes them into the method's types, runs the function with
+// merge, package merge, is the caller's), decodes them into the method's types, runs the function with
 // an Env, and returns the output in sinew's JSON value form (package jsonv). Every error a caller
 // sees is a *fault.Error: InvalidInput naming the field for bad input (and for an unknown provider or
 // method), Transient for failures worth retrying (the state machine or the chat dispatcher retries:
@@ -58,7 +58,7 @@
 // # Catalogue
 //
 // Catalogue, ProviderInfo and ToolSchema give the data of GET /integrations, GET
-// /integrations/{provider} and GET /integrations/{provider}[/{method}]/tool (julep-tools §3.1, with
+// /integrations/{provider} and GET /integrations/{provider}[/{method}]/tool (as Julep's integrations service does, with
 // `info` always an object; Function.AsTool is the route's {"type":"function","function":...} body).
 // Lookups of unknown names are NotFound there, and InvalidInput in Execute.
 //

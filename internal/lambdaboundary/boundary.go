@@ -1,4 +1,4 @@
-// Package lambdaboundary is where a Lambda handler's errors get their fixed names (DESIGN §3.3).
+// Package lambdaboundary is where a Lambda handler's errors get their fixed names (package fault).
 // aws-lambda-go names an error after its Go type unless the handler returns a
 // messages.InvokeResponse_Error value (not a pointer, not wrapped), so every Lambda main wraps its
 // handler with Wrap, and local mode's in-process invoker goes through Invoke, which names errors the

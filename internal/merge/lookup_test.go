@@ -211,7 +211,7 @@ func TestLookupRefusals(t *testing.T) {
 	}
 }
 
-// BenchmarkMergeLookup measures the merge's read (DESIGN §3.6: one BatchGetItem) against DynamoDB
+// BenchmarkMergeLookup measures the merge's read (one BatchGetItem) against DynamoDB
 // Local: agent + task metadata and the stored tool's sealed setup, opened, then merged.
 func BenchmarkMergeLookup(b *testing.B) {
 	f := newFixture(b)

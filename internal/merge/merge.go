@@ -17,7 +17,7 @@ func union(levels ...map[string]any) map[string]any {
 	return out
 }
 
-// Integration gives an integration call's arguments and setup (DESIGN §3.4):
+// Integration gives an integration call's arguments and setup:
 //
 //	arguments = call ∪ definition.arguments ∪ metadata args
 //	setup     = definition.setup ∪ metadata setup

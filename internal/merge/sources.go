@@ -1,10 +1,23 @@
 // Package merge computes what an integration or system call finally runs with, from the call, the
-// tool's definition and the metadata of the agent and of the task or session (DESIGN §3.4). The
-// functions here are pure; store.MergeSources reads their inputs in one BatchGetItem. api_call's
-// request parts merge in apicall.MergeParts, next to the request they build (DESIGN §5).
+// tool's definition and the metadata of the agent and of the task or session. The functions here
+// are pure; store.MergeSources reads their inputs in one BatchGetItem. api_call's request parts
+// merge in apicall.MergeParts, next to the request they build.
+//
+// Metadata lives on the agent, and on the task (workflow path) or the session (chat path), under
+// the keys below, each a map from tool name to an object. The task's or session's entry for a
+// tool replaces the agent's entry for that tool (shallow, at tool-name level); a call names the
+// agent and at most one of task and session. Then, right winning key by key:
+//
+//	integration  arguments = call ∪ definition.arguments ∪ metadata args
+//	             setup     = definition.setup ∪ metadata setup (a stored tool's setup is sealed apart)
+//	system       the definition's arguments are defaults the call's arguments override
+//
+// Arguments are validated after the merge, against the method's schema, so values that come from
+// the definition or the metadata count. Julep reads these keys in get_tool_args_from_metadata:
+// https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/queries/tools/get_tool_args_from_metadata.py
 package merge
 
-// The metadata keys of DESIGN §3.4 (Julep's intended, singular names). Each maps a tool name to an
+// The metadata keys (Julep's intended, singular names). Each maps a tool name to an
 // object.
 const (
 	KeyIntegrationArgs  = "x-integration-args"

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// EnvAllow is the environment variable holding the operator's allowlist (API.md "Configuration").
+// EnvAllow is the environment variable holding the operator's allowlist.
 const EnvAllow = "SINEW_APICALL_ALLOW"
 
 // Allowlist is the operator's list of targets the guard permits although they are in a refused range:

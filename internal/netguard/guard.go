@@ -1,5 +1,5 @@
 // Package netguard is the guarded dialer every outgoing connection of every executor and provider goes
-// through (DESIGN §5). It refuses, before any packet is sent, every address that is not a public
+// through. It refuses, before any packet is sent, every address that is not a public
 // unicast address: loopback, private, link-local and the metadata address, CGNAT, unspecified,
 // multicast, broadcast, reserved, documentation and benchmarking ranges, IPv6 unique-local and
 // link-local, and the IPv6 forms that carry a refused IPv4 address (mapped, compatible, NAT64, 6to4,

@@ -18,7 +18,7 @@ type SecretReader interface {
 }
 
 // Resolver replaces references to developer secrets inside one call's setup and api_call headers
-// with their values (DESIGN §3.5). Make one per call, inside the executor, after the merge's
+// with their values. Make one per call, inside the executor, after the merge's
 // BatchGetItem: each name is read (and opened) once per call however often it is referenced.
 // Every value it resolves is registered with the scope, when one is given, so the redacting log
 // handler hides it. Not safe for concurrent use.

@@ -1,4 +1,4 @@
-// Package secretsapi is the HTTP face of developer secrets (DESIGN §3.5, API.md): PUT
+// Package secretsapi is the HTTP face of developer secrets (package secrets): PUT
 // /secrets/{name} writes a value that is never answered again, GET /secrets lists names and dates,
 // DELETE /secrets/{name} removes one. Setup and api_call headers refer to a secret as
 // {"secret": "NAME"} or "$ secrets.NAME"; the executors resolve those (package secrets).

@@ -9,7 +9,7 @@ import (
 	"sinew/internal/fault"
 )
 
-// Agent is an agent. Metadata holds, besides anything else, the merge keys of DESIGN §3.4; the
+// Agent is an agent. Metadata holds, besides anything else, the merge keys of package merge; the
 // values under x-integration-setup and x-api_call-setup are sealed apart and read back as Redacted.
 type Agent struct {
 	ID              string         `json:"id"`

@@ -23,10 +23,10 @@ const (
 	CallExpired  CallStatus = "expired"
 )
 
-// CallRetention is how long a call is kept after its wait ended, before TTL removes it (DESIGN §4).
+// CallRetention is how long a call is kept after its wait ended, before TTL removes it.
 const CallRetention = 30 * 24 * time.Hour
 
-// PendingCall is a function call waiting for the client (API.md "Pending call"), with its status
+// PendingCall is a function call waiting for the client, with its status
 // and the lease of a claim. TaskToken is shown to its owner only.
 type PendingCall struct {
 	CallID      string         `json:"call_id"`

@@ -12,7 +12,7 @@ import (
 	"sinew/internal/jsonv"
 )
 
-// ExecStatus is an execution's status (API.md "Execution").
+// ExecStatus is an execution's status.
 type ExecStatus string
 
 // Execution statuses. The last four are final: once one is set it stays.

@@ -11,7 +11,7 @@ import (
 	"sinew/internal/jsonv"
 )
 
-// IdemRecord is an idempotency record (DESIGN §3.9): what a key's first use produced, kept until
+// IdemRecord is an idempotency record: what a key's first use produced, kept until
 // ExpiresAt (TTL).
 type IdemRecord struct {
 	Key       string    `json:"key"`

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// AnswerInlineLimit is how much an HTTP answer carries inline (DESIGN §3.7): references to values
+// AnswerInlineLimit is how much an HTTP answer carries inline: references to values
 // up to this many bytes in all are read back and answered as the values; larger ones stay
 // references that GET /payloads/{ref} returns.
 const AnswerInlineLimit = 1 << 20

@@ -251,7 +251,7 @@ type List[T any] struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// Default and largest page sizes (API.md "Lists").
+// Default and largest page sizes.
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100

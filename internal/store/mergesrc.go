@@ -10,7 +10,7 @@ import (
 	"sinew/internal/tool"
 )
 
-// MergeRef names what a call's merge reads (DESIGN §3.4): the agent, at most one of the task (the
+// MergeRef names what a call's merge reads (package merge): the agent, at most one of the task (the
 // workflow path) and the session (the chat path), the tool's name (the metadata key) and, for a
 // stored tool, its id (whose sealed integration.setup is read too).
 type MergeRef struct {

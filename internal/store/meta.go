@@ -13,7 +13,7 @@ import (
 )
 
 // Redacted stands for a setup value in everything the API answers; written back, it keeps the
-// stored value (DESIGN §3.5).
+// stored value.
 const Redacted = "<redacted>"
 
 // RedactSetup is setup with every value replaced by Redacted: the keys stay visible, so a caller
@@ -74,7 +74,7 @@ func checkMeta(field string, meta map[string]any) error {
 	return nil
 }
 
-// Setup is sealed value by value (DESIGN §3.5): each setting of a tool's setup entry is its own
+// Setup is sealed value by value: each setting of a tool's setup entry is its own
 // blob, bound to {developer, owner, tool, field, key}. A value written back as Redacted then keeps
 // its old blob byte for byte, so no write ever has to open anything: only the executors, which
 // hold Decrypt on the key, open setup (through MergeSources).

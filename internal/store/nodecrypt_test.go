@@ -14,7 +14,7 @@ import (
 	"sinew/internal/tool"
 )
 
-// writeOnly is the sealer of the API role (DESIGN §3.5): it may seal, and opening anything fails
+// writeOnly is the sealer of the API role: it may seal, and opening anything fails
 // the test, so every write path run through it is shown never to decrypt.
 type writeOnly struct {
 	t     *testing.T

@@ -14,7 +14,7 @@ import (
 	"sinew/internal/jsonv"
 )
 
-// Payload limits (DESIGN §3.7). A value whose JSON is over InlineLimit travels as a reference; it
+// Payload limits: Step Functions carries at most 256 KiB per state, so values travel small. A value whose JSON is over InlineLimit travels as a reference; it
 // is stored in chunks of ChunkSize, well under DynamoDB's 400 KB item limit (which counts names
 // and keys too).
 const (

@@ -1,6 +1,6 @@
-// Package store is sinew's one DynamoDB table (DESIGN §3.6): agents, tools, tasks, sessions and
+// Package store is sinew's one DynamoDB table: agents, tools, tasks, sessions and
 // messages, users, docs, secrets, executions, pending function calls, idempotency records, flags and
-// stored payloads, plus the one-request lookup of what the setup/arguments merge needs (§3.4).
+// stored payloads, plus the one-request lookup of what the setup/arguments merge needs (package merge).
 //
 // Every method takes the developer id, from the authenticated caller, as its own argument, and every
 // key it builds starts with DEV#<developer>: a developer can never reach another's items, and an item
@@ -26,7 +26,7 @@
 //	DEV#d#TOOL#<id>          SETUP               a stored tool's sealed integration.setup, one value per setting
 //	DEV#d#EXEC#<name>        EXEC, CALL#<id>     an execution and its function calls
 //	DEV#d#IDEM#<key>         IDEM                idempotency record (TTL)
-//	DEV#d#PAYLOAD#<id>       CHUNK#<n>, MANIFEST a stored payload (§3.7)
+//	DEV#d#PAYLOAD#<id>       CHUNK#<n>, MANIFEST a stored payload (payloads.go)
 //
 // GSI1 (sparse) lists executions newest first (gsi1pk DEV#d#EXECS) and function calls by status
 // (gsi1pk DEV#d#CALLS#<status>).
@@ -314,7 +314,7 @@ func wrapf(err error, format string, args ...any) error {
 }
 
 // NewFromConfig is a store over the table named table with a DynamoDB client made from cfg (which
-// finds a local endpoint through AWS_ENDPOINT_URL_DYNAMODB, as the SDKs do: DESIGN §8).
+// finds a local endpoint through AWS_ENDPOINT_URL_DYNAMODB, as the SDKs do).
 func NewFromConfig(cfg awsv2.Config, table string, sealer Sealer, opts ...Option) *Store {
 	return New(dynamodb.NewFromConfig(cfg), table, sealer, opts...)
 }

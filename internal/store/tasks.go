@@ -11,7 +11,7 @@ import (
 	"sinew/internal/tool"
 )
 
-// Task is a named toolset of an agent, with metadata and an optional prompt (DESIGN §1). Its tools
+// Task is a named toolset of an agent, with metadata and an optional prompt. Its tools
 // are stored as tools owned by the task (ListTools with Owner{OwnerTask, id}).
 type Task struct {
 	ID           string         `json:"id"`

@@ -37,7 +37,7 @@ const toolSetupPrefix = "integration.setup/"
 // setting named "" still makes a valid map key.
 func toolSetupEntry(k string) string { return toolSetupPrefix + k }
 
-// checkTool checks the rules of DESIGN §3.1 (tool.Validate), so that nothing invalid is ever
+// checkTool checks the rules of tool.Validate, so that nothing invalid is ever
 // stored; field prefixes the field at fault for a tool inside a request ("tools[2].").
 func checkTool(field string, t *tool.Tool) error {
 	err := t.Validate()
@@ -358,7 +358,7 @@ type FoundTool struct {
 	Owner Owner
 }
 
-// FindTool finds the tool named name for a call (DESIGN §3.8 "Prepare"): with a task, among the
+// FindTool finds the tool named name for a call (workflow.Prepare): with a task, among the
 // task's tools first and then, when the task has inherit_tools, the agent's (the task's wins a
 // clash); without a task, among the agent's. It is one BatchGetItem: the owners and their name
 // claims, which hold a copy of the tool. The task must be the agent's.
@@ -417,7 +417,7 @@ func (s *Store) FindTool(ctx context.Context, dev, agentID, taskID, name string)
 // MaxToolsPerOwner bounds the tools one owner can show a model in one call of ToolsFor.
 const MaxToolsPerOwner = 1000
 
-// ToolsFor lists the tools a call or a prompt sees (DESIGN §3.8): with a task, the task's tools
+// ToolsFor lists the tools a call or a prompt sees: with a task, the task's tools
 // and, when it has inherit_tools, the agent's after them, a name the task has hiding the agent's;
 // without a task, the agent's. The task must be the agent's.
 func (s *Store) ToolsFor(ctx context.Context, dev, agentID, taskID string) ([]tool.Tool, error) {

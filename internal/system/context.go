@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// Context is the caller's context of a call (API.md "Lambda events"): the developer the call runs
+// Context is the caller's context of a call: the developer the call runs
 // for, where it comes from, and how deep in chats through system tools it is.
 type Context struct {
 	DeveloperID string `json:"developer_id"`

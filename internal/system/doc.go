@@ -1,4 +1,5 @@
-// Package system is the system tool executor (DESIGN §4, reference/julep-tools.md §6): a call names
+// Package system is the system tool executor (Julep's execute_system, ported:
+// https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_system.py): a call names
 // a (resource, subresource, operation) of sinew's own resources, and the dispatch table runs it over
 // the store, scoped to the calling developer.
 //

@@ -494,6 +494,6 @@ func TestParameters(t *testing.T) {
 		t.Errorf("unsupported: %v", err)
 	}
 	if got := len(system.Supported()); got != 31 {
-		t.Errorf("%d handlers, want the 31 of julep-tools §6.1", got)
+		t.Errorf("%d handlers, want the 31 of Julep's get_handler table", got)
 	}
 }

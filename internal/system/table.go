@@ -73,7 +73,7 @@ var (
 	taskFields    = map[string]any{"name": text("the task's name"), "description": text("what it does"), "inherit_tools": map[string]any{"type": "boolean"}, "metadata": metadataProp, "prompt": object("{messages, settings, auto_run_tools, ...}")}
 )
 
-// ---- the table (julep-tools §6.1) ----
+// ---- the table: Julep's get_handler, common/utils/evaluator.py at the commit of doc.go ----
 
 var table = map[key]handler{}
 
@@ -436,7 +436,7 @@ func Supported() []string {
 }
 
 // Parameters is the JSON Schema of a combination's arguments, which the model is shown for a system
-// tool (DESIGN §6). developer_id is never among them: it is the caller's. A combination without a
+// tool. developer_id is never among them: it is the caller's. A combination without a
 // handler is a fault.InvalidInput naming it.
 func Parameters(resource, subresource, operation string) (map[string]any, error) {
 	h, ok := table[key{resource, subresource, operation}]

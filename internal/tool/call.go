@@ -1,6 +1,6 @@
 package tool
 
-// Call is the envelope every executor receives (DESIGN §3.2). Exactly the field named by Type is set.
+// Call is the envelope every executor receives. Exactly the field named by Type is set.
 type Call struct {
 	ID          string      `json:"id"`
 	Type        Type        `json:"type"`
@@ -37,7 +37,7 @@ type Result struct {
 	Error  *ResultError `json:"error,omitempty"`
 }
 
-// ResultError is a failed call's error: Type is a fixed error name (DESIGN §3.3) or Client.<type>.
+// ResultError is a failed call's error: Type is a fixed error name (package fault) or Client.<type>.
 type ResultError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`

@@ -31,7 +31,7 @@ func ValidCallID(id string) bool {
 	return err == nil
 }
 
-// NewCall builds the envelope for a call of t with arguments (DESIGN §3.2). For system tools the
+// NewCall builds the envelope for a call of t with arguments. For system tools the
 // definition's arguments are defaults that the call's arguments override (Julep drops them).
 func NewCall(t *Tool, id string, arguments map[string]any) Call {
 	if arguments == nil {

@@ -1,5 +1,19 @@
-// Package tool is sinew's tool model, JSON-compatible with Julep's (reference/julep-tools.md §1),
-// its validation rules (DESIGN §3.1), and the call envelope and results (DESIGN §3.2).
+// Package tool is sinew's tool model, JSON-compatible with Julep's, its validation rules, and the
+// call envelope and results.
+//
+// A tool is {name, type, description} and exactly one of function, integration, api_call, system,
+// agreeing with type (Julep picks the first non-empty field and accepts contradictions; sinew
+// refuses with a 400 naming the fields). The name matches ^[A-Za-z_][A-Za-z0-9_]{0,39}$, as the
+// model APIs accept only such names, and is unique within its owner (agent or task: a duplicate is a
+// 409). sinew adds function.timeout_seconds (default 31 days, at most a year),
+// function.heartbeat_seconds and api_call.timeout (up to 600 s).
+//
+// A call's envelope is {"id": "call_<24 chars>", "type": T, T: {"name", "arguments"}} (for system
+// {resource, operation, resource_id, subresource, arguments}, no name); sinew always makes its own
+// ids, and on the chat path keeps the model's as model_call_id. Executors get a snapshot of the tool
+// without its setup, so they never re-read it. A result is {id, type, name, output}; a failed call
+// {id, type, name, error: {type, message}}. Julep's model, for comparison:
+// https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/typespec/tools/models.tsp
 package tool
 
 import (
@@ -46,7 +60,7 @@ type FunctionDef struct {
 	HeartbeatSeconds *int64 `json:"heartbeat_seconds,omitempty"`
 }
 
-// Default and largest wait of a function tool (DESIGN §3.1).
+// Default and largest wait of a function tool.
 const (
 	DefaultFunctionTimeoutSeconds int64 = 31 * 24 * 3600
 	MaxFunctionTimeoutSeconds     int64 = 365 * 24 * 3600
@@ -106,7 +120,7 @@ type APICallDef struct {
 // HTTPMethods is the ApiCallDef method enum.
 var HTTPMethods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE"}
 
-// MaxAPICallTimeoutSeconds bounds api_call.timeout (DESIGN §5).
+// MaxAPICallTimeoutSeconds bounds api_call.timeout.
 const MaxAPICallTimeoutSeconds = 600
 
 // SecretRef names a developer secret.

@@ -20,13 +20,13 @@ var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,39}$`)
 // MaxDescription is Julep's database limit on a tool's description.
 const MaxDescription = 16000
 
-// anthropicTypes are Julep's Anthropic tool types, which sinew does not port (DESIGN §1).
+// anthropicTypes are Julep's Anthropic tool types, which sinew does not port.
 var anthropicTypes = []string{"computer_20241022", "text_editor_20241022", "bash_20241022"}
 
 // ValidName reports whether name is a valid tool name.
 func ValidName(name string) bool { return namePattern.MatchString(name) }
 
-// Validate checks the rules of DESIGN §3.1. Errors are fault.InvalidInput naming the field and rule.
+// Validate checks the rules of the package doc. Errors are fault.InvalidInput naming the field and rule.
 func (t *Tool) Validate() error {
 	if t.Name == "" {
 		return fault.Invalid("name", "name is required")

@@ -1,9 +1,24 @@
-// Package workflow is the domain logic of the tool_call workflow (DESIGN §3.8, §4): Prepare turns a
+// Package workflow is the domain logic of the tool_call workflow: Prepare turns a
 // request into a call envelope and records the execution; the function executor records a pending
 // call and announces it; Settle brings the execution record and its calls to their final state,
 // from the state machine's outcome or from Step Functions' "Execution Status Change" events; and the
 // resume logic answers pending calls for the HTTP routes (claim, SendTask*, settle). It knows
 // nothing of Lambda or API Gateway: AWS services are reached through narrow ports (SFN, Events).
+//
+// # The path of a call
+//
+// statemachines/tool_call.asl.json (Standard) runs Prepare (records the execution from
+// $$.Execution.Name, finds the tool by name: with a task, the task's tools first and, with
+// inherit_tools, the agent's after them; builds the envelope), a Choice on the call's type, one Task
+// per type with its own Retry and Catch, and Settle. A function call's Task uses
+// lambda:invoke.waitForTaskToken: RecordPending stores the pending call (a retry issues a new token
+// and overwrites it) and publishes a ToolCallPending event, and the execution waits up to the tool's
+// timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route that wraps them). The
+// execution ends SUCCEEDED with the result, or with the error result when the tool failed; it fails
+// only on a fault of the workflow itself, and SettleEvent then brings the records to their final
+// state. Inputs carry every key (null where unused): under AWS's JSONPath rules a missing key is a
+// States.Runtime failure. The chat path reaches the same executors through the
+// dispatcher instead of the state machine.
 //
 // # What one call costs
 //

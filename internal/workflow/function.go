@@ -15,13 +15,13 @@ import (
 	"sinew/internal/tool"
 )
 
-// Event source and detail type of the event announcing a pending function call (API.md).
+// Event source and detail type of the event announcing a pending function call.
 const (
 	EventSource       = "sinew"
 	DetailTypePending = "ToolCallPending"
 )
 
-// RecordPending is the function executor (DESIGN §4): it records the call with this attempt's task
+// RecordPending is the function executor: it records the call with this attempt's task
 // token and marks the execution awaiting_input (a retry of the Task has a new token and overwrites
 // the record), then publishes ToolCallPending with the pending call as its detail. The execution
 // then waits on the token until the client answers or the wait ends.

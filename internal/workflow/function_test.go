@@ -367,7 +367,7 @@ func TestLargeOutputTravelsByReference(t *testing.T) {
 	if code, _ := h.do("dev-b", "GET", "/payloads/"+ref, nil); code != 404 {
 		t.Errorf("another developer's GET /payloads = %d, want 404", code)
 	}
-	// The HTTP API answers a value under 1 MiB inline (DESIGN §3.7): the execution's result is
+	// The HTTP API answers a value under 1 MiB inline: the execution's result is
 	// the value, though the state machine carried the reference.
 	code, rec := h.do(dev, "GET", "/executions/"+x.Name, nil)
 	res, _ := rec["output"].(map[string]any)

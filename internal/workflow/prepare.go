@@ -35,13 +35,13 @@ func (s *Service) log() *slog.Logger {
 
 // CallIDFor is the call id of a tool_call execution: derived from the developer and the execution's
 // name, so a Prepare that runs again (a retry, a redrive) builds the same envelope, and the
-// executors' idempotency by call id (DESIGN §3.9) holds across it. It has NewCallID's shape.
+// executors' idempotency by call id holds across it. It has NewCallID's shape.
 func CallIDFor(dev, execID string) string {
 	h := sha256.Sum256([]byte("sinew/tool_call\x00" + dev + "\x00" + execID))
 	return "call_" + base64.RawURLEncoding.EncodeToString(h[:18])
 }
 
-// Prepare is tool_call's first state (DESIGN §3.8): it records the execution (so executions started
+// Prepare is tool_call's first state: it records the execution (so executions started
 // directly with StartExecution are seen by the routes), checks the request, finds the tool (the
 // task's tools first, the agent's after them when the task has inherit_tools; without a task the
 // agent's) and builds the envelope with a snapshot of the tool without its setup. A request that
@@ -137,7 +137,7 @@ func CheckRequest(agentID, taskID, sessionID, toolName string, arguments any) (m
 	}
 }
 
-// Snapshot is a copy of t without its integration setup (DESIGN §3.2): the executors never see
+// Snapshot is a copy of t without its integration setup: the executors never see
 // setup in an envelope; the integration executor reads the stored one itself.
 func Snapshot(t *tool.Tool) *tool.Tool {
 	c := *t

@@ -38,7 +38,7 @@ type Answer struct {
 	Message  string
 }
 
-// AnswerCall answers a pending call (POST /executions/{id}/calls/{call_id}/result, DESIGN §4): it
+// AnswerCall answers a pending call (POST /executions/{id}/calls/{call_id}/result): it
 // claims the call with a short lease so two answers cannot both reach Step Functions, sends the
 // answer, and settles the claim. A call that is not the caller's is NotFound, one already answered
 // a Conflict, one whose wait ended Gone; if Step Functions is unavailable the claim is released and
@@ -73,7 +73,7 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 	final := store.CallAnswered
 	if a.HasError {
 		final = store.CallFailed
-		// The type goes unprefixed: the settle step adds Client. once (DESIGN §3.3).
+		// The type goes unprefixed: the settle step adds Client. once.
 		_, err = s.SFN.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: &c.TaskToken, Error: awsv2.String(a.Type), Cause: awsv2.String(a.Message)})
 	} else {
 		_, err = s.SFN.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &c.TaskToken, Output: &output})
@@ -207,7 +207,7 @@ type Started struct {
 	Status      store.ExecStatus `json:"status"`
 }
 
-// IdempotentName is the execution name for an Idempotency-Key (DESIGN §3.9): idem- and a hash of
+// IdempotentName is the execution name for an Idempotency-Key: idem- and a hash of
 // the developer, the route and the key, so repeats name the same execution and no two developers
 // can collide.
 func IdempotentName(dev, route, key string) string {

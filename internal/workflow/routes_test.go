@@ -32,7 +32,7 @@ func TestPostToolCalls(t *testing.T) {
 		t.Fatalf("no execution %s in the engine", id)
 	}
 	out := output(t, h.wait(x))
-	// The definition's arguments win over the call's (DESIGN §3.4); the rest pass through.
+	// The definition's arguments win over the call's; the rest pass through.
 	if o := out["output"].(map[string]any); o["greeting"] != "overridden" || o["extra"] != int64(1) {
 		t.Errorf("output = %v", out)
 	}
@@ -105,7 +105,7 @@ func TestComputeArgsWorkflow(t *testing.T) {
 }
 
 // TestRequestBudget measures, per call of each type, the state transitions and the DynamoDB
-// requests (DESIGN §3.6: the merge is one BatchGetItem), and holds them to a budget.
+// requests (the merge is one BatchGetItem), and holds them to a budget.
 func TestRequestBudget(t *testing.T) {
 	h := newHarness(t)
 	h.withSystem()

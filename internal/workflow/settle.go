@@ -15,7 +15,7 @@ import (
 
 // Error names the settle step gives results it makes itself.
 const (
-	// ClientPrefix marks an error the client reported with SendTaskFailure (DESIGN §3.3).
+	// ClientPrefix marks an error the client reported with SendTaskFailure.
 	ClientPrefix = "Client."
 	// ClientFailure is the name of a client failure sent without an error name.
 	ClientFailure = "Client.Failure"
@@ -25,7 +25,7 @@ const (
 // Standard execution's history 90 days).
 const PayloadTTL = 90 * 24 * time.Hour
 
-// Settle is the state machine's last step (DESIGN §3.8): it turns the Task's outcome into the
+// Settle is the state machine's last step: it turns the Task's outcome into the
 // result object (or the error result), marks a function call answered, failed or expired, and
 // gives the execution record its final status. The result object is its answer, and the
 // execution's output. It is safe to run twice: final statuses are kept once set.
@@ -144,7 +144,7 @@ type StatusChange struct {
 // DetailTypeStatusChange is the detail-type of Step Functions' execution events.
 const DetailTypeStatusChange = "Step Functions Execution Status Change"
 
-// SettleEvent brings an execution that ended, by any path, to its final state (DESIGN §3.8): an
+// SettleEvent brings an execution that ended, by any path, to its final state: an
 // execution stopped, timed out or failed mid-wait leaves no call shown as pending. A SUCCEEDED
 // execution already settled by its last state keeps its status; a RUNNING event changes nothing.
 // It answers the execution record, or nil when the event is not about a recorded execution.

@@ -12,7 +12,7 @@ const (
 	AgentLoop = "agent_loop"
 )
 
-// Context is the context every executor receives (API.md "Lambda events"). Ids a call does not
+// Context is the context every executor receives. Ids a call does not
 // use are null in JSON.
 type Context struct {
 	DeveloperID string `json:"developer_id"`
@@ -23,7 +23,7 @@ type Context struct {
 	Depth       int    `json:"depth"`
 }
 
-// MarshalJSON writes unused ids as null, so every key is present (DESIGN §3.8).
+// MarshalJSON writes unused ids as null, so every key is present.
 func (c Context) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"developer_id": nullable(c.DeveloperID), "agent_id": nullable(c.AgentID), "task_id": nullable(c.TaskID),
@@ -38,7 +38,7 @@ func nullable(s string) any {
 	return s
 }
 
-// PrepareInput is the tool_call input plus the execution's name (API.md "prepare"). Null ids decode
+// PrepareInput is the tool_call input plus the execution's name. Null ids decode
 // as "".
 type PrepareInput struct {
 	DeveloperID string `json:"developer_id"`
@@ -97,7 +97,7 @@ type Outcome struct {
 	Error   *StatesError `json:"error"`
 }
 
-// ResultObject is a call's result as DESIGN §3.2 shapes it, for JSON: output is present (even
+// ResultObject is a call's result as the executors return it, for JSON: output is present (even
 // null) on success, error on failure.
 func ResultObject(r tool.Result) map[string]any {
 	m := map[string]any{"id": r.ID, "type": string(r.Type), "name": r.Name}

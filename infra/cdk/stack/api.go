@@ -71,7 +71,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 	}
 	api := awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName:            jsii.String(s.physical("api")),
-		Description:        jsii.String("sinew's HTTP API (API.md)"),
+		Description:        jsii.String("sinew's HTTP API"),
 		CreateDefaultStage: jsii.Bool(false),
 		// Every request no explicit route takes goes to the api function behind the JWT
 		// authorizer; the router answers unknown paths with its own 404/405.
@@ -93,7 +93,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 		}
 		for _, route := range *api.AddRoutes(opts) {
 			if r.Public {
-				nag(route, "AwsSolutions-APIG4", "The router marks "+r.Method+" "+r.Path+" public (API.md: only the OpenAPI document and the liveness check need no token); it returns no caller data.")
+				nag(route, "AwsSolutions-APIG4", "The router marks "+r.Method+" "+r.Path+" public (only the OpenAPI document and the liveness check need no token); it returns no caller data.")
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func (s *Sinew) role(f deploy.Function) awsiam.Role {
 	})
 }
 
-// secretsKey makes the key of setup secrets (DESIGN §3.5). Its key policy lets the account
+// secretsKey makes the key of setup secrets (package secrets). Its key policy lets the account
 // administer the key but not use it; only the roles whose description allows it may seal
 // (GenerateDataKey) or unseal (Decrypt), so no IAM policy elsewhere in the account can open a secret.
 func (s *Sinew) secretsKey(fns []deploy.Function) {
@@ -134,7 +134,7 @@ func (s *Sinew) env(f deploy.Function) *map[string]*string {
 }
 
 // alsoRuns maps a function to another whose work it can do: the system function runs session.chat
-// (DESIGN §4), so it gets what chat needs too.
+// (internal/system), so it gets what chat needs too.
 var alsoRuns = map[string]string{"system": "chat"}
 
 // Permissions are the abstract permissions of f's role: its description's, and those of the

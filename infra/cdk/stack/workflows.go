@@ -82,7 +82,7 @@ func (s *Sinew) substitution(v deploy.Value) *string {
 }
 
 // settleOnStatusChange sends the state machines' "Execution Status Change" events of ended
-// executions to the settle function (DESIGN §3.8): those that ended without reaching their last
+// executions to the settle function (workflow.SettleEvent): those that ended without reaching their last
 // state (failed, timed out, stopped) need it; a SUCCEEDED one is included because settle records an
 // execution its last state did not (it keeps one that was), at one small invocation per execution.
 func (s *Sinew) settleOnStatusChange() {

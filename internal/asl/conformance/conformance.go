@@ -1,5 +1,5 @@
 // Package conformance compares the engine's executions with AWS-recorded ones from the LocalStack
-// snapshots (conformance/localstack-sfn): it reads the JSON5 templates, pulls a recorded history out
+// snapshots (testdata/localstack-sfn): it reads the JSON5 templates, pulls a recorded history out
 // of a snapshot, normalises our history the way the recordings were normalised, and diffs the two.
 // The manifest-driven harness over every recorded run builds on these pieces.
 package conformance
@@ -18,24 +18,30 @@ import (
 	"sinew/internal/jsonv"
 )
 
-// Root finds the localstack-sfn folder: $SINEW_CONFORMANCE, or ../shared/conformance/localstack-sfn
-// seen from the module root, searched upward from dir. It returns "" when absent.
-func Root(dir string) string {
-	if r := os.Getenv("SINEW_CONFORMANCE"); r != "" {
-		return r
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(d, "..", "shared", "conformance", "localstack-sfn")
-			if _, err := os.Stat(p); err == nil {
-				return p
+// DataDir is the recordings' folder, relative to the module root (testdata/localstack-sfn/README.md
+// says where the files come from and how they are used).
+const DataDir = "internal/asl/conformance/testdata/localstack-sfn"
+
+// Root finds the recordings: $SINEW_CONFORMANCE when set, else DataDir under the module root found
+// upward from dir. Missing data is an error saying where it looked: the recordings are part of the
+// repository, so their absence is a broken checkout, not an optional extra.
+func Root(dir string) (string, error) {
+	p := os.Getenv("SINEW_CONFORMANCE")
+	if p == "" {
+		for d := dir; p == ""; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				p = filepath.Join(d, filepath.FromSlash(DataDir))
+			} else if filepath.Dir(d) == d {
+				return "", fmt.Errorf("no go.mod above %s: run from inside the sinew module", dir)
 			}
-			return ""
-		}
-		if filepath.Dir(d) == d {
-			return ""
 		}
 	}
+	for _, sub := range []string{"templates", "v2"} {
+		if st, err := os.Stat(filepath.Join(p, sub)); err != nil || !st.IsDir() {
+			return "", fmt.Errorf("the AWS recordings are missing: no %s folder in %s (restore %s from git, or point $SINEW_CONFORMANCE at a copy)", sub, p, DataDir)
+		}
+	}
+	return p, nil
 }
 
 // JSON5 turns the subset of JSON5 the templates use (comments, trailing commas) into JSON.

@@ -17,9 +17,9 @@ import (
 // -write-passing).
 func TestManifest(t *testing.T) {
 	wd, _ := os.Getwd()
-	root := Root(wd)
-	if root == "" {
-		t.Skip("conformance/localstack-sfn not found (set SINEW_CONFORMANCE); skipping the recorded cases")
+	root, err := Root(wd)
+	if err != nil {
+		t.Fatal(err)
 	}
 	m, err := LoadManifest()
 	if err != nil {

@@ -16,32 +16,19 @@ import (
 	"sinew/internal/jsonv"
 )
 
-// The AWS recordings live beside the project, not in it (asl-notes §3.4).
+// conformanceDir is the AWS recordings' folder (internal/asl/conformance/testdata/localstack-sfn,
+// seen from this package); go test runs in the package's folder. Missing data fails the test.
 func conformanceDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "conformance", "localstack-sfn")
+	d := filepath.Join("..", "conformance", "testdata", "localstack-sfn")
 	if _, err := os.Stat(filepath.Join(d, "v2", "intrinsic_functions")); err != nil {
-		t.Skipf("SKIPPED: the AWS recordings are not at %s (%v); the intrinsic conformance check did NOT run", d, err)
+		t.Fatalf("the AWS recordings are missing (%v): restore internal/asl/conformance/testdata from git", err)
 	}
 	return d
 }
 
 // templateFor pairs a recorded test function with its template (the snapshots do not name it).
-// test_array_unique runs the ARRAY_LENGTH template: a known trap of the recordings (asl-notes §3.4).
+// test_array_unique runs the ARRAY_LENGTH template: a known trap of the recordings.
 var templateFor = map[string]string{
 	"test_array_0":                     "array/array_0.json5",
 	"test_array_2":                     "array/array_2.json5",
@@ -205,7 +192,7 @@ var json5Comment = regexp.MustCompile(`(?m)^\s*//.*$|,\s*//[^\n"]*$`)
 var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
 
 // loadTemplate reads the JSON5 templates of the recordings: end-of-line comments and trailing
-// commas are all the JSON5 they use (asl-notes §3.4).
+// commas are all the JSON5 they use.
 func loadTemplate(t *testing.T, path string) template {
 	t.Helper()
 	raw, err := os.ReadFile(path)

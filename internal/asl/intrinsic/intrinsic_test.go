@@ -30,7 +30,7 @@ func eval(t testing.TB, expr string, input any) (any, error) {
 	return e.Eval(jsonpath.Env{Input: input})
 }
 
-// Examples of the AWS intrinsic functions page, plus the recorded quirks of asl-notes §4.9.
+// Examples of the AWS intrinsic functions page, plus quirks seen in the AWS recordings (internal/asl/conformance).
 func TestFunctions(t *testing.T) {
 	tests := []struct {
 		name, expr, input, want string

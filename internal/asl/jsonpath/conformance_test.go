@@ -12,25 +12,13 @@ import (
 	"sinew/internal/jsonv"
 )
 
+// recordingsDir is the AWS recordings' v2 folder (internal/asl/conformance/testdata/localstack-sfn,
+// seen from this package); go test runs in the package's folder. Missing data fails the test.
 func recordingsDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "conformance", "localstack-sfn", "v2")
+	d := filepath.Join("..", "conformance", "testdata", "localstack-sfn", "v2")
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("SKIPPED: the AWS recordings are not at %s (%v); the JSONPath conformance check did NOT run", d, err)
+		t.Fatalf("the AWS recordings are missing (%v): restore internal/asl/conformance/testdata from git", err)
 	}
 	return d
 }

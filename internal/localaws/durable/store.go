@@ -1,4 +1,4 @@
-// Package durable keeps local mode's Step Functions state across restarts and crashes (DESIGN §8):
+// Package durable keeps local mode's Step Functions state across restarts and crashes:
 // state machines, executions (their records, and the history once closed), and, for every running
 // execution, a journal of what it has done — each Lambda invocation's answer, each timer's deadline
 // (Wait states, retry back-offs, task timeouts and heartbeats), each task token's answer, the name

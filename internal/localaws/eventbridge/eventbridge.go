@@ -1,4 +1,4 @@
-// Package eventbridge is local mode's stand-in for EventBridge's PutEvents (DESIGN §8): the JSON 1.1
+// Package eventbridge is local mode's stand-in for EventBridge's PutEvents: the JSON 1.1
 // protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates it, with every accepted
 // event appended to a feed — an append-only JSON-lines file under the local directory that users
 // read, plus in-memory subscribers through which local mode routes events (Step Functions'

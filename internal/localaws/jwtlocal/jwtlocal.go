@@ -1,4 +1,4 @@
-// Package jwtlocal signs and verifies local mode's JWTs (DESIGN §8, API.md "Local mode"): the
+// Package jwtlocal signs and verifies local mode's JWTs: the
 // stand-in for the Cognito user pool that API Gateway's JWT authorizer trusts when deployed. The
 // signing key is an Ed25519 key in a PEM file under the local directory (0600, created when
 // missing); `go run ./infra/local token DEVELOPER_ID` prints Issue's token, and local mode's HTTP

@@ -1,4 +1,4 @@
-// Package kms is local mode's stand-in for AWS KMS (DESIGN §8): the JSON 1.1 protocol
+// Package kms is local mode's stand-in for AWS KMS: the JSON 1.1 protocol
 // (`X-Amz-Target: TrentService.<Op>`) for the operations sinew's envelope encryption and its rotation
 // command use — GenerateDataKey, GenerateDataKeyWithoutPlaintext, Encrypt, Decrypt, ReEncrypt,
 // DescribeKey, CreateKey, CreateAlias, RotateKeyOnDemand — so the same SDK code runs against AWS and

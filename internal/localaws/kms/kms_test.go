@@ -419,7 +419,7 @@ func TestOpenRejectsBadKeyFile(t *testing.T) {
 func TestCLI(t *testing.T) {
 	awsCLI, err := exec.LookPath("aws")
 	if err != nil {
-		t.Skip("SKIPPING THE AWS CLI TEST: the `aws` command is not on PATH; install the AWS CLI to run it")
+		t.Fatal("the `aws` command is not on PATH: install the AWS CLI (make deps, or apt-get install awscli)")
 	}
 	_, _, url := start(t, t.TempDir())
 	dir := t.TempDir()

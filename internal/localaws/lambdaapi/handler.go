@@ -11,7 +11,7 @@ import (
 // FromHandler runs an aws-lambda-go handler (lambda.NewHandler(fn), what a function's main passes to
 // lambda.Start) in-process, naming its errors exactly as aws-lambda-go names them when deployed: a
 // messages.InvokeResponse_Error value keeps its type (how sinew's handler boundary reports the
-// fixed names of DESIGN §3.3), any other error is named after its Go type.
+// fixed names of package fault), any other error is named after its Go type.
 func FromHandler(h lambda.Handler) Invoker {
 	return InvokerFunc(func(ctx context.Context, payload []byte) ([]byte, *FunctionError, error) {
 		out, err := h.Invoke(ctx, payload)

@@ -1,4 +1,4 @@
-// Package lambdaapi is local mode's stand-in for the Lambda Invoke API (DESIGN §8):
+// Package lambdaapi is local mode's stand-in for the Lambda Invoke API:
 // `POST /2015-03-31/functions/{FunctionName}/invocations` over a registry of in-process handlers, so
 // the chat path's dispatcher reaches the executors through the same SDK call locally as in AWS
 // (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function error as
@@ -37,7 +37,7 @@ const (
 )
 
 // FunctionError is a function's failure as Lambda reports it: sinew's handlers name it with the
-// fixed names of DESIGN §3.3 (Sinew.Transient, ...).
+// fixed names of package fault (Sinew.Transient, ...).
 type FunctionError struct {
 	Type    string `json:"errorType"`
 	Message string `json:"errorMessage"`

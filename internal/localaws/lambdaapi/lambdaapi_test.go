@@ -314,7 +314,7 @@ func TestRegisterRejectsBadNames(t *testing.T) {
 func TestCLI(t *testing.T) {
 	awsCLI, err := exec.LookPath("aws")
 	if err != nil {
-		t.Skip("SKIPPING THE AWS CLI TEST: the `aws` command is not on PATH; install the AWS CLI to run it")
+		t.Fatal("the `aws` command is not on PATH: install the AWS CLI (make deps, or apt-get install awscli)")
 	}
 	failing := InvokerFunc(func(ctx context.Context, payload []byte) ([]byte, *FunctionError, error) {
 		return nil, &FunctionError{Type: "Sinew.NotFound", Message: "no tool named x"}, nil

@@ -1,4 +1,4 @@
-// Package sfnapi is local mode's Step Functions API (DESIGN §8): the JSON 1.0 protocol
+// Package sfnapi is local mode's Step Functions API: the JSON 1.0 protocol
 // (`X-Amz-Target: AWSStepFunctions.<Operation>`) over the embedded engine (internal/asl), with
 // AWS's error codes and messages, paging, StartExecution's idempotency rules, StartSyncExecution
 // (served on the same endpoint, so clients that drop the `sync-` host prefix reach it), and the

@@ -1,5 +1,5 @@
 // Package ddbcount counts the requests an AWS SDK v2 client sends, by operation, so benchmarks can
-// report the request budget of DESIGN §3.6 (e.g. "the merge is one BatchGetItem") as a metric. It is
+// report a request budget (e.g. "the merge is one BatchGetItem") as a metric. It is
 // a middleware, so it sits in front of the real client: nothing is faked.
 package ddbcount
 

@@ -1,4 +1,4 @@
-// Command sinewbench measures sinew (issue 11) and writes BENCHMARKS.md: it runs the Go benchmarks
+// Command sinewbench measures sinew and writes BENCHMARKS.md: it runs the Go benchmarks
 // of the packages that own each figure, the peer engine (aws-local-stepfunctions, bench/peer) and
 // sinew's engine on the same definitions in one run, the Lambda bootstraps' sizes and cold starts
 // under the Runtime Interface Emulator, and turns request and transition counts into a cost.

@@ -141,7 +141,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		}
 		ours[c.Name] = s
 	}
-	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
+	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "infra/bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
 	out, err := runCmd(ctx, argv, nil)
 	if err != nil {
 		return err
@@ -285,7 +285,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"executor, Settle) at %.0f MB arm64 and an assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB "+
 		"round trips); free tiers ignored.\n\n", lambdasPerCall, lambdaMemGB*1024, lambdaBilledSec*1000)
 	r.printf("cost", "Sources (list prices, us-east-1):\n\n"+
-		"- Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/> (reference/aws-notes.md §2.1)\n"+
+		"- Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/>\n"+
 		"- Lambda $0.20 per million requests: <https://aws.amazon.com/lambda/pricing/>; arm64 duration $0.0000133334 per GB-s "+
 		"(the same page; as transcribed in artillery's `lib/platform/aws-lambda/prices.js`, arm64 1333340e-11)\n"+
 		"- DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units: "+

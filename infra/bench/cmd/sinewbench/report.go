@@ -96,7 +96,7 @@ func machine() string {
 func (r *report) write(path string) error {
 	var b strings.Builder
 	b.WriteString("# sinew benchmarks\n\n")
-	b.WriteString("Written by `make bench` (`go run ./bench/cmd/sinewbench`); do not edit by hand. ")
+	b.WriteString("Written by `make bench` (`go run ./infra/bench/cmd/sinewbench`); do not edit by hand. ")
 	fmt.Fprintf(&b, "Run started %s, took %s.", r.started.Format(time.RFC3339), time.Since(r.started).Round(time.Second))
 	if r.o.smoke {
 		b.WriteString(" **Smoke run (-smoke): a few iterations per part, a check that each part runs; the figures are not measurements.**")

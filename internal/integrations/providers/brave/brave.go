@@ -1,7 +1,10 @@
 // Package brave is the brave integration: web search through the Brave Search API
 // (GET /res/v1/web/search, key in X-Subscription-Token), three results, each {title, link, snippet}
-// as LangChain's BraveSearchWrapper builds them (julep-tools §3.2). Julep's typespec says the output
-// is `result: string`; sinew keeps the service's list, as the brief's "service wins" choice.
+// as LangChain's BraveSearchWrapper builds them. Julep's typespec says the output
+// is `result: string`; sinew keeps the list the service returns: where Julep's schema and its service disagree,
+// the service's behaviour is what callers already get.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/brave.py
 package brave
 
 import (

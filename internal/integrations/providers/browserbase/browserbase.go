@@ -1,5 +1,5 @@
 // Package browserbase is the browserbase integration: the six methods Julep implements over the
-// Browserbase API v1 (julep-tools §3.2), with the key in X-BB-API-Key. list_sessions (the default),
+// Browserbase API v1, with the key in X-BB-API-Key. list_sessions (the default),
 // create_session, get_session, complete_session (POST status REQUEST_RELEASE), get_live_urls (the
 // session's debug URLs) and install_extension_from_github (download the tag's zip from GitHub, then
 // upload it to /v1/extensions).
@@ -11,6 +11,8 @@
 // (Julep would download ".../None.zip"); date fields are passed as the API writes them. setup.api_url
 // replaces the API base URL when given (through the guard); setup.connect_url is accepted and unused.
 // GitHub's base URL is SINEW_BROWSERBASE_GITHUB_URL (default https://github.com).
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/browserbase.py
 package browserbase
 
 import (

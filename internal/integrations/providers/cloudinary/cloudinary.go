@@ -1,4 +1,4 @@
-// Package cloudinary is the cloudinary integration (julep-tools §3.2). media_edit (the default, as in
+// Package cloudinary is the cloudinary integration. media_edit (the default, as in
 // Julep) builds a delivery URL that applies transformations to an uploaded asset, as the Python
 // SDK's cloudinary_url does, and can download the result; media_upload uploads a file (a URL or a
 // data: URI) through the signed Upload API (POST /v1_1/<cloud>/<resource_type>/upload, SHA-1
@@ -10,6 +10,8 @@
 // (return_base64) go through the guard. The API base is SINEW_CLOUDINARY_BASE_URL (default
 // https://api.cloudinary.com) and the delivery base SINEW_CLOUDINARY_DELIVERY_URL (default
 // https://res.cloudinary.com). 420 (Cloudinary's rate limit) is transient.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/cloudinary.py
 package cloudinary
 
 import (

@@ -1,7 +1,9 @@
 // Package dummy is the dummy integration: it echoes the merged arguments as its output and opens no
-// connection (julep-tools §4 step 5). Setup and arguments are free-form objects. Unlike Julep, where
+// connection. Setup and arguments are free-form objects. Unlike Julep, where
 // dummy is handled in agents-api and is missing from the catalogue, sinew registers it as a provider,
 // so it has a catalogue entry and a model-facing schema (a free-form object).
+//
+// Julep's dummy handling: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_integration.py
 package dummy
 
 import (

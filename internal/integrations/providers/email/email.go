@@ -1,4 +1,4 @@
-// Package email is the email integration (julep-tools §3 "email"): method send delivers one message
+// Package email is the email integration: method send delivers one message
 // over SMTP with STARTTLS and AUTH, through the network guard.
 //
 // Where sinew differs from Julep: the TLS certificate is verified (against the system roots, or the
@@ -7,6 +7,8 @@
 // typed errors (a refused login or address is Sinew.Provider, a dropped connection or a 4xx reply is
 // Sinew.Transient) rather than retried in a loop of its own; headers are checked so a subject or
 // address cannot inject more headers.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/email.py
 package email
 
 import (

@@ -1,4 +1,4 @@
-// Package ffmpeg is the ffmpeg integration (julep-tools §3 "ffmpeg"). Its method keeps Julep's name,
+// Package ffmpeg is the ffmpeg integration. Its method keeps Julep's name,
 // bash_cmd, so stored tools still resolve, but it is not a shell command.
 //
 // Julep takes a command string, rewrites it (every token after -i becomes pipe:0, the last token a
@@ -17,9 +17,11 @@
 // "file" and a demuxer whitelist of the media formats sniffed here (no playlists, concat scripts or
 // lavfi). Time (context), input size and output size (-fs on the output, and a watchdog on
 // everything written in the directory) are bounded, and stderr is kept only as a bounded tail for
-// the error message. In AWS the binary comes from a Lambda layer (a stack setting, DESIGN §9);
+// the error message. In AWS the binary comes from a Lambda layer (the stack's ffmpeg layer setting, infra/cdk/README.md);
 // SINEW_FFMPEG_PATH names it, else ffmpeg is looked up on PATH (a layer's bin/ is /opt/bin, on
 // Lambda's PATH).
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/ffmpeg.py
 package ffmpeg
 
 import (

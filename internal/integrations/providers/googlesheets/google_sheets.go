@@ -1,11 +1,13 @@
 // Package googlesheets is the google_sheets integration: read and write spreadsheet values through
-// the Google Sheets API v4 with service-account auth, as Julep does (julep-tools §3.2). The access
+// the Google Sheets API v4 with service-account auth, as Julep does. The access
 // token comes from the JWT bearer flow (RFC 7523): an assertion signed with the service account's
 // private key (RS256, scope spreadsheets) is exchanged at the key's token_uri (or
 // SINEW_GOOGLE_SHEETS_TOKEN_URL); the Sheets base URL is SINEW_GOOGLE_SHEETS_BASE_URL or
 // https://sheets.googleapis.com. use_julep_service takes the operator's shared service account from
 // SINEW_GOOGLE_SHEETS_SERVICE_ACCOUNT_JSON. default_retry_count is accepted and unused (Julep ignores
 // it too; retries belong to the state machine).
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/google_sheets.py
 package googlesheets
 
 import (

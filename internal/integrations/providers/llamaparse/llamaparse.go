@@ -1,5 +1,5 @@
 // Package llamaparse is the llama_parse integration: parse documents with LlamaParse through the
-// LlamaCloud parsing API v1, which Julep's llama-parse client uses (julep-tools §3.2): upload
+// LlamaCloud parsing API v1, which Julep's llama-parse client uses: upload
 // (POST /api/v1/parsing/upload, multipart `file`, or `input_url` for a URL, with the parse
 // parameters as form fields, Bearer key), poll the job (GET /api/v1/parsing/job/<id>) until it
 // succeeds or fails, then read the result (GET /api/v1/parsing/job/<id>/result/<text|markdown|json>).
@@ -11,6 +11,8 @@
 // Differences from Julep: a file that is not base64 must be an http(s) URL, which LlamaCloud fetches
 // (Julep would read a path on its own host); a list of files is a list of URLs (or of base64 files
 // when base64 is true).
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/llama_parse.py
 package llamaparse
 
 import (

@@ -1,8 +1,10 @@
 // Package mailgun is the mailgun integration: send a plain-text email through Mailgun's Messages API
-// (POST /v3/<domain>/messages, form fields, HTTP Basic auth api:<key>), as Julep does (julep-tools
-// §3.2). Two deliberate differences: a bad address or a refused send is a typed error (InvalidInput
-// naming the field, or the classified HTTP status), not Julep's {success:false, error}; and setup may
-// name the sending domain (`domain`), which otherwise is Julep's "email.<domain of from>".
+// (POST /v3/<domain>/messages, form fields, HTTP Basic auth api:<key>), as Julep does. Two
+// deliberate differences: a bad address or a refused send is a typed error (InvalidInput naming the
+// field, or the classified HTTP status), not Julep's {success:false, error}; and setup may name the
+// sending domain (`domain`), which otherwise is Julep's "email.<domain of from>".
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/mailgun.py
 package mailgun
 
 import (

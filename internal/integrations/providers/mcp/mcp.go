@@ -1,4 +1,4 @@
-// Package mcp is the mcp integration (julep-tools §3 "mcp"): list_tools (the default method) and
+// Package mcp is the mcp integration: list_tools (the default method) and
 // call_tool against a Model Context Protocol server over streamable HTTP ("http") or SSE ("sse"),
 // with the official Go SDK as client. There is no stdio transport, as in Julep (it was removed for
 // security): the stdio fields of the setup are refused if set.
@@ -9,6 +9,8 @@
 // is no retry loop of the provider's own; list_tools follows pagination to the end; the setup's
 // http_headers go only to the host of http_url, never to another host a redirect or an SSE endpoint
 // names; response bodies are bounded.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/mcp.py
 package mcp
 
 import (

@@ -1,4 +1,4 @@
-// Package remotebrowser is the remote_browser integration (julep-tools §3 "remote_browser"): method
+// Package remotebrowser is the remote_browser integration: method
 // perform_action drives a browser that runs elsewhere, over the Chrome DevTools Protocol, with the
 // actions of Anthropic's computer-use tool (key, type, mouse_move, left_click, left_click_drag,
 // right_click, middle_click, double_click, screenshot, cursor_position) and Julep's navigate and
@@ -13,6 +13,8 @@
 // page gets one; navigate accepts only http and https URLs; the screenshot's cursor is drawn by
 // sinew; failures are typed errors rather than re-raised text, and there is no retry loop of the
 // provider's own.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/remote_browser.py
 package remotebrowser
 
 import (

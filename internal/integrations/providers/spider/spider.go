@@ -1,11 +1,13 @@
 // Package spider is the spider integration: crawl, list links of, screenshot or search a site through
 // the spider.cloud API (POST /v1/<crawl|links|screenshot|search>, Bearer key), as Julep does with the
-// spider-client SDK (julep-tools §3.2). The request body is {"url": url, ...params} (for search
+// spider-client SDK. The request body is {"url": url, ...params} (for search
 // {"search": url, ...params}, as Julep passes its url argument as the query), and Content-Type is the
 // content_type argument, which picks the answer's format. A JSON answer (a list of pages, or one
 // object) becomes the result list; JSON Lines are parsed line by line; CSV or XML come back as one
 // result whose content is the text (Julep fails on them). Julep's typespec card lists only crawl;
 // sinew follows the service's four methods.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/spider.py
 package spider
 
 import (

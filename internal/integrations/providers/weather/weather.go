@@ -1,6 +1,8 @@
 // Package weather is the weather integration: the current weather of a place from OpenWeatherMap's
 // Current Weather API (GET /data/2.5/weather?q=<location>&appid=<key>&units=metric), rendered as the
-// text Julep returns (LangChain's OpenWeatherMapAPIWrapper over pyowm, julep-tools §3.2).
+// text Julep returns (LangChain's OpenWeatherMapAPIWrapper over pyowm).
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/weather.py
 package weather
 
 import (

@@ -1,8 +1,10 @@
 // Package wikipedia is the wikipedia integration: search Wikipedia through the MediaWiki Action API
-// and return the best pages as LangChain-style documents, as Julep's WikipediaLoader does
-// (julep-tools §3.2). One request finds the pages with their summaries and URLs (generator=search with
+// and return the best pages as LangChain-style documents, as Julep's WikipediaLoader does.
+// One request finds the pages with their summaries and URLs (generator=search with
 // TextExtracts' intro), then one request per page fetches its plain-text content, cut at 4000
 // characters like LangChain's loader.
+//
+// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/wikipedia.py
 package wikipedia
 
 import (
