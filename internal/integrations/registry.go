@@ -94,6 +94,7 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
+	"sinew/internal/merge"
 	"sinew/internal/netguard"
 )
 
@@ -117,7 +118,8 @@ type Provider struct {
 // may be registered in several registries at once, as tests do).
 type entry struct {
 	p           *Provider
-	setupSchema []byte // JSON; nil when the provider takes no setup
+	binding     merge.Binding // from the setup type's `sinew` tags
+	setupSchema []byte        // JSON; nil when the provider takes no setup
 	setupVal    *compiledSchema
 	methods     []*methodEntry
 }
@@ -328,6 +330,9 @@ func (r *Registry) register(p *Provider) error {
 	}
 	if st := p.Methods[0].setupType; st != reflect.TypeFor[NoSetup]() {
 		var err error
+		if e.binding, err = bindingOf(st); err != nil {
+			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
+		}
 		if e.setupSchema, e.setupVal, err = schemaFor(st, "sinew:/integrations/"+p.Name+"/setup"); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}
