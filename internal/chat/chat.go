@@ -53,6 +53,10 @@ type Deps struct {
 	// until the budget and then fails with a timeout.
 	Starter *agentloop.Starter
 	Now     func() time.Time // time.Now when nil
+	// MaxCallsPerReply and MaxCallsPerTurn bound the tool calls a model starts (package loop;
+	// SINEW_MAX_CALLS_PER_REPLY and SINEW_MAX_CALLS_PER_TURN), their defaults when 0.
+	MaxCallsPerReply int
+	MaxCallsPerTurn  int
 }
 
 // Service runs chats.
@@ -222,10 +226,12 @@ type PendingCall struct {
 	Arguments   any    `json:"arguments"`
 }
 
-// Caller is who asks: the developer and how deep in system-tool chats the request is.
+// Caller is who asks: the developer, how deep in system-tool chats the request is, and the turn
+// whose budget of tool calls a nested chat shares ("" for a chat of its own: a new turn).
 type Caller struct {
 	DeveloperID string
 	Depth       int
+	TurnID      string
 }
 
 // Chat runs one chat request in a session. idemKey is the Idempotency-Key ("" for none): a repeat
@@ -383,11 +389,17 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 	if model == "" {
 		model = agent.Model
 	}
-	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: sessionID, Depth: c.Depth}
+	// A nested chat draws on its caller's turn; a chat of its own starts one.
+	turnID := c.TurnID
+	if turnID == "" {
+		turnID = uuid.Must(uuid.NewV7()).String()
+	}
+	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: sessionID, Depth: c.Depth, TurnID: turnID}
 	lp, err := loop.New(loop.Config{
 		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *auto,
-		MaxIterations: req.MaxIterations, Log: s.d.Log,
+		MaxIterations: req.MaxIterations, Log: s.d.Log, MaxCallsPerReply: s.d.MaxCallsPerReply,
+		Budget: loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: turnID, Max: s.d.MaxCallsPerTurn},
 		// Outputs stored by reference reach the model as values (bounded: loop.MaxToolContent).
 		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) },
 	})
@@ -409,7 +421,7 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 			return nil, err
 		}
 		in := agentloop.Input{DeveloperID: dev, AgentID: agent.ID, SessionID: &sessionID, ToolChoice: req.rawToolChoice,
-			Settings: req.Settings, AutoRunTools: auto, Depth: c.Depth}
+			Settings: req.Settings, AutoRunTools: auto, Depth: c.Depth, TurnID: turnID}
 		if req.Model != "" {
 			in.Model = &req.Model
 		}

@@ -53,9 +53,11 @@ func FromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *config.Conf
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],
 			tool.TypeSystem:      cfg.FunctionNames["system"],
 		}},
-		FlagDefaults: cfg.FlagDefaults,
-		Budget:       cfg.ChatBudget,
-		Log:          log,
+		FlagDefaults:     cfg.FlagDefaults,
+		Budget:           cfg.ChatBudget,
+		Log:              log,
+		MaxCallsPerReply: cfg.MaxCallsPerReply,
+		MaxCallsPerTurn:  cfg.MaxCallsPerTurn,
 	})
 	return svc, cfg, nil
 }

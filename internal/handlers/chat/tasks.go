@@ -29,7 +29,7 @@ func RegisterTaskExecutions(rt *httpapi.Router, s *agentloop.Starter) {
 				return nil, fault.Invalid(k, "unknown field %q: the body is {input}", k)
 			}
 		}
-		st, err := s.StartTask(ctx, r.DeveloperID, r.Param("task_id"), body["input"], key, 0)
+		st, err := s.StartTask(ctx, r.DeveloperID, r.Param("task_id"), body["input"], key, 0, "")
 		if err != nil {
 			return nil, err
 		}

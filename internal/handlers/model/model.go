@@ -55,6 +55,7 @@ func FromEnv(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, error) 
 	}
 	return agentloop.New(agentloop.Deps{
 		Store: env.Store(common.NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: log,
+		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
 		Formatter: &toolfmt.Formatter{Integrations: reg, System: SystemSchema},
 	}), nil
 }
