@@ -24,6 +24,11 @@
 //		},
 //	}
 //
+// Setup fields that name where a call goes are tagged `sinew:"endpoint"` (api_url, host, port,
+// http_url, ...) and those that carry credentials `sinew:"secret"`: the executor then refuses a
+// setup whose endpoint was changed above the layer of its secret (merge.CheckBinding), and
+// TestSetupEndpointsDeclared checks that no URL, host, port or credential field goes untagged.
+//
 // Every method of a provider takes the same setup type; a provider without setup uses NoSetup. The
 // first method is the default (an empty method name selects it). The JSON Schemas of setup, arguments
 // and output are generated from the Go types (github.com/invopop/jsonschema: `json` tags name the

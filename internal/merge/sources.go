@@ -2,6 +2,11 @@
 // tool's definition and the metadata of the agent and of the task or session (DESIGN §3.4). The
 // functions here are pure; store.MergeSources reads their inputs in one BatchGetItem. api_call's
 // request parts merge in apicall.MergeParts, next to the request they build (DESIGN §5).
+//
+// The binding rule (CheckBinding): a secret in an integration's setup is sent only to the endpoint
+// the setup named where the secret was attached. Setup merges key by key, so a higher layer that
+// changes an endpoint key (as declared by the provider's setup type) without giving the secret
+// again is refused rather than merged.
 package merge
 
 // The metadata keys of DESIGN §3.4 (Julep's intended, singular names). Each maps a tool name to an

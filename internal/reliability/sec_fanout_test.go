@@ -111,22 +111,34 @@ func TestToolCallsPerReply(t *testing.T) {
 	one := newRecorder(t, nil)
 	p := startScripted(t, fanOutScript(1500))
 	a := p.apiFor(t, "dev-fanout")
-	{
-		agent := a.must(t, "POST", "/agents", map[string]any{"name": "one"}, 201)["id"].(string)
-		a.must(t, "POST", "/agents/"+agent+"/tools", hitTool(one), 201)
-		session := a.must(t, "POST", "/sessions", map[string]any{"agent_id": agent}, 201)["id"].(string)
-		out := a.chatTurn(t, session, 1)
-		if n := one.got(""); n != 32 {
-			t.Errorf("one reply of 1,500 calls ran %d api_calls, want 32", n)
-		}
-		if r, _ := out["tool_results"].([]any); len(r) != 32 {
-			t.Errorf("tool_results has %d results, want 32 (%.300s)", len(r), fmt.Sprint(out))
-		}
-		msgs := a.toolMessages(t, session)
-		if len(msgs) != 1500 || countContaining(msgs, "per model reply") != 1500-4-32 {
-			t.Errorf("%d tool messages, %d refusing past the limit; want 1500 and %d", len(msgs), countContaining(msgs, "per model reply"), 1500-4-32)
-		}
+	session := a.sessionOf(t, a.agentWith(t, hitTool(one)))
+	out := a.chatTurn(t, session, 1)
+	if n := one.got(""); n != 32 {
+		t.Errorf("one reply of 1,500 calls ran %d api_calls, want 32", n)
 	}
+	if r, _ := out["tool_results"].([]any); len(r) != 32 {
+		t.Errorf("tool_results has %d results, want 32 (%.300s)", len(r), fmt.Sprint(out))
+	}
+	msgs := a.toolMessages(t, session)
+	if len(msgs) != 1500 || countContaining(msgs, "per model reply") != 1500-4-32 {
+		t.Errorf("%d tool messages, %d refusing past the limit; want 1500 and %d", len(msgs), countContaining(msgs, "per model reply"), 1500-4-32)
+	}
+}
+
+// agentWith makes an agent with tools and answers its id.
+func (a *api) agentWith(t *testing.T, tools ...map[string]any) string {
+	t.Helper()
+	agent := a.must(t, "POST", "/agents", map[string]any{"name": "fan-out"}, 201)["id"].(string)
+	for _, tl := range tools {
+		a.must(t, "POST", "/agents/"+agent+"/tools", tl, 201)
+	}
+	return agent
+}
+
+// sessionOf makes a session of agent and answers its id.
+func (a *api) sessionOf(t *testing.T, agent string) string {
+	t.Helper()
+	return a.must(t, "POST", "/sessions", map[string]any{"agent_id": agent}, 201)["id"].(string)
 }
 
 // TestToolCallsPerTurnShared: a turn whose first reply starts four nested chats (session.chat
@@ -137,25 +149,20 @@ func TestToolCallsPerTurnShared(t *testing.T) {
 	nested := newRecorder(t, nil)
 	p := startScripted(t, fanOutScript(32))
 	a := p.apiFor(t, "dev-fanout-nested")
-	{
-		child := a.must(t, "POST", "/agents", map[string]any{"name": "child"}, 201)["id"].(string)
-		a.must(t, "POST", "/agents/"+child+"/tools", hitTool(nested), 201)
-		parent := a.must(t, "POST", "/agents", map[string]any{"name": "parent"}, 201)["id"].(string)
-		a.must(t, "POST", "/agents/"+parent+"/tools", hitTool(nested), 201)
-		for i := 1; i <= 4; i++ {
-			s := a.must(t, "POST", "/sessions", map[string]any{"agent_id": child}, 201)["id"].(string)
-			a.must(t, "POST", "/agents/"+parent+"/tools", map[string]any{"name": fmt.Sprintf("sub_%d", i), "type": "system",
-				"system": map[string]any{"resource": "session", "operation": "chat", "resource_id": s}}, 201)
-		}
-		session := a.must(t, "POST", "/sessions", map[string]any{"agent_id": parent}, 201)["id"].(string)
-		a.chatTurn(t, session, 10)
-		// 32 calls of the parent's first reply (4 nested chats, 28 api_calls), then the 96 left
-		// of the turn's 128 go to the nested chats' api_calls (28 asked by each).
-		if n := nested.got(""); n != 128-4 {
-			t.Errorf("the turn and its nested chats ran %d api_calls, want %d", n, 128-4)
-		}
-		if msgs := a.toolMessages(t, session); countContaining(msgs, "per chat turn") != 64 {
-			t.Errorf("the parent's later replies: %d calls refused for the turn's budget, want 64", countContaining(msgs, "per chat turn"))
-		}
+	child := a.agentWith(t, hitTool(nested))
+	tools := []map[string]any{hitTool(nested)}
+	for i := 1; i <= 4; i++ {
+		tools = append(tools, map[string]any{"name": fmt.Sprintf("sub_%d", i), "type": "system",
+			"system": map[string]any{"resource": "session", "operation": "chat", "resource_id": a.sessionOf(t, child)}})
+	}
+	session := a.sessionOf(t, a.agentWith(t, tools...))
+	a.chatTurn(t, session, 10)
+	// 32 calls of the parent's first reply (4 nested chats, 28 api_calls), then the 96 left of the
+	// turn's 128 go to the nested chats' api_calls (28 asked by each).
+	if n := nested.got(""); n != 128-4 {
+		t.Errorf("the turn and its nested chats ran %d api_calls, want %d", n, 128-4)
+	}
+	if msgs := a.toolMessages(t, session); countContaining(msgs, "per chat turn") != 64 {
+		t.Errorf("the parent's later replies: %d calls refused for the turn's budget, want 64", countContaining(msgs, "per chat turn"))
 	}
 }
