@@ -2,6 +2,10 @@
 // model-tool loop (package loop) inside the chat Lambda over the session's history in DynamoDB,
 // reaching the executor Lambdas through the dispatcher (Lambda Invoke API, retrying Transient), with
 // function calls handed back to the caller as pending calls under the model's ids (API.md "Chat").
+//
+// Each chat request is one turn with one budget of tool calls (package loop's StoreBudget under a
+// turn id): a chat started by a system tool's session.chat (Caller.TurnID), and the agent_loop a
+// chat hands off to, draw on the budget of the turn that started them.
 package chat
 
 import (
