@@ -155,36 +155,20 @@ func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) 
 }
 
 // redirectPolicy wraps next (the guard's bound on redirects) so that a hop to another origin than
-// the definition's (scheme, host and port) carries none of the bound headers. net/http drops only
-// Authorization, Cookie and WWW-Authenticate, and only when the host name changes: not for another
-// port of the same host, and never the headers a definition sends its key in (X-Api-Key ...).
+// the definition's (scheme, host and port; netguard.CrossOrigin) carries none of the bound headers;
+// the call's own headers go on.
 func redirectPolicy(next func(*http.Request, []*http.Request) error, bound []string) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if err := next(req, via); err != nil {
 			return err
 		}
-		if !sameOrigin(req.URL, via[0].URL) {
+		if netguard.CrossOrigin(req, via) {
 			for _, h := range bound {
 				req.Header.Del(h)
 			}
 		}
 		return nil
 	}
-}
-
-// sameOrigin compares scheme, host and port (a missing port is the scheme's).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
-}
-
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // sendError types an error from sending the request or following its redirects.

@@ -266,7 +266,7 @@ func New(guard *netguard.Policy, opts ...Option) *Registry {
 	r := &Registry{
 		providers: map[string]*entry{},
 		guard:     guard,
-		client:    netguard.NewClient(guard.NewTransport(), MaxRedirects),
+		client:    redirectSafe(netguard.NewClient(guard.NewTransport(), MaxRedirects)),
 		getenv:    os.Getenv,
 		log:       slog.Default(),
 	}
