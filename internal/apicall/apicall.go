@@ -9,6 +9,12 @@
 // include_response_content is honoured on every path; schema, "the schema of the response", is
 // checked against the response's JSON; params_schema is checked against the call's arguments);
 // redirects, time and response size are bounded; a 3xx that is not followed is a result.
+//
+// Redirects are followed only when the definition says so (api_call.follow_redirects): a call's
+// arguments, x-api_call-args and x-api_call-setup may turn them off, never on, since the model
+// writes a call's arguments. A hop to another origin (scheme, host and port) carries none of the
+// headers the definition or the metadata set, resolved secrets included, nor Authorization or
+// Cookie: a secret goes only where the definition sends it.
 package apicall
 
 import (
@@ -130,6 +136,7 @@ func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) 
 		redirects = MaxRedirects
 	}
 	client := netguard.NewClient(e.transport, redirects)
+	client.CheckRedirect = redirectPolicy(client.CheckRedirect, boundHeaders(def, in.MetaArgs, in.MetaSetup))
 	req, err := p.newRequest(callCtx)
 	if err != nil {
 		return nil, err
@@ -146,6 +153,23 @@ func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) 
 	res, n, err := e.readResponse(ctx, callCtx, p, resp, def)
 	e.log.Info("api_call", "method", p.method, "host", p.url.Host, "status", resp.StatusCode, "bytes", n, "kind", fault.KindOf(err), "ms", time.Since(start).Milliseconds())
 	return res, err
+}
+
+// redirectPolicy wraps next (the guard's bound on redirects) so that a hop to another origin than
+// the definition's (scheme, host and port; netguard.CrossOrigin) carries none of the bound headers;
+// the call's own headers go on.
+func redirectPolicy(next func(*http.Request, []*http.Request) error, bound []string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if err := next(req, via); err != nil {
+			return err
+		}
+		if netguard.CrossOrigin(req, via) {
+			for _, h := range bound {
+				req.Header.Del(h)
+			}
+		}
+		return nil
+	}
 }
 
 // sendError types an error from sending the request or following its redirects.

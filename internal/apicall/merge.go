@@ -37,6 +37,26 @@ const (
 	layerSetup = "x-api_call-setup"
 )
 
+// boundHeaders are the names of the headers an api_call sends that the call's own arguments did
+// not choose: those of the definition (where secrets are resolved), of x-api_call-args and of
+// x-api_call-setup, and the Cookie and Authorization headers whatever their source. A redirect
+// to another origin drops them all (see redirectPolicy).
+func boundHeaders(def *tool.APICallDef, metaArgs, metaSetup map[string]any) []string {
+	names := []string{"Authorization", "Cookie"}
+	if def != nil {
+		for k := range def.Headers {
+			names = append(names, http.CanonicalHeaderKey(k))
+		}
+	}
+	for _, layer := range []map[string]any{metaArgs, metaSetup} {
+		h, _ := layer[PartHeaders].(map[string]any)
+		for k := range h {
+			names = append(names, http.CanonicalHeaderKey(k))
+		}
+	}
+	return names
+}
+
 // MergeParts merges the request parts of an api_call, key by key, in this order:
 // definition < call < x-api_call-args < x-api_call-setup, except that the definition's headers win
 // over the call's. Within a part that is an object (params, data, files, cookies, headers, path, and
@@ -164,8 +184,12 @@ func normalizeLayer(layer string, in map[string]any) (map[string]any, error) {
 				return nil, wrongType(field, "a number of seconds", v)
 			}
 		case PartFollowRedirects, PartIncludeResponseContent:
-			if _, ok := v.(bool); !ok {
+			b, ok := v.(bool)
+			if !ok {
 				return nil, wrongType(field, "true or false", v)
+			}
+			if k == PartFollowRedirects && b && layer != layerDef {
+				return nil, fault.Invalid(field, "%s: follow_redirects can be turned on only by the tool's definition (api_call.follow_redirects), never by a call or metadata: a redirect may lead to another host", layer)
 			}
 		default:
 			return nil, unknownKey(layer, k)

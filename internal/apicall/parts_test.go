@@ -142,13 +142,13 @@ func TestMergeOrder(t *testing.T) {
 		Params:          json.RawMessage(`{"a":"def","b":"def","c":"def","d":"def"}`),
 		JSON:            map[string]any{"a": "def", "b": "def"},
 		Timeout:         ptr(10),
-		FollowRedirects: ptr(false),
+		FollowRedirects: ptr(true),
 	}
 	call := map[string]any{
 		"headers": map[string]any{"x-call": "call", "X-Only-Call": "call", "authorization": "call"},
 		"params":  map[string]any{"b": "call", "c": "call", "d": "call"},
 		"json_":   map[string]any{"b": "call", "c": "call"},
-		"timeout": int64(20), "follow_redirects": true,
+		"timeout": int64(20), "follow_redirects": false,
 		"path": map[string]any{"id": "call"},
 	}
 	args := map[string]any{
@@ -177,7 +177,7 @@ func TestMergeOrder(t *testing.T) {
 		"params":                   map[string]any{"a": "def", "b": "call", "c": "args", "d": "setup"},
 		"json":                     map[string]any{"a": "def", "b": "call", "c": "call"},
 		"timeout":                  30.5,
-		"follow_redirects":         true,
+		"follow_redirects":         false, // a call may turn redirects off, never on
 		"include_response_content": false,
 		"path":                     map[string]any{"id": "call"},
 	}
@@ -277,6 +277,9 @@ func TestInvalidInput(t *testing.T) {
 		{"timeout zero", good, apicall.Input{Call: with("timeout", int64(0))}, "timeout", "more than 0"},
 		{"timeout wrong type", good, apicall.Input{Call: with("timeout", "30")}, "timeout", "timeout must be a number of seconds, got string"},
 		{"follow_redirects wrong type", good, apicall.Input{Call: with("follow_redirects", "yes")}, "follow_redirects", "must be true or false"},
+		{"follow_redirects on in the call", good, apicall.Input{Call: with("follow_redirects", true)}, "follow_redirects", "only by the tool's definition"},
+		{"follow_redirects on in x-api_call-args", good, apicall.Input{Call: with(), MetaArgs: map[string]any{"follow_redirects": true}}, "x-api_call-args.follow_redirects", "only by the tool's definition"},
+		{"follow_redirects on in x-api_call-setup", good, apicall.Input{Call: with(), MetaSetup: map[string]any{"follow_redirects": true}}, "x-api_call-setup.follow_redirects", "only by the tool's definition"},
 		{"missing placeholder", good, apicall.Input{Call: map[string]any{}}, "path.id", "the URL needs path.id"},
 		{"null placeholder", good, apicall.Input{Call: map[string]any{"path": map[string]any{"id": nil}}}, "path.id", "the URL needs path.id"},
 		{"extra path key", good, apicall.Input{Call: with("path", map[string]any{"id": "1", "other": "x"})}, "path.other", "no {other} placeholder"},

@@ -92,7 +92,7 @@ func TestRedirects(t *testing.T) {
 	}{
 		{"off by default: the 3xx is the result", "/chain/3", nil, nil, 302, 1, "", ""},
 		{"on in the definition", "/chain/3", ptr(true), nil, 200, 4, "", ""},
-		{"on in the call", "/chain/2", nil, true, 200, 3, "", ""},
+		{"on in the call is refused", "/chain/2", nil, true, 0, 0, fault.InvalidInput, "only by the tool's definition"},
 		{"the call turns it off", "/chain/2", ptr(true), false, 302, 1, "", ""},
 		{"five hops", "/chain/5", ptr(true), nil, 200, 6, "", ""},
 		{"six hops is too many", "/chain/6", ptr(true), nil, 0, 6, fault.Provider, "redirected more than 5 times"},
@@ -134,6 +134,50 @@ func TestRedirects(t *testing.T) {
 	}
 	if n := e.canary.Accepted(); n != 0 {
 		t.Errorf("the canaries accepted %d connections, want 0", n)
+	}
+}
+
+// TestRedirectDropsBoundHeaders: a redirect to another origin carries none of the headers the
+// definition or the metadata set (a resolved secret among them), nor Authorization or Cookie; the
+// call's own headers go on. A redirect within the origin keeps them all.
+func TestRedirectDropsBoundHeaders(t *testing.T) {
+	var port string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://api.test:"+port+"/land", http.StatusFound) // another host: another origin
+	})
+	mux.HandleFunc("/same", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/land", http.StatusFound) })
+	mux.HandleFunc("/land", echo)
+	e := newEnv(t, mux)
+	port = e.srv.URL[strings.LastIndex(e.srv.URL, ":")+1:]
+	in := apicall.Input{
+		Call:      map[string]any{"headers": map[string]any{"X-Call": "call"}},
+		MetaArgs:  map[string]any{"headers": map[string]any{"X-Args": "args"}},
+		MetaSetup: map[string]any{"headers": map[string]any{"X-Setup": "setup-secret"}, "cookies": map[string]any{"sid": "cookie-secret"}},
+	}
+	bound := []string{"X-Api-Key", "Authorization", "X-Args", "X-Setup", "Cookie"}
+	tests := []struct {
+		path string
+		keep bool
+	}{{"/away", false}, {"/same", true}}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			d := e.def("GET", tt.path)
+			d.FollowRedirects = ptr(true)
+			d.Headers = map[string]string{"X-Api-Key": "def-secret", "Authorization": "Bearer def-secret"}
+			seen := echoed(t, e, d, in)
+			if seen["path"] != "/land" {
+				t.Fatalf("the redirect was not followed: %v", seen)
+			}
+			for _, h := range bound {
+				if got := header(seen, h); (got != "") != tt.keep {
+					t.Errorf("%s = %q after the redirect to %s, want kept: %v", h, got, tt.path, tt.keep)
+				}
+			}
+			if got := header(seen, "X-Call"); got != "call" {
+				t.Errorf("the call's own header X-Call = %q, want it kept", got)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,10 @@
 // outlives the request's time budget, the loop goes on as the agent_loop state machine (package
 // agentloop). Register adds the route to the chat function's router; System gives the system
 // executor session.chat and task.execution.create.
+//
+// Each chat request is one turn with one budget of tool calls (package loop's StoreBudget under a
+// turn id): a chat started by a system tool's session.chat (Caller.TurnID), and the agent_loop a
+// chat hands off to, draw on the budget of the turn that started them.
 package chat
 
 import (
@@ -56,6 +60,10 @@ type Deps struct {
 	// until the budget and then fails with a timeout.
 	Starter *agentloop.Starter
 	Now     func() time.Time // time.Now when nil
+	// MaxCallsPerReply and MaxCallsPerTurn bound the tool calls a model starts (package loop;
+	// SINEW_MAX_CALLS_PER_REPLY and SINEW_MAX_CALLS_PER_TURN), their defaults when 0.
+	MaxCallsPerReply int
+	MaxCallsPerTurn  int
 }
 
 // Service runs chats.
@@ -225,10 +233,12 @@ type PendingCall struct {
 	Arguments   any    `json:"arguments"`
 }
 
-// Caller is who asks: the developer and how deep in system-tool chats the request is.
+// Caller is who asks: the developer, how deep in system-tool chats the request is, and the turn
+// whose budget of tool calls a nested chat shares ("" for a chat of its own: a new turn).
 type Caller struct {
 	DeveloperID string
 	Depth       int
+	TurnID      string
 }
 
 // Chat runs one chat request in a session. idemKey is the Idempotency-Key ("" for none): a repeat
@@ -364,6 +374,7 @@ type chatRun struct {
 	sessionID string
 	agent     *store.Agent
 	auto      *bool
+	turnID    string // the turn whose budget of tool calls this chat draws on
 	lp        *loop.Loop
 	st        *loop.State
 	sys       int // the agent's system messages at the head of st.Messages, never stored
@@ -436,11 +447,17 @@ func (s *Service) newLoop(ctx context.Context, r *chatRun, sess *store.Session) 
 	if model == "" {
 		model = agent.Model
 	}
-	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth}
+	// A nested chat draws on its caller's turn; a chat of its own starts one.
+	r.turnID = r.c.TurnID
+	if r.turnID == "" {
+		r.turnID = uuid.Must(uuid.NewV7()).String()
+	}
+	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth, TurnID: r.turnID}
 	return loop.New(loop.Config{
 		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *r.auto,
-		MaxIterations: req.MaxIterations, Log: s.d.Log,
+		MaxIterations: req.MaxIterations, Log: s.d.Log, MaxCallsPerReply: s.d.MaxCallsPerReply,
+		Budget: loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: r.turnID, Max: s.d.MaxCallsPerTurn},
 		// Outputs stored by reference reach the model as values (bounded: loop.MaxToolContent).
 		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) },
 	})
@@ -558,7 +575,7 @@ func (r *chatRun) handoffInput(turn []tool.Call) (agentloop.Input, error) {
 	req, st := r.req, r.st
 	sessionID := r.sessionID
 	in := agentloop.Input{DeveloperID: r.c.DeveloperID, AgentID: r.agent.ID, SessionID: &sessionID, ToolChoice: req.rawToolChoice,
-		Settings: req.Settings, AutoRunTools: r.auto, Depth: r.c.Depth}
+		Settings: req.Settings, AutoRunTools: r.auto, Depth: r.c.Depth, TurnID: r.turnID}
 	if req.Model != "" {
 		in.Model = &req.Model
 	}

@@ -23,7 +23,8 @@ var (
 	_ system.ExecutionStarter = System{}
 )
 
-// Chat runs req in the session, cc.Depth deep (the executor has added one already).
+// Chat runs req in the session, cc.Depth deep (the executor has added one already), on the budget
+// of tool calls of the turn that called it (cc.TurnID).
 func (s System) Chat(ctx context.Context, cc system.Context, sessionID string, req map[string]any) (any, error) {
 	if s.Service == nil {
 		return nil, fault.New(fault.InvalidInput, "session.chat is not available in this deployment")
@@ -36,7 +37,7 @@ func (s System) Chat(ctx context.Context, cc system.Context, sessionID string, r
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Service.Chat(ctx, Caller{DeveloperID: cc.DeveloperID, Depth: cc.Depth}, sessionID, r, "")
+	out, err := s.Service.Chat(ctx, Caller{DeveloperID: cc.DeveloperID, Depth: cc.Depth, TurnID: cc.TurnID}, sessionID, r, "")
 	if err != nil {
 		return nil, fmt.Errorf("session.chat: %w", err)
 	}
@@ -52,7 +53,7 @@ func (s System) StartTaskExecution(ctx context.Context, cc system.Context, taskI
 	if s.Starter == nil {
 		return nil, fault.New(fault.InvalidInput, "task.execution.create is not available in this deployment")
 	}
-	st, err := s.Starter.StartTask(ctx, cc.DeveloperID, taskID, input, "", cc.Depth)
+	st, err := s.Starter.StartTask(ctx, cc.DeveloperID, taskID, input, "", cc.Depth, cc.TurnID)
 	if err != nil {
 		return nil, fmt.Errorf("task.execution.create: %w", err)
 	}

@@ -33,6 +33,16 @@ const (
 	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
 	EnvSecretsKey    = "SINEW_SECRETS_KEY"
 	EnvEventBus      = "SINEW_EVENT_BUS"
+	// The bounds on the tool calls a model may start (package loop).
+	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
+	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
+)
+
+// The largest values the call bounds accept: generous, but bounded, so a typo cannot switch the
+// bound off.
+const (
+	MaxCallsPerReplyLimit = 1000
+	MaxCallsPerTurnLimit  = 10000
 )
 
 // Functions are the folders under functions/, one per Lambda. Each has a
@@ -76,6 +86,10 @@ type Config struct {
 	ChatBudget    time.Duration
 	SecretsKey    string // the KMS key of setup secrets
 	EventBus      string
+	// MaxCallsPerReply bounds the tool calls sinew runs from one model reply; MaxCallsPerTurn the
+	// calls of one chat turn with the chats it starts through session.chat.
+	MaxCallsPerReply int
+	MaxCallsPerTurn  int
 	// ProviderBaseURLs maps a provider (tool.Providers) to its base URL override; absent means the
 	// provider's public endpoint.
 	ProviderBaseURLs map[string]string
@@ -121,6 +135,8 @@ func Variables() []Var {
 		Var{EnvChatBudget, "25", "seconds a synchronous chat may run before it answers 202 and goes on as agent_loop (under 30)"},
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
+		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
+		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 10000)"},
 	)
 	for _, p := range urlProviders() {
 		vs = append(vs, Var{ProviderEnv(p), "", "the base URL of the " + p + " provider, instead of its public endpoint"})
@@ -213,6 +229,12 @@ func Load(lookup LookupFunc) (*Config, error) {
 		errs = append(errs, err)
 	}
 	if c.ChatBudget, err = parseChatBudget(get(EnvChatBudget)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxCallsPerReply, err = parseCount(EnvMaxCallsPerReply, get(EnvMaxCallsPerReply), MaxCallsPerReplyLimit); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxCallsPerTurn, err = parseCount(EnvMaxCallsPerTurn, get(EnvMaxCallsPerTurn), MaxCallsPerTurnLimit); err != nil {
 		errs = append(errs, err)
 	}
 	for _, p := range urlProviders() {
@@ -320,6 +342,15 @@ func parseChatBudget(s string) (time.Duration, error) {
 		return 0, fault.Invalid(EnvChatBudget, "%s=%q: want more than 0 and less than %d seconds (API Gateway's limit)", EnvChatBudget, s, int(MaxChatBudget/time.Second))
 	}
 	return d, nil
+}
+
+// parseCount reads a whole number from 1 to limit.
+func parseCount(name, s string, limit int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > limit {
+		return 0, fault.Invalid(name, "%s=%q: want a whole number from 1 to %d", name, s, limit)
+	}
+	return n, nil
 }
 
 // parseBaseURL checks an optional base URL: absolute http or https with a host, no query.

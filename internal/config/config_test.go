@@ -24,6 +24,9 @@ func TestLoadDefaults(t *testing.T) {
 	if c.ChatBudget != 25*time.Second {
 		t.Errorf("chat budget = %s, want 25s", c.ChatBudget)
 	}
+	if c.MaxCallsPerReply != 32 || c.MaxCallsPerTurn != 128 {
+		t.Errorf("call bounds %d per reply, %d per turn; want 32 and 128", c.MaxCallsPerReply, c.MaxCallsPerTurn)
+	}
 	if c.Model.Provider != "bedrock" || c.Model.Name == "" {
 		t.Errorf("model = %+v, want a bedrock default", c.Model)
 	}
@@ -53,6 +56,8 @@ func TestLoadValues(t *testing.T) {
 		EnvFlagDefaults:         "auto_run_tools_chat=true",
 		EnvJWTClaim:             "custom:dev",
 		EnvChatBudget:           "12.5",
+		EnvMaxCallsPerReply:     "8",
+		EnvMaxCallsPerTurn:      "40",
 		ProviderEnv("weather"):  "http://127.0.0.1:9999",
 		ProviderEnv("mailgun"):  "",
 		"SINEW_UNRELATED_THING": "x",
@@ -88,6 +93,9 @@ func TestLoadValues(t *testing.T) {
 	if !c.FlagDefaults[FlagAutoRunToolsChat] || c.FlagDefaults[FlagAutoToolCallsPromptStep] {
 		t.Errorf("flags = %v", c.FlagDefaults)
 	}
+	if c.MaxCallsPerReply != 8 || c.MaxCallsPerTurn != 40 {
+		t.Errorf("call bounds %d, %d; want 8 and 40", c.MaxCallsPerReply, c.MaxCallsPerTurn)
+	}
 	if c.JWTClaim != "custom:dev" || c.ChatBudget != 12500*time.Millisecond {
 		t.Errorf("claim %q budget %s", c.JWTClaim, c.ChatBudget)
 	}
@@ -110,6 +118,9 @@ func TestLoadInvalid(t *testing.T) {
 		{"port zero", EnvAPICallAllow, "example.com:0", "example.com:0"},
 		{"port too big", EnvAPICallAllow, "example.com:70000", "example.com:70000"},
 		{"budget not a number", EnvChatBudget, "soon", "number of seconds"},
+		{"calls per reply zero", EnvMaxCallsPerReply, "0", "from 1 to 1000"},
+		{"calls per reply too many", EnvMaxCallsPerReply, "1001", "from 1 to 1000"},
+		{"calls per turn not a number", EnvMaxCallsPerTurn, "lots", "from 1 to 10000"},
 		{"budget zero", EnvChatBudget, "0", "less than 30"},
 		{"budget at limit", EnvChatBudget, "30", "less than 30"},
 		{"budget negative", EnvChatBudget, "-1", "less than 30"},

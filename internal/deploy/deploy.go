@@ -152,8 +152,8 @@ func invokes(names ...string) []Permission {
 	return ps
 }
 
-// modelEnv is what a function that prompts a model needs.
-var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey}
+// modelEnv is what a function that prompts a model needs, the bounds on the calls it starts included.
+var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey, config.EnvMaxCallsPerReply, config.EnvMaxCallsPerTurn}
 
 // executors are the functions that run a tool call of each automatic type.
 var executors = []string{"integration", "apicall", "system"}

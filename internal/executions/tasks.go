@@ -42,7 +42,7 @@ func (h *taskHandlers) start(ctx context.Context, r *httpapi.Request) (*httpapi.
 			return nil, fault.Invalid(k, "unknown field %q: the body is {input}", k)
 		}
 	}
-	st, err := h.s.StartTask(ctx, r.DeveloperID, r.Param("task_id"), body["input"], key, 0)
+	st, err := h.s.StartTask(ctx, r.DeveloperID, r.Param("task_id"), body["input"], key, 0, "")
 	if err != nil {
 		return nil, err
 	}

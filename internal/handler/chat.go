@@ -65,9 +65,11 @@ func ChatServiceFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],
 			tool.TypeSystem:      cfg.FunctionNames["system"],
 		}},
-		FlagDefaults: cfg.FlagDefaults,
-		Budget:       cfg.ChatBudget,
-		Log:          log,
+		FlagDefaults:     cfg.FlagDefaults,
+		Budget:           cfg.ChatBudget,
+		Log:              log,
+		MaxCallsPerReply: cfg.MaxCallsPerReply,
+		MaxCallsPerTurn:  cfg.MaxCallsPerTurn,
 	})
 	return svc, cfg, nil
 }

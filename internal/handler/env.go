@@ -68,11 +68,15 @@ func (e *Env) Sealer() (store.Sealer, error) {
 	return secrets.NewEnvelopeFromConfig(e.AWS, e.Config.SecretsKey)
 }
 
+// Redacter replaces known secret values in a text: a call's *secrets.Scope.
+type Redacter interface{ Redact(string) string }
+
 // RedactErr is err with every value red knows replaced, when its message holds one: what an
 // executor fails with is recorded by call id and travels in the execution's history, and a
 // provider's error may echo what it was sent. The kind and field stay; the cause is dropped, as
-// its text is what held the value.
-func RedactErr(red *secrets.Redactor, err error) error {
+// its text is what held the value. red is the call's own scope, never the process's redactor:
+// another call's secrets must not change what this call answers.
+func RedactErr(red Redacter, err error) error {
 	if err == nil || red == nil {
 		return err
 	}

@@ -57,8 +57,13 @@ func TestNoKey(t *testing.T) {
 
 func TestRedactErr(t *testing.T) {
 	red := secrets.NewRedactor()
-	red.Add("s3cr3t-value")
+	call, other := red.Scope(), red.Scope()
+	defer call.Close()
+	defer other.Close()
+	call.Add("s3cr3t-value")
+	other.Add("another-call-secret") // another call in flight in the same process
 	plain := fault.New(fault.Provider, "the provider refused")
+	echo := fault.New(fault.Provider, "unknown city another-call-secret")
 	tests := []struct {
 		name     string
 		err      error
@@ -68,6 +73,7 @@ func TestRedactErr(t *testing.T) {
 	}{
 		{"nil stays nil", nil, "", "", true},
 		{"no value: the same error", plain, "the provider refused", fault.Provider, true},
+		{"another call's value: the same error", echo, "unknown city another-call-secret", fault.Provider, true},
 		{"a fault keeps its kind and field", &fault.Error{Kind: fault.InvalidInput, Field: "setup.key", Msg: "bad key s3cr3t-value"},
 			"bad key <redacted>", fault.InvalidInput, false},
 		{"a value in the cause", fault.Wrap(fault.Transient, errors.New("dial s3cr3t-value: refused"), "send"),
@@ -76,7 +82,7 @@ func TestRedactErr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := RedactErr(red, tt.err)
+			got := RedactErr(call, tt.err)
 			if tt.same {
 				if got != tt.err {
 					t.Fatalf("RedactErr = %v, want the error unchanged", got)

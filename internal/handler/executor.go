@@ -35,8 +35,9 @@ func (x *Executor) Run(ctx context.Context, in workflow.Envelope, kind string,
 	return x.Guard.Run(ctx, dev, in.Call.ID, kind+"/"+in.Tool.Name, func(ctx context.Context) (_ any, err error) {
 		sc := x.Redactor.Scope()
 		defer sc.Close()
-		// What the call fails with is recorded and travels in the execution's history.
-		defer func() { err = RedactErr(x.Redactor, err) }()
+		// What the call fails with is recorded and travels in the execution's history: redacted
+		// with this call's values only (see secrets.Scope.Redact).
+		defer func() { err = RedactErr(sc, err) }()
 		src, err := x.Store.MergeSources(ctx, dev, store.MergeRef{
 			AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID,
 			Tool: in.Tool.Name, ToolID: in.Tool.ID,

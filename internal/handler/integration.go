@@ -14,9 +14,11 @@ import (
 	"sinew/internal/workflow"
 )
 
-// Providers runs a provider method on merged setup and arguments; *integrations.Registry is one.
+// Providers runs a provider method on merged setup and arguments, and says which setup keys name
+// endpoints and secrets; *integrations.Registry is one.
 type Providers interface {
 	Execute(ctx context.Context, provider, method string, setup, args map[string]any) (any, error)
+	SetupBinding(provider string) merge.Binding
 }
 
 // IntegrationDeps are the handler's dependencies: the shared executor (store, idempotency guard, redactor)
@@ -39,6 +41,11 @@ func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) 
 			return nil, fault.Invalid("tool.integration.setup", "an envelope's tool carries no setup: store the tool, or put the setup in metadata")
 		}
 		out, err := d.Run(ctx, in, "integration", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
+			// A secret goes only to the endpoint named where it was set up: checked on the
+			// layers, before anything is opened.
+			if err := merge.CheckBinding(*src, d.Providers.SetupBinding(in.Tool.Integration.Provider)); err != nil {
+				return nil, err
+			}
 			args, setup := merge.Integration(in.Call.Arguments(), in.Tool.Integration, *src)
 			// Developer secrets named in setup ({"secret": "NAME"}, "$ secrets.NAME") are
 			// opened here, inside the executor, and nowhere else. Always resolved,

@@ -43,6 +43,7 @@ func ModelFromEnv(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, er
 	}
 	return agentloop.New(agentloop.Deps{
 		Store: env.Store(NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: log,
+		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
 		Formatter: &toolfmt.Formatter{Integrations: reg, System: SystemSchema},
 	}), nil
 }

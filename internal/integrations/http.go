@@ -144,7 +144,15 @@ func (e Env) client() *http.Client {
 		return e.HTTP
 	}
 	// An Env built by hand (not by a Registry) still goes through a guard.
-	return netguard.NewClient(netguard.New().NewTransport(), MaxRedirects)
+	return redirectSafe(netguard.NewClient(netguard.New().NewTransport(), MaxRedirects))
+}
+
+// redirectSafe makes c's redirects to another origin carry only plain headers: a provider's key
+// (X-BB-API-Key, Authorization ...) goes only to the API its setup names, never to where that API
+// redirects.
+func redirectSafe(c *http.Client) *http.Client {
+	c.CheckRedirect = netguard.DropAcrossOrigins(c.CheckRedirect)
+	return c
 }
 
 func (e Env) logger() interface {

@@ -175,3 +175,40 @@ func TestGuardRefusesProviderTargets(t *testing.T) {
 		t.Fatalf("%d addresses reached connect", n)
 	}
 }
+
+// TestProviderRedirectKeepsKeyHome: a provider's API that redirects to another origin (here the
+// same server under another name) gets the key header; the other origin does not.
+func TestProviderRedirectKeepsKeyHome(t *testing.T) {
+	var port string
+	var landed http.Header
+	mux := http.NewServeMux()
+	mux.HandleFunc("/start", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Key") != "s3cret" {
+			t.Errorf("the API itself got X-Key %q", r.Header.Get("X-Key"))
+		}
+		http.Redirect(w, r, "http://api.test:"+port+"/land", http.StatusFound)
+	})
+	mux.HandleFunc("/land", func(w http.ResponseWriter, r *http.Request) {
+		landed = r.Header.Clone()
+		_, _ = w.Write([]byte(`{}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	port = srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	res := netguardtest.Resolver()
+	res["api.test"] = res["evil.test"] // 127.0.0.1
+	guard := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(srv.URL, "http://")+",api.test:"+port)), netguard.WithResolver(res))
+	r := integrations.New(guard, integrations.WithGetenv(func(string) string { return "" }))
+	r.MustRegister(&integrations.Provider{Name: "hop", Methods: []*integrations.Method{integrations.NewMethod("get", "",
+		func(ctx context.Context, env integrations.Env, _ integrations.NoSetup, _ struct{}) (map[string]any, error) {
+			var out map[string]any
+			err := env.DoJSON(ctx, integrations.Request{URL: srv.URL + "/start", Header: http.Header{"X-Key": {"s3cret"}}}, &out)
+			return out, err
+		})}})
+	if _, err := r.Execute(t.Context(), "hop", "get", nil, map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if landed == nil || landed.Get("X-Key") != "" || landed.Get("User-Agent") == "" {
+		t.Errorf("the other origin got headers %v: want no X-Key, the plain ones kept", landed)
+	}
+}

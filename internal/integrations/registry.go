@@ -24,6 +24,11 @@
 //		},
 //	}
 //
+// Setup fields that name where a call goes are tagged `sinew:"endpoint"` (api_url, host, port,
+// http_url, ...) and those that carry credentials `sinew:"secret"`: the executor then refuses a
+// setup whose endpoint was changed above the layer of its secret (merge.CheckBinding), and
+// TestSetupEndpointsDeclared checks that no URL, host, port or credential field goes untagged.
+//
 // Every method of a provider takes the same setup type; a provider without setup uses NoSetup. The
 // first method is the default (an empty method name selects it). The JSON Schemas of setup, arguments
 // and output are generated from the Go types (github.com/invopop/jsonschema: `json` tags name the
@@ -94,6 +99,7 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
+	"sinew/internal/merge"
 	"sinew/internal/netguard"
 )
 
@@ -117,7 +123,8 @@ type Provider struct {
 // may be registered in several registries at once, as tests do).
 type entry struct {
 	p           *Provider
-	setupSchema []byte // JSON; nil when the provider takes no setup
+	binding     merge.Binding // from the setup type's `sinew` tags
+	setupSchema []byte        // JSON; nil when the provider takes no setup
 	setupVal    *compiledSchema
 	methods     []*methodEntry
 }
@@ -259,7 +266,7 @@ func New(guard *netguard.Policy, opts ...Option) *Registry {
 	r := &Registry{
 		providers: map[string]*entry{},
 		guard:     guard,
-		client:    netguard.NewClient(guard.NewTransport(), MaxRedirects),
+		client:    redirectSafe(netguard.NewClient(guard.NewTransport(), MaxRedirects)),
 		getenv:    os.Getenv,
 		log:       slog.Default(),
 	}
@@ -328,6 +335,9 @@ func (r *Registry) register(p *Provider) error {
 	}
 	if st := p.Methods[0].setupType; st != reflect.TypeFor[NoSetup]() {
 		var err error
+		if e.binding, err = bindingOf(st); err != nil {
+			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
+		}
 		if e.setupSchema, e.setupVal, err = schemaFor(st, "sinew:/integrations/"+p.Name+"/setup"); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}

@@ -181,11 +181,42 @@ func TestExecuteDoesNotModifyInput(t *testing.T) {
 	}
 }
 
+// badTagSetup declares a key with a sinew tag that is neither endpoint nor secret.
+type badTagSetup struct {
+	URL string `json:"url" sinew:"url"`
+}
+
+// TestSetupBinding: the sinew tags of a setup type name its endpoints and secrets.
+func TestSetupBinding(t *testing.T) {
+	type setup struct {
+		Key  string `json:"api_key" sinew:"secret"`
+		URL  string `json:"api_url,omitempty" sinew:"endpoint"`
+		Name string `json:"name"`
+	}
+	m := integrations.NewMethod("m", "", func(context.Context, integrations.Env, setup, noSetupArgs) (noSetupArgs, error) {
+		return noSetupArgs{}, nil
+	})
+	r := integrations.New(nil)
+	if err := r.Register(&integrations.Provider{Name: "p", Methods: []*integrations.Method{m}}); err != nil {
+		t.Fatal(err)
+	}
+	b := r.SetupBinding("p")
+	if !reflect.DeepEqual(b.Endpoints, []string{"api_url"}) || !reflect.DeepEqual(b.Secrets, []string{"api_key"}) {
+		t.Errorf("binding %+v, want endpoint api_url and secret api_key", b)
+	}
+	if b := r.SetupBinding("unknown"); len(b.Endpoints)+len(b.Secrets) != 0 {
+		t.Errorf("an unknown provider's binding %+v, want none", b)
+	}
+}
+
 func TestRegisterRefuses(t *testing.T) {
 	m := integrations.NewMethod("m", "", func(context.Context, integrations.Env, integrations.NoSetup, noSetupArgs) (noSetupArgs, error) {
 		return noSetupArgs{}, nil
 	})
 	other := integrations.NewMethod("o", "", func(context.Context, integrations.Env, testSetup, noSetupArgs) (noSetupArgs, error) {
+		return noSetupArgs{}, nil
+	})
+	badTag := integrations.NewMethod("b", "", func(context.Context, integrations.Env, badTagSetup, noSetupArgs) (noSetupArgs, error) {
 		return noSetupArgs{}, nil
 	})
 	tests := []struct {
@@ -194,6 +225,7 @@ func TestRegisterRefuses(t *testing.T) {
 		want string
 	}{
 		{"bad name", []*integrations.Provider{{Name: "Bad-Name", Methods: []*integrations.Method{m}}}, "bad provider name"},
+		{"unknown sinew tag", []*integrations.Provider{{Name: "p", Methods: []*integrations.Method{badTag}}}, `sinew tag "url"`},
 		{"no methods", []*integrations.Provider{{Name: "p"}}, "has no methods"},
 		{"duplicate provider", []*integrations.Provider{{Name: "p", Methods: []*integrations.Method{m}}, {Name: "p", Methods: []*integrations.Method{m}}}, "registered twice"},
 		{"duplicate method", []*integrations.Provider{{Name: "p", Methods: []*integrations.Method{m, m}}}, "declared twice"},

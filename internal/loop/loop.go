@@ -29,6 +29,11 @@
 //   - an executor's error is a tool message {"error": message, "type": kind} the model sees; it
 //     never fails the loop. A model error does fail the step (typed by the adapter), leaving the
 //     state as it was before the step, so the caller may retry it.
+//   - one reply's calls are bounded (Config.MaxCallsPerReply, 32 by default), and so are the calls
+//     of a whole chat turn, shared with the chats it starts through session.chat
+//     (Config.Budget): calls past either are answered to the model as Sinew.TooLarge errors and
+//     never run, so one reply asking for 1,500 calls, or nested chats fanning out, cannot
+//     multiply the work a single request starts.
 //   - the cap counts model calls. The calls of the last allowed turn are still run, so the
 //     conversation stays whole (every tool call answered) and a later request can continue it;
 //     then the loop ends with finish_reason iteration_cap.
@@ -43,6 +48,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"sinew/internal/fault"
@@ -58,7 +64,51 @@ const (
 	DefaultMaxIterations = 10
 	MaxIterations        = 100 // the largest cap a caller may ask for
 	DefaultConcurrency   = 8
+	// DefaultMaxCallsPerReply bounds the calls of one model reply (SINEW_MAX_CALLS_PER_REPLY).
+	DefaultMaxCallsPerReply = 32
+	// DefaultMaxCallsPerTurn bounds the calls of one chat turn with the chats it starts
+	// (SINEW_MAX_CALLS_PER_TURN).
+	DefaultMaxCallsPerTurn = 128
+	// BudgetTTL is how long a turn's count is kept: as long as a function call's default wait, so
+	// an agent_loop that takes the turn over keeps counting on it.
+	BudgetTTL = 31 * 24 * time.Hour
 )
+
+// StoreBudget is a turn's CallBudget counted in the table under the turn's id (store.TakeCalls),
+// so every process that runs part of the turn draws on the one count.
+type StoreBudget struct {
+	Store       *store.Store
+	DeveloperID string
+	TurnID      string
+	Max         int // DefaultMaxCallsPerTurn when 0
+}
+
+// Take implements CallBudget.
+func (b StoreBudget) Take(ctx context.Context, n int) (int, error) {
+	before, err := b.Store.TakeCalls(ctx, b.DeveloperID, b.TurnID, n, BudgetTTL)
+	if err != nil {
+		return 0, err
+	}
+	return min(max(b.Limit()-before, 0), n), nil
+}
+
+// Limit implements CallBudget.
+func (b StoreBudget) Limit() int {
+	if b.Max <= 0 {
+		return DefaultMaxCallsPerTurn
+	}
+	return b.Max
+}
+
+// CallBudget is what the calls of one chat turn may still spend: one count shared by the turn's
+// replies, the chats it starts through session.chat, and the agent_loop that may take it over,
+// whatever process runs them.
+type CallBudget interface {
+	// Take asks for n calls and answers how many of them may run (0 to n), in order.
+	Take(ctx context.Context, n int) (int, error)
+	// Limit is the turn's whole budget, for the model's error message.
+	Limit() int
+}
 
 // FinishIterationCap is the finish reason of a loop stopped by its cap.
 const FinishIterationCap llm.FinishReason = "iteration_cap"
@@ -93,6 +143,12 @@ type Config struct {
 	RunFunctions  bool
 	MaxIterations int // DefaultMaxIterations when 0
 	Concurrency   int // DefaultConcurrency when 0
+	// MaxCallsPerReply bounds the calls sinew runs or hands back from one model reply
+	// (DefaultMaxCallsPerReply when 0); the calls past it are answered to the model as errors.
+	MaxCallsPerReply int
+	// Budget, when set, bounds the calls sinew runs over the whole chat turn; the calls past it
+	// are answered to the model as errors.
+	Budget CallBudget
 	// Resolve reads back a tool output stored by reference ({"sinew:ref", "bytes"}),
 	// so the model sees the value and not the reference. Nil: outputs are shown as they are.
 	Resolve func(ctx context.Context, v any) (any, error)
@@ -125,6 +181,9 @@ func New(cfg Config) (*Loop, error) {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.MaxCallsPerReply <= 0 {
+		cfg.MaxCallsPerReply = DefaultMaxCallsPerReply
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -290,6 +349,16 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 	if err != nil {
 		return err
 	}
+	turn := make([]Planned, 0, len(res.Message.ToolCalls))
+	for _, c := range res.Message.ToolCalls {
+		turn = append(turn, l.plan(c))
+	}
+	if l.cfg.AutoRun {
+		// Before st changes: a budget that cannot be read fails the step like a model error.
+		if err := l.bound(ctx, turn); err != nil {
+			return err
+		}
+	}
 	st.Iterations++
 	st.Usage = st.Usage.Add(res.Usage)
 	st.Model, st.Scripted = res.Model, res.Scripted
@@ -301,16 +370,60 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 		st.Done, st.FinishReason = true, res.FinishReason
 		return nil
 	}
-	st.Turn = make([]Planned, 0, len(res.Message.ToolCalls))
-	for _, c := range res.Message.ToolCalls {
-		st.Turn = append(st.Turn, l.plan(c))
-	}
+	st.Turn = turn
 	if !l.cfg.AutoRun {
 		st.Pending = pendingOf(st.Turn)
 		st.Turn = nil
 		st.Done, st.FinishReason = true, llm.FinishToolCalls
 	}
 	return nil
+}
+
+// bound applies the limits to a planned turn, in the model's order: past MaxCallsPerReply calls
+// run or handed back, and past what the turn's Budget grants of the calls to run, a call is
+// rejected with an error the model sees (it is never run). Calls already rejected count for
+// neither.
+func (l *Loop) bound(ctx context.Context, turn []Planned) error {
+	asked, n := 0, 0
+	for _, p := range turn {
+		if p.Disposition != DispositionRejected {
+			asked++
+		}
+	}
+	var run []int
+	for i, p := range turn {
+		if p.Disposition == DispositionRejected {
+			continue
+		}
+		if n++; n > l.cfg.MaxCallsPerReply {
+			turn[i] = refused(p, fmt.Sprintf("not run: this reply asked for %d tool calls, and sinew runs at most %d per model reply (SINEW_MAX_CALLS_PER_REPLY); ask for fewer at a time", asked, l.cfg.MaxCallsPerReply))
+			continue
+		}
+		if p.Disposition == DispositionRun {
+			run = append(run, i)
+		}
+	}
+	if l.cfg.Budget == nil || len(run) == 0 {
+		return nil
+	}
+	granted, err := l.cfg.Budget.Take(ctx, len(run))
+	if err != nil {
+		return fmt.Errorf("the chat turn's budget of tool calls: %w", err)
+	}
+	for _, i := range run[min(max(granted, 0), len(run)):] {
+		turn[i] = refused(turn[i], fmt.Sprintf("not run: the limit of %d tool calls per chat turn (SINEW_MAX_CALLS_PER_TURN), shared with the chats the turn started, is spent; answer with what you have", l.cfg.Budget.Limit()))
+	}
+	return nil
+}
+
+// refused is p rejected with msg, keeping its envelope (so the model sees the error's type).
+func refused(p Planned, msg string) Planned {
+	p.Disposition = DispositionRejected
+	p.Error = &tool.ResultError{Type: string(fault.TooLarge), Message: msg}
+	if p.Call == nil {
+		p.Call = &tool.Call{ID: tool.NewCallID(), ModelCallID: p.ModelCallID}
+	}
+	return p
 }
 
 func (l *Loop) plan(c llm.ToolCall) Planned {

@@ -15,6 +15,11 @@
 // Arguments are validated after the merge, against the method's schema, so values that come from
 // the definition or the metadata count. Julep reads these keys in get_tool_args_from_metadata:
 // https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/queries/tools/get_tool_args_from_metadata.py
+//
+// The binding rule (CheckBinding): a secret in an integration's setup is sent only to the endpoint
+// the setup named where the secret was attached. Setup merges key by key, so a higher layer that
+// changes an endpoint key (as declared by the provider's setup type) without giving the secret
+// again is refused rather than merged.
 package merge
 
 // The metadata keys (Julep's intended, singular names). Each maps a tool name to an

@@ -21,7 +21,11 @@ const MinRedactLen = 4
 
 // Redactor is the set of secret values known to this process, and the slog handler wrapper that
 // hides them. Executors register the values they open (setup values, resolved references) for the
-// duration of a call with a Scope, so a warm Lambda does not keep every value it ever saw. Only
+// duration of a call with a Scope, so a warm Lambda does not keep every value it ever saw. The
+// process-wide set is for the operator's log only: what a call answers (its error) is redacted
+// with the call's own Scope, since one process (local mode, a warm Lambda) serves many
+// developers, and an answer redacted with their secrets would tell a caller which of its guesses
+// is another's secret. Only
 // literal occurrences are found: a value that a library logs transformed (base64 in an SMTP AUTH
 // line, URL-escaped) is not. It is safe for concurrent use.
 type Redactor struct {
@@ -92,6 +96,31 @@ func (s *Scope) Add(values ...string) {
 // AddJSON registers every string found in v (a JSON value: a setup map, resolved headers).
 func (s *Scope) AddJSON(v any) { s.Add(Strings(v)...) }
 
+// Redact is s with the scope's own values replaced by RedactedText: what a call's error may be
+// checked against. Unlike Redactor.Redact it knows nothing of the other calls in flight, so the
+// text a call answers never depends on another call's (or another developer's) secrets, and an
+// error that echoes a guess cannot tell whether the guess is someone else's secret.
+func (s *Scope) Redact(text string) string {
+	s.mu.Lock()
+	vals := slices.Clone(s.values)
+	s.mu.Unlock()
+	if len(vals) == 0 {
+		return text
+	}
+	return replacerOf(vals).Replace(text)
+}
+
+// replacerOf replaces each of vals, longest first: where one value contains another, the whole of
+// the longer one goes.
+func replacerOf(vals []string) *strings.Replacer {
+	slices.SortFunc(vals, func(a, b string) int { return len(b) - len(a) })
+	args := make([]string, 0, 2*len(vals))
+	for _, v := range vals {
+		args = append(args, v, RedactedText)
+	}
+	return strings.NewReplacer(args...)
+}
+
 // Close forgets the scope's values.
 func (s *Scope) Close() {
 	s.mu.Lock()
@@ -155,15 +184,9 @@ func (r *Redactor) replacer() *strings.Replacer {
 		for v := range r.counts {
 			vals = append(vals, v)
 		}
-		// Longest first: where one value contains another, the whole of the longer one goes.
-		slices.SortFunc(vals, func(a, b string) int { return len(b) - len(a) })
-		args := make([]string, 0, 2*len(vals))
-		for _, v := range vals {
-			args = append(args, v, RedactedText)
-		}
 		r.rep, r.stale = nil, false
-		if len(args) > 0 {
-			r.rep = strings.NewReplacer(args...)
+		if len(vals) > 0 {
+			r.rep = replacerOf(vals)
 		}
 	}
 	return r.rep

@@ -152,3 +152,28 @@ func TestRedactorConcurrentScopes(t *testing.T) {
 		t.Errorf("%d redacted lines, want 400", got)
 	}
 }
+
+// TestScopeRedactOwnValuesOnly: a scope redacts the values it registered and no other scope's, so
+// one call's answer never depends on what another call (another developer's) has opened.
+func TestScopeRedactOwnValuesOnly(t *testing.T) {
+	r := secrets.NewRedactor()
+	a, b := r.Scope(), r.Scope()
+	defer a.Close()
+	defer b.Close()
+	a.Add("alpha-secret", "alpha-secret-longer")
+	b.Add("bravo-secret")
+	tests := []struct{ in, want string }{
+		{"x alpha-secret-longer y", "x " + secrets.RedactedText + " y"},
+		{"x alpha-secret y", "x <redacted> y"},
+		{"x bravo-secret y", "x bravo-secret y"},
+		{"nothing", "nothing"},
+	}
+	for _, tt := range tests {
+		if got := a.Redact(tt.in); got != tt.want {
+			t.Errorf("a.Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := r.Redact("bravo-secret alpha-secret"); got != "<redacted> <redacted>" {
+		t.Errorf("the process's log redactor: %q, want both hidden", got)
+	}
+}

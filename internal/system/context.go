@@ -13,6 +13,8 @@ type Context struct {
 	SessionID   string `json:"session_id,omitempty"`
 	ExecutionID string `json:"execution_id,omitempty"`
 	Depth       int    `json:"depth"`
+	// TurnID is the chat turn the call belongs to: session.chat shares its budget of tool calls.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // ExecutionStarter starts an agent_loop execution of a task (POST /tasks/{task_id}/executions),

@@ -15,6 +15,9 @@
 //     the given fields into the record (a model rarely sends whole records, and a replacement would
 //     drop metadata it never saw);
 //   - doc search is sinew's keyword search; its fields may be top level or under search_params;
+//   - nothing a system tool writes may touch setup: a metadata key x-*-setup, a tool's
+//     integration.setup, or a tool definition naming a developer secret is refused naming the key
+//     (a model runs system tools, and setup says where the developer's secrets are sent);
 //   - session.chat runs through a Chatter, one level deeper, refused at MaxDepth, so no tool loop
 //     can call itself forever; task.execution.create through an ExecutionStarter.
 //

@@ -206,6 +206,9 @@ func (a args) body() ([]byte, error) {
 	if d, ok := a["data"].(map[string]any); ok && len(a) == 1 {
 		v = d
 	}
+	if err := refuseSetup(v); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidInput, err, "the arguments cannot be written as JSON")

@@ -64,7 +64,7 @@ var (
 	text          = func(d string) map[string]any { return map[string]any{"type": "string", "description": d} }
 	object        = func(d string) map[string]any { return map[string]any{"type": "object", "description": d} }
 	strOrList     = map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}
-	metadataProp  = object("free-form metadata; values under x-integration-setup and x-api_call-setup are stored encrypted and shown as \"<redacted>\"")
+	metadataProp  = object("free-form metadata; setup keys (x-integration-setup, x-api_call-setup) are read as \"<redacted>\" and cannot be written here")
 	agentFields   = map[string]any{"name": text("the agent's name"), "about": text("what the agent is"), "model": text("the model it uses"), "instructions": strOrList, "default_settings": object("model settings"), "metadata": metadataProp}
 	userFields    = map[string]any{"name": text("the user's name"), "about": text("about the user"), "metadata": object("free-form metadata")}
 	docFields     = map[string]any{"title": text("the doc's title"), "content": strOrList, "metadata": object("free-form metadata")}

@@ -21,14 +21,22 @@ type Context struct {
 	SessionID   string `json:"session_id"`
 	ExecutionID string `json:"execution_id"`
 	Depth       int    `json:"depth"`
+	// TurnID names the chat turn whose budget of tool calls the call draws on, shared with the
+	// chats it starts (package loop); absent outside a chat turn.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
-// MarshalJSON writes unused ids as null, so every key is present.
+// MarshalJSON writes unused ids as null, so every key is present; turn_id, which only a chat's
+// calls carry, is left out when there is none.
 func (c Context) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{
+	m := map[string]any{
 		"developer_id": nullable(c.DeveloperID), "agent_id": nullable(c.AgentID), "task_id": nullable(c.TaskID),
 		"session_id": nullable(c.SessionID), "execution_id": nullable(c.ExecutionID), "depth": c.Depth,
-	})
+	}
+	if c.TurnID != "" {
+		m["turn_id"] = c.TurnID
+	}
+	return json.Marshal(m)
 }
 
 func nullable(s string) any {

@@ -2,10 +2,13 @@ package all_test
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"sinew/internal/fault"
 	"sinew/internal/integrations/all"
+	"sinew/internal/netguard"
 )
 
 // TestRegistry builds the real registry: every provider registers (schemas generate and compile),
@@ -89,4 +92,48 @@ func booleanSchema(v any, path string) string {
 		}
 	}
 	return ""
+}
+
+// TestSetupEndpointsDeclared: every provider's setup field that names where a call goes (a URL, a
+// host, a port) is declared an endpoint, and every one that holds a credential a secret, so the
+// executor's binding check (merge.CheckBinding) covers it. A new provider that forgets a `sinew`
+// tag fails here.
+func TestSetupEndpointsDeclared(t *testing.T) {
+	reg, err := all.New(netguard.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	isEndpoint := func(k string) bool { return strings.HasSuffix(k, "url") || k == "host" || k == "port" }
+	isSecret := func(k string) bool {
+		for _, w := range []string{"key", "secret", "password", "token", "headers", "service_account"} {
+			if strings.Contains(k, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, name := range reg.Names() {
+		info, err := reg.ProviderInfo(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props, _ := info.Setup["properties"].(map[string]any)
+		b := reg.SetupBinding(name)
+		for k := range props {
+			if isEndpoint(k) && !slices.Contains(b.Endpoints, k) {
+				t.Errorf("%s: setup.%s names where calls go but is not tagged sinew:\"endpoint\"", name, k)
+			}
+			if isSecret(k) && !slices.Contains(b.Secrets, k) {
+				t.Errorf("%s: setup.%s holds a credential but is not tagged sinew:\"secret\"", name, k)
+			}
+		}
+		for _, k := range append(slices.Clone(b.Endpoints), b.Secrets...) {
+			if _, ok := props[k]; !ok {
+				t.Errorf("%s: the binding names setup.%s, which the setup schema lacks", name, k)
+			}
+		}
+	}
+	if b := reg.SetupBinding("browserbase"); !slices.Contains(b.Endpoints, "api_url") || !slices.Contains(b.Secrets, "api_key") {
+		t.Errorf("browserbase binding %+v", b)
+	}
 }

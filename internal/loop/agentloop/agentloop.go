@@ -40,6 +40,10 @@ type Input struct {
 	AutoRunTools  *bool          `json:"auto_run_tools"`
 	MaxIterations *int           `json:"max_iterations"`
 	Depth         int            `json:"depth"`
+	// TurnID is the chat turn this loop continues (a chat's hand-off) or was started from (a
+	// system tool's task.execution.create): its calls draw on that turn's budget. Absent, the
+	// execution is a turn of its own.
+	TurnID string `json:"turn_id,omitempty"`
 	// Turn is null, or the calls (envelopes, or a sinew:ref to them) of a turn the chat began and
 	// handed off when its time budget ran out while tools ran: they answer the last message's
 	// unanswered tool calls, and the first step runs them under the same call ids (loop.Adopt).
@@ -98,6 +102,10 @@ type Deps struct {
 	Formatter    *toolfmt.Formatter
 	FlagDefaults map[string]bool
 	Log          *slog.Logger
+	// MaxCallsPerReply and MaxCallsPerTurn bound the tool calls the model starts (package loop),
+	// their defaults when 0.
+	MaxCallsPerReply int
+	MaxCallsPerTurn  int
 }
 
 // Stepper runs model steps.
@@ -143,8 +151,12 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 	if in.TaskID != nil && in.SessionID != nil {
 		return nil, fault.Invalid("input.session_id", "an agent_loop names at most one of task_id and session_id")
 	}
+	turn := in.TurnID
+	if turn == "" {
+		turn = ev.ExecutionID
+	}
 	cc := workflow.Context{DeveloperID: dev, AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID),
-		ExecutionID: ev.ExecutionID, Depth: in.Depth}
+		ExecutionID: ev.ExecutionID, Depth: in.Depth, TurnID: turn}
 	agent, err := s.d.Store.GetAgent(ctx, dev, in.AgentID)
 	if err != nil {
 		return nil, err
@@ -206,6 +218,8 @@ func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, 
 		return loop.Config{}, err
 	}
 	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log, ModelID: agent.Model,
+		MaxCallsPerReply: s.d.MaxCallsPerReply,
+		Budget:           loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: cc.TurnID, Max: s.d.MaxCallsPerTurn},
 		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
 	if in.Model != nil {
 		cfg.ModelID = *in.Model

@@ -90,8 +90,9 @@ type TaskPrompt struct {
 }
 
 // StartTask starts agent_loop over a task's prompt and tools, input appended as the user's message
-// (POST /tasks/{task_id}/executions). idemKey names the execution.
-func (s *Starter) StartTask(ctx context.Context, dev, taskID string, input any, idemKey string, depth int) (*workflow.Started, error) {
+// (POST /tasks/{task_id}/executions). idemKey names the execution; turnID is the chat turn that
+// started it through a system tool ("" for none), whose budget of tool calls it shares.
+func (s *Starter) StartTask(ctx context.Context, dev, taskID string, input any, idemKey string, depth int, turnID string) (*workflow.Started, error) {
 	task, err := s.Store.GetTask(ctx, dev, taskID)
 	if err != nil {
 		return nil, err
@@ -119,5 +120,5 @@ func (s *Starter) StartTask(ctx context.Context, dev, taskID string, input any, 
 	}
 	tid := task.ID
 	return s.Start(ctx, name, Input{DeveloperID: dev, AgentID: task.AgentID, TaskID: &tid, Settings: p.Settings,
-		AutoRunTools: p.AutoRunTools, Depth: depth}, msgs)
+		AutoRunTools: p.AutoRunTools, Depth: depth, TurnID: turnID}, msgs)
 }

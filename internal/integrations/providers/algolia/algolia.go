@@ -15,8 +15,8 @@ import (
 
 // Setup of the algolia provider.
 type Setup struct {
-	ApplicationID string `json:"algolia_application_id" jsonschema:"pattern=^[A-Za-z0-9]+$" jsonschema_description:"Algolia application id."`
-	APIKey        string `json:"algolia_api_key" jsonschema:"minLength=1" jsonschema_description:"Algolia API key with the search ACL."`
+	ApplicationID string `json:"algolia_application_id" jsonschema:"pattern=^[A-Za-z0-9]+$" jsonschema_description:"Algolia application id." sinew:"endpoint"`
+	APIKey        string `json:"algolia_api_key" jsonschema:"minLength=1" jsonschema_description:"Algolia API key with the search ACL." sinew:"secret"`
 }
 
 // Arguments of search.

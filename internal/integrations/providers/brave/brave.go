@@ -20,7 +20,7 @@ const resultCount = "3"
 
 // Setup of the brave provider.
 type Setup struct {
-	APIKey string `json:"brave_api_key" jsonschema:"minLength=1" jsonschema_description:"Brave Search API subscription token."`
+	APIKey string `json:"brave_api_key" jsonschema:"minLength=1" jsonschema_description:"Brave Search API subscription token." sinew:"secret"`
 }
 
 // Arguments of search.

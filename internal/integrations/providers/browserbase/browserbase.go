@@ -31,10 +31,10 @@ const maxExtension = 50 << 20
 
 // Setup of the browserbase provider.
 type Setup struct {
-	APIKey     string `json:"api_key" jsonschema:"minLength=1" jsonschema_description:"Browserbase API key."`
+	APIKey     string `json:"api_key" jsonschema:"minLength=1" jsonschema_description:"Browserbase API key." sinew:"secret"`
 	ProjectID  string `json:"project_id" jsonschema:"minLength=1" jsonschema_description:"Browserbase project id."`
-	APIURL     string `json:"api_url,omitempty" jsonschema:"format=uri" jsonschema_description:"Another Browserbase API base URL."`
-	ConnectURL string `json:"connect_url,omitempty" jsonschema_description:"Accepted for compatibility; unused."`
+	APIURL     string `json:"api_url,omitempty" jsonschema:"format=uri" jsonschema_description:"Another Browserbase API base URL." sinew:"endpoint"`
+	ConnectURL string `json:"connect_url,omitempty" jsonschema_description:"Accepted for compatibility; unused." sinew:"endpoint"`
 }
 
 // ListSessionsArguments of list_sessions.

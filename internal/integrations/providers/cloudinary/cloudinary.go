@@ -41,9 +41,9 @@ const maxDownload = 50 << 20
 
 // Setup of the cloudinary provider.
 type Setup struct {
-	APIKey    string         `json:"cloudinary_api_key" jsonschema:"minLength=1"`
-	APISecret string         `json:"cloudinary_api_secret" jsonschema:"minLength=1"`
-	CloudName string         `json:"cloudinary_cloud_name" jsonschema:"pattern=^[A-Za-z0-9_-]+$"`
+	APIKey    string         `json:"cloudinary_api_key" jsonschema:"minLength=1" sinew:"secret"`
+	APISecret string         `json:"cloudinary_api_secret" jsonschema:"minLength=1" sinew:"secret"`
+	CloudName string         `json:"cloudinary_cloud_name" jsonschema:"pattern=^[A-Za-z0-9_-]+$" sinew:"endpoint"`
 	Params    map[string]any `json:"params,omitempty" jsonschema_description:"Other configuration: signature_algorithm (sha1, the default, or sha256)."`
 }
 

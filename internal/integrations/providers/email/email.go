@@ -38,10 +38,10 @@ import (
 
 // Setup is the provider's setup: the SMTP submission server and the account (all required).
 type Setup struct {
-	Host     string `json:"host" jsonschema_description:"SMTP server host name or IP address"`
-	Port     int32  `json:"port" jsonschema:"minimum=1,maximum=65535" jsonschema_description:"SMTP port: 587 (STARTTLS) or 465 (implicit TLS), or 25"`
-	User     string `json:"user" jsonschema_description:"SMTP account user name"`
-	Password string `json:"password" jsonschema_description:"SMTP account password"`
+	Host     string `json:"host" jsonschema_description:"SMTP server host name or IP address" sinew:"endpoint"`
+	Port     int32  `json:"port" jsonschema:"minimum=1,maximum=65535" jsonschema_description:"SMTP port: 587 (STARTTLS) or 465 (implicit TLS), or 25" sinew:"endpoint"`
+	User     string `json:"user" jsonschema_description:"SMTP account user name" sinew:"secret"`
+	Password string `json:"password" jsonschema_description:"SMTP account password" sinew:"secret"`
 }
 
 // SendArguments are the arguments of send (all required).

@@ -21,7 +21,7 @@ import (
 // Setup of the google_sheets provider.
 type Setup struct {
 	UseJulepService    bool   `json:"use_julep_service" jsonschema_description:"Use this deployment's shared service account instead of your own."`
-	ServiceAccountJSON string `json:"service_account_json,omitempty" jsonschema_description:"Base64 of your service-account key file (JSON)."`
+	ServiceAccountJSON string `json:"service_account_json,omitempty" jsonschema_description:"Base64 of your service-account key file (JSON)." sinew:"secret"`
 	DefaultRetryCount  int    `json:"default_retry_count,omitempty" jsonschema:"minimum=1,maximum=10,default=3" jsonschema_description:"Accepted for compatibility; retries are sinew's."`
 }
 

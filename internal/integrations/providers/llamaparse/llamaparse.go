@@ -36,7 +36,7 @@ const pageSeparator = "\n---\n"
 
 // Setup of the llama_parse provider.
 type Setup struct {
-	APIKey string         `json:"llamaparse_api_key" jsonschema:"minLength=1" jsonschema_description:"LlamaCloud API key."`
+	APIKey string         `json:"llamaparse_api_key" jsonschema:"minLength=1" jsonschema_description:"LlamaCloud API key." sinew:"secret"`
 	Params map[string]any `json:"params,omitempty" jsonschema_description:"Default parse parameters (result_type, language, parsing_instruction, ...)."`
 }
 

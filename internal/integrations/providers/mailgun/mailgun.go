@@ -19,8 +19,8 @@ import (
 
 // Setup of the mailgun provider.
 type Setup struct {
-	APIKey string `json:"api_key" jsonschema:"minLength=1" jsonschema_description:"Mailgun API key."`
-	Domain string `json:"domain,omitempty" jsonschema_description:"Sending domain (sinew addition); default: email.<domain of the from address>, as Julep."`
+	APIKey string `json:"api_key" jsonschema:"minLength=1" jsonschema_description:"Mailgun API key." sinew:"secret"`
+	Domain string `json:"domain,omitempty" jsonschema_description:"Sending domain (sinew addition); default: email.<domain of the from address>, as Julep." sinew:"endpoint"`
 }
 
 // Arguments of send_email.

@@ -37,13 +37,13 @@ import (
 // Setup is the provider's setup.
 type Setup struct {
 	Transport   string            `json:"transport" jsonschema:"enum=sse,enum=http" jsonschema_description:"MCP transport: http (streamable HTTP) or sse"`
-	HTTPURL     string            `json:"http_url,omitempty" jsonschema:"format=uri" jsonschema_description:"the server's MCP endpoint URL (http or https)"`
-	HTTPHeaders map[string]string `json:"http_headers,omitempty" jsonschema_description:"headers sent with every request to the server's host, e.g. Authorization"`
+	HTTPURL     string            `json:"http_url,omitempty" jsonschema:"format=uri" jsonschema_description:"the server's MCP endpoint URL (http or https)" sinew:"endpoint"`
+	HTTPHeaders map[string]string `json:"http_headers,omitempty" jsonschema_description:"headers sent with every request to the server's host, e.g. Authorization" sinew:"secret"`
 	// Julep's stdio fields: kept so a Julep setup parses, refused when set.
 	Command string            `json:"command,omitempty" jsonschema_description:"not supported: stdio servers cannot be run"`
 	Args    []string          `json:"args,omitempty" jsonschema_description:"not supported: stdio servers cannot be run"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema_description:"not supported: stdio servers cannot be run"`
-	Env     map[string]string `json:"env,omitempty" jsonschema_description:"not supported: stdio servers cannot be run"`
+	Env     map[string]string `json:"env,omitempty" jsonschema_description:"not supported: stdio servers cannot be run" sinew:"secret"`
 }
 
 // ListToolsArguments are list_tools' arguments: Julep's placeholder, ignored.

@@ -48,7 +48,7 @@ import (
 
 // Setup is the provider's setup (all optional).
 type Setup struct {
-	ConnectURL string `json:"connect_url,omitempty" jsonschema_description:"the browser's DevTools endpoint: ws://host:port/devtools/browser/ID, or http(s)://host:port whose /json/version names it"`
+	ConnectURL string `json:"connect_url,omitempty" jsonschema_description:"the browser's DevTools endpoint: ws://host:port/devtools/browser/ID, or http(s)://host:port whose /json/version names it" sinew:"endpoint"`
 	Width      *int   `json:"width,omitempty" jsonschema:"minimum=1,maximum=10000" jsonschema_description:"viewport width in CSS pixels"`
 	Height     *int   `json:"height,omitempty" jsonschema:"minimum=1,maximum=10000" jsonschema_description:"viewport height in CSS pixels"`
 }

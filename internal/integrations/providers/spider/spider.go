@@ -22,7 +22,7 @@ import (
 
 // Setup of the spider provider.
 type Setup struct {
-	APIKey string `json:"spider_api_key" jsonschema:"minLength=1" jsonschema_description:"spider.cloud API key."`
+	APIKey string `json:"spider_api_key" jsonschema:"minLength=1" jsonschema_description:"spider.cloud API key." sinew:"secret"`
 }
 
 // Arguments of every spider method.

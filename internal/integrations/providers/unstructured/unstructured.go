@@ -27,9 +27,9 @@ import (
 
 // Setup of the unstructured provider.
 type Setup struct {
-	APIKey      string         `json:"unstructured_api_key" jsonschema:"minLength=1" jsonschema_description:"Unstructured API key."`
-	ServerURL   string         `json:"server_url,omitempty" jsonschema:"format=uri" jsonschema_description:"A self-hosted or dedicated Unstructured API URL."`
-	Server      string         `json:"server,omitempty" jsonschema_description:"Accepted for compatibility; unused."`
+	APIKey      string         `json:"unstructured_api_key" jsonschema:"minLength=1" jsonschema_description:"Unstructured API key." sinew:"secret"`
+	ServerURL   string         `json:"server_url,omitempty" jsonschema:"format=uri" jsonschema_description:"A self-hosted or dedicated Unstructured API URL." sinew:"endpoint"`
+	Server      string         `json:"server,omitempty" jsonschema_description:"Accepted for compatibility; unused." sinew:"endpoint"`
 	URLParams   map[string]any `json:"url_params,omitempty" jsonschema_description:"Accepted for compatibility; unused."`
 	RetryConfig map[string]any `json:"retry_config,omitempty" jsonschema_description:"Accepted for compatibility; unused."`
 	TimeoutMS   int64          `json:"timeout_ms,omitempty" jsonschema:"minimum=1" jsonschema_description:"Time bound of the call in milliseconds."`

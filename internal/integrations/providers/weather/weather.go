@@ -18,7 +18,7 @@ import (
 
 // Setup of the weather provider.
 type Setup struct {
-	APIKey string `json:"openweathermap_api_key" jsonschema:"minLength=1" jsonschema_description:"OpenWeatherMap API key."`
+	APIKey string `json:"openweathermap_api_key" jsonschema:"minLength=1" jsonschema_description:"OpenWeatherMap API key." sinew:"secret"`
 }
 
 // Arguments of get.
