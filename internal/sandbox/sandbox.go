@@ -1,10 +1,10 @@
 // Package sandbox runs a program on untrusted input, confined to one work directory.
 //
 // A program such as ffmpeg follows paths and URLs it finds inside the files it is given (concat
-// lists, playlists, subtitles), so checking its arguments can never be the whole defence. Command
-// gives an *exec.Cmd that starts this same executable again (/proc/self/exe, under a reserved
-// argv[0]) as a small helper; the helper, before any other code of the service runs (see init),
-// confines itself and then execs the program, which inherits every restriction:
+// lists, playlists, subtitles), so checking its arguments can never be the whole defence.
+// CommandContext gives an *exec.Cmd that starts this same executable again (/proc/self/exe, under
+// a reserved argv[0]) as a small helper; the helper, in this package's init, before the service's
+// main runs, confines itself and then execs the program, which inherits every restriction:
 //
 //   - an empty environment (the caller passes the few variables the program needs), so no
 //     credential of the service reaches it;
@@ -15,9 +15,9 @@
 //     service's own data and keys are out of reach, /proc/<parent>/environ included;
 //   - no_new_privs, no core dumps, and its own process group (so a timeout kills all of it).
 //
-// Where the kernel has no Landlock (AWS Lambda's, at the time of writing, does not enable it), the
-// helper still empties the environment and Landlock is skipped, which Available reports so the
-// caller can log it. The parent also marks itself non-dumpable (SetParentUndumpable), so that a
+// Where the kernel has no Landlock (Lambda's may not enable it; user namespaces, which other
+// sandboxes rest on, are not available there at all), the helper still empties the environment and
+// skips Landlock, which Available reports so the caller can log it. The parent also marks itself non-dumpable (SetParentUndumpable), so that a
 // process of the same user that is not root cannot read its /proc/<pid>/environ or memory.
 //
 // In AWS none of this is where the isolation should end: the process that runs an untrusted program
@@ -26,6 +26,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -70,9 +71,10 @@ type config struct {
 	ReadDirs []string `json:"read_dirs"`
 }
 
-// Command gives the command that runs spec confined. The caller sets Stdout, Stderr, Cancel and
-// the like as for any command; SysProcAttr is set (a process group of its own).
-func Command(spec Spec) (*exec.Cmd, error) {
+// CommandContext gives the command that runs spec confined, killed when ctx ends (exec's default:
+// set Cancel to kill its process group instead). The caller sets Stdout, Stderr and the like as
+// for any command; SysProcAttr is set: a process group of its own, killed if this process dies.
+func CommandContext(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	if !filepath.IsAbs(spec.Path) || !filepath.IsAbs(spec.Dir) {
 		return nil, fmt.Errorf("sandbox: the program %q and work directory %q must be absolute paths", spec.Path, spec.Dir)
 	}
@@ -80,7 +82,9 @@ func Command(spec Spec) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{helperArg0, string(cfg)}, spec.Args...), Dir: spec.Dir}
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = append([]string{helperArg0, string(cfg)}, spec.Args...)
+	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would hand the child this process's environment

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // run runs a program confined to dir and answers its output and error.
 func run(t *testing.T, dir string, env []string, path string, args ...string) (string, error) {
 	t.Helper()
-	cmd, err := sandbox.Command(sandbox.Spec{Path: path, Args: args, Dir: dir, Env: env})
+	cmd, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: path, Args: args, Dir: dir, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +81,10 @@ func TestConfinedProgramHasOnlyItsEnvironment(t *testing.T) {
 }
 
 func TestCommandRefusesRelativePaths(t *testing.T) {
-	if _, err := sandbox.Command(sandbox.Spec{Path: "cat", Dir: t.TempDir()}); err == nil {
+	if _, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: "cat", Dir: t.TempDir()}); err == nil {
 		t.Fatal("a relative program path was accepted")
 	}
-	if _, err := sandbox.Command(sandbox.Spec{Path: "/usr/bin/cat", Dir: "work"}); err == nil {
+	if _, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: "/usr/bin/cat", Dir: "work"}); err == nil {
 		t.Fatal("a relative work directory was accepted")
 	}
 }
