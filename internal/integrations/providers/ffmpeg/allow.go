@@ -168,6 +168,15 @@ func optionList() string {
 	return strings.Join(names, ", ")
 }
 
+// checkFormat is the value of -f: a demuxer or muxer of the lists.
+func checkFormat(field, value string) error {
+	if !slices.Contains(inputFormats, value) && !slices.Contains(outputFormats, value) {
+		return fault.Invalid(field, "%s: the format %q is not allowed (for an input: %s; for an output: %s)", field, value,
+			strings.Join(inputFormats, ", "), strings.Join(outputFormats, ", "))
+	}
+	return nil
+}
+
 // checkOutputName is an output file: a plain name with a media extension, written by an allowed
 // muxer (format, from -f, when given).
 func checkOutputName(field, name, format string) error {

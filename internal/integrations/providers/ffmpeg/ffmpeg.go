@@ -324,30 +324,20 @@ func Plan(args BashCmdArguments) (Run, error) {
 			i++
 			continue
 		case "-f":
-			if !slices.Contains(inputFormats, value) && !slices.Contains(outputFormats, value) {
-				return Run{}, fault.Invalid(vfield, "%s: the format %q is not allowed (for an input: %s; for an output: %s)", vfield, value,
-					strings.Join(inputFormats, ", "), strings.Join(outputFormats, ", "))
+			if err := checkFormat(vfield, value); err != nil {
+				return Run{}, err
 			}
 			format = value
 			i++
 			continue
 		}
-		o, err := checkOption(field, w)
+		takesValue, err := checkOptionValue(field, w, vfield, value)
 		if err != nil {
 			return Run{}, err
 		}
-		if !o.value {
-			continue
+		if takesValue {
+			i++
 		}
-		if err := checkWord(vfield, value); err != nil {
-			return Run{}, err
-		}
-		if o.check != nil {
-			if err := o.check(value); err != nil {
-				return Run{}, fault.Invalid(vfield, "%s (the value of %s): %v", vfield, w, err)
-			}
-		}
-		i++
 	}
 	r.Output = words[last]
 	outField := fmt.Sprintf("args[%d]", last)
@@ -360,6 +350,24 @@ func Plan(args BashCmdArguments) (Run, error) {
 		return Run{}, fault.Invalid("file", "file has %d item(s) but args has %d -i option(s): give one file per -i, in order", len(args.File), len(r.Inputs))
 	}
 	return r, nil
+}
+
+// checkOptionValue checks the option w (at field) and, when it takes one, its value (at vfield),
+// and says whether it took the value.
+func checkOptionValue(field, w, vfield, value string) (bool, error) {
+	o, err := checkOption(field, w)
+	if err != nil || !o.value {
+		return false, err
+	}
+	if err := checkWord(vfield, value); err != nil {
+		return false, err
+	}
+	if o.check != nil {
+		if err := o.check(value); err != nil {
+			return false, fault.Invalid(vfield, "%s (the value of %s): %v", vfield, w, err)
+		}
+	}
+	return true, nil
 }
 
 // addInput records the input name of a -i (at field), opened with format when one is given.

@@ -45,10 +45,7 @@ func TestBrowserLoadsNoRefusedAddress(t *testing.T) {
 		}
 	}))
 	t.Cleanup(site.Close)
-	hostPort := func(raw string) string { u, _ := url.Parse(raw); return u.Host }
-	trip, _ := netguardtest.Tripwire(t)
-	env := remotebrowser.Env{Timeout: 30 * time.Second, Guard: netguard.New(trip,
-		netguard.WithAllowlist(netguard.MustParseAllowlist(hostPort(b.HTTPURL)+","+hostPort(site.URL))))}
+	env := browserAndSiteOnly(t, b, site)
 	setup := remotebrowser.Setup{ConnectURL: b.HTTPURL}
 	navigate := func(u string) (remotebrowser.PerformActionOutput, error) {
 		return remotebrowser.PerformAction(context.Background(), env, setup, remotebrowser.PerformActionArguments{Action: remotebrowser.ActionNavigate, Text: &u})
@@ -86,6 +83,14 @@ func TestBrowserLoadsNoRefusedAddress(t *testing.T) {
 	}
 }
 
+// browserAndSiteOnly is an Env whose guard permits the browser's and the site's loopback ports only.
+func browserAndSiteOnly(t *testing.T, b *chromium.Browser, site *httptest.Server) remotebrowser.Env {
+	hostPort := func(raw string) string { u, _ := url.Parse(raw); return u.Host }
+	trip, _ := netguardtest.Tripwire(t)
+	return remotebrowser.Env{Timeout: 30 * time.Second, Guard: netguard.New(trip,
+		netguard.WithAllowlist(netguard.MustParseAllowlist(hostPort(b.HTTPURL)+","+hostPort(site.URL))))}
+}
+
 // TestNoActionOnARefusedPage: a page whose own script moves to an internal address after the call
 // that loaded it (between calls nothing intercepts) gets no screenshot, click or key from sinew:
 // only navigate may take it elsewhere.
@@ -100,10 +105,7 @@ func TestNoActionOnARefusedPage(t *testing.T) {
 		_, _ = io.WriteString(w, `<html><body><script>setTimeout(() => { location = "`+internalSrv.URL+`/secret"; }, 300)</script></body></html>`)
 	}))
 	t.Cleanup(site.Close)
-	hostPort := func(raw string) string { u, _ := url.Parse(raw); return u.Host }
-	trip, _ := netguardtest.Tripwire(t)
-	env := remotebrowser.Env{Timeout: 30 * time.Second, Guard: netguard.New(trip,
-		netguard.WithAllowlist(netguard.MustParseAllowlist(hostPort(b.HTTPURL)+","+hostPort(site.URL))))}
+	env := browserAndSiteOnly(t, b, site)
 	setup := remotebrowser.Setup{ConnectURL: b.HTTPURL}
 	ctx := context.Background()
 	u := site.URL + "/"
