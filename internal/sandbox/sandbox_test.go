@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,39 @@ func TestCommandRefusesRelativePaths(t *testing.T) {
 	}
 	if _, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: "/usr/bin/cat", Dir: "work"}); err == nil {
 		t.Fatal("a relative work directory was accepted")
+	}
+}
+
+func TestConfinedProgramMakesNoTCPConnection(t *testing.T) {
+	needLandlock(t)
+	if sandbox.Available() < 4 {
+		t.Fatalf("this kernel's Landlock ABI is %d; TCP rules need ABI 4 (Linux 6.7+)", sandbox.Available())
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			_ = c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	// bash's /dev/tcp is a plain connect(2); unconfined it reaches the listener.
+	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)
+	out, err := run(t, t.TempDir(), nil, "/usr/bin/bash", "-c", script)
+	if err == nil {
+		t.Fatalf("a confined program connected to 127.0.0.1:%d: %s", port, out)
+	}
+	if !strings.Contains(out, "Permission denied") {
+		t.Errorf("bash said %q, want the connect refused with Permission denied", out)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the listener accepted a connection from the confined program")
+	default:
 	}
 }
