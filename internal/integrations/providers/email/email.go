@@ -1,5 +1,8 @@
-// Package email is the email integration: method send delivers one message
-// over SMTP with STARTTLS and AUTH, through the network guard.
+// Package email is the email integration, after Julep's
+// (https://github.com/julep-ai/julep/blob/28a2bb22f6b69232f98dede2ee4109f2fde1d927/integrations-service/integrations/utils/integrations/email.py):
+// method send delivers one message over SMTP with STARTTLS and AUTH, through the network guard. It
+// runs no program and reads no file a caller names: the only connection it makes is the guarded
+// dial to setup.host.
 //
 // Where sinew differs from Julep: the TLS certificate is verified (against the system roots, or the
 // operator's trust in Env.RootCAs), and a server that offers no STARTTLS is refused rather than sent

@@ -1,27 +1,45 @@
-// Package ffmpeg is the ffmpeg integration. Its method keeps Julep's name,
-// bash_cmd, so stored tools still resolve, but it is not a shell command.
+// Package ffmpeg is the ffmpeg integration, after Julep's
+// (https://github.com/julep-ai/julep/blob/28a2bb22f6b69232f98dede2ee4109f2fde1d927/integrations-service/integrations/utils/integrations/ffmpeg.py).
+// Its method keeps Julep's name, bash_cmd, so stored tools still resolve, but it is not a shell
+// command.
 //
 // Julep takes a command string, rewrites it (every token after -i becomes pipe:0, the last token a
 // temp path) and runs it with create_subprocess_shell: whoever writes the arguments runs any shell
 // command on the service host. sinew takes an argument vector (args, the words after "ffmpeg") and
-// runs the ffmpeg binary itself with exec, never a shell, so ;, |, $(...) and > mean nothing, and a
-// stand-alone shell operator is refused rather than passed on as a file name. Julep's cmd field is
-// refused with a message saying so.
+// runs the ffmpeg binary itself with exec, never a shell; Julep's cmd field is refused with a
+// message saying so.
 //
-// The run is confined: inputs (file, base64) are written into a fresh temporary working directory
-// under the names the -i options give, in order; the last argument names the one output file, also
-// in that directory, which comes back base64. Every argument is checked before anything runs: no
-// absolute path, no "..", no protocol (http:, concat:, file:, pipe:, ... anywhere in an argument,
-// filter options included, since ffmpeg's filters open URLs), no option that reads arguments or
-// scripts from files or loosens sinew's own limits. Each input is opened with a protocol whitelist of
-// "file" and a demuxer whitelist of the media formats sniffed here (no playlists, concat scripts or
-// lavfi). Time (context), input size and output size (-fs on the output, and a watchdog on
-// everything written in the directory) are bounded, and stderr is kept only as a bounded tail for
-// the error message. In AWS the binary comes from a Lambda layer (the stack's ffmpeg layer setting, infra/cdk/README.md);
-// SINEW_FFMPEG_PATH names it, else ffmpeg is looked up on PATH (a layer's bin/ is /opt/bin, on
-// Lambda's PATH).
+// ffmpeg follows paths and URLs it finds inside the files it reads (a concat list, an HLS playlist,
+// a subtitle file), and an input can be two formats at once (the first bytes an MP4 "ftyp" box to
+// a sniffer, the first line a comment to the concat demuxer), so no check of the arguments alone
+// can keep it in its directory. Three layers do:
 //
-// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/ffmpeg.py
+//   - an allow-list, not a deny-list (allow.go): only the everyday options, with their values
+//     checked; only filters that read nothing but their input streams (movie, amovie, subtitles,
+//     sendcmd and the like are refused; so are filter options named like files); inputs opened
+//     only by the demuxers of the media Sniff accepts, with -protocol_whitelist file and
+//     -format_whitelist before each -i; outputs only plain names with a media extension, written
+//     by single-file muxers; encoders from a list. Nothing can open a second input.
+//   - the sandbox (internal/sandbox): ffmpeg runs with an empty environment, and under Landlock
+//     where the kernel has it, reading and writing only its work directory, reading only the
+//     system's program and library directories, with no TCP; this process is marked non-dumpable
+//     so its /proc/<pid>/environ is closed to other non-root processes even without Landlock.
+//   - bounds: time (context), input size, output size (-fs on the output, and a watchdog on
+//     everything written in the directory), and stderr kept only as a bounded tail.
+//
+// In AWS the process that runs ffmpeg should moreover hold no credential worth stealing: the
+// integration function's role reads every developer's agents, setup and secrets and decrypts with
+// the secrets key. The design is a separate media function (same handler code, built with this
+// package only) whose execution role has only CloudWatch Logs permissions: no table, no KMS key,
+// no secrets. The integration function resolves the call (setup, secrets, inputs) and invokes the
+// media function synchronously with just the argument vector and the decoded files; the media
+// function answers the output file. Where Lambda's kernel lacks Landlock (a warning is logged once),
+// the allow-list and the empty environment stand alone, and the function's own credentials are
+// worthless to whoever gets past them.
+//
+// In AWS the binary comes from a Lambda layer
+// (https://docs.aws.amazon.com/lambda/latest/dg/chapter-layers.html): SINEW_FFMPEG_PATH names it,
+// else ffmpeg is looked up on PATH (a layer's bin/ is /opt/bin, on Lambda's PATH).
 package ffmpeg
 
 import (
@@ -36,11 +54,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"sinew/internal/fault"
+	"sinew/internal/sandbox"
 )
 
 // EnvPath names the ffmpeg binary; when unset, ffmpeg is looked up on PATH.
@@ -154,19 +175,13 @@ func BashCmd(ctx context.Context, env Env, args BashCmdArguments) (BashCmdOutput
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := plan.Argv(maxOut)
-	cmd := exec.CommandContext(runCtx, bin, argv...)
-	cmd.Dir = dir
-	// A minimal environment: nothing of the executor's (credentials included) reaches ffmpeg.
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LC_ALL=C"}
-	cmd.Stdin = nil
+	cmd, err := confined(runCtx, bin, dir, plan.Argv(maxOut), env.logger())
+	if err != nil {
+		return BashCmdOutput{}, err
+	}
 	tail := &tailBuffer{max: stderrTail}
 	cmd.Stderr = tail
 	cmd.Stdout = tail
-	// Its own process group, so a kill on timeout reaches anything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return BashCmdOutput{}, fault.Wrap(fault.Internal, err, "starting ffmpeg")
@@ -176,10 +191,7 @@ func BashCmd(ctx context.Context, env Env, args BashCmdArguments) (BashCmdOutput
 	overflow := make(chan struct{})
 	go watchDir(runCtx, dir, total+maxOut, overflow, cancel)
 	runErr := cmd.Wait()
-	log := env.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := env.logger()
 	select {
 	case <-overflow:
 		return BashCmdOutput{}, fault.New(fault.TooLarge, "ffmpeg wrote past the %d-byte bound into its working directory; it was stopped", maxOut)
@@ -246,10 +258,6 @@ type Run struct {
 	Output string
 }
 
-// inputFormats are the demuxers an input may be opened with: the media sniffed by Sniff, and never a
-// playlist, concat script, lavfi graph or device.
-const inputFormats = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,asf,mp3,wav,ogg,flac,image2,png_pipe,jpeg_pipe,gif,gif_pipe,tiff_pipe,bmp_pipe"
-
 // Argv is the vector ffmpeg runs with: sinew's fixed options, each -i preceded by the whitelists,
 // and the output preceded by its size bound.
 func (r Run) Argv(maxOut int64) []string {
@@ -258,7 +266,7 @@ func (r Run) Argv(maxOut int64) []string {
 	last := len(r.Args) - 1
 	for i, a := range r.Args {
 		if a == "-i" {
-			argv = append(argv, "-protocol_whitelist", "file", "-format_whitelist", inputFormats)
+			argv = append(argv, "-protocol_whitelist", "file", "-format_whitelist", strings.Join(inputFormats, ","))
 		}
 		if i == last {
 			argv = append(argv, "-fs", fmt.Sprint(maxOut))
@@ -285,39 +293,54 @@ func Plan(args BashCmdArguments) (Run, error) {
 		return Run{}, fault.Invalid("args", "args may have at most %d words", maxArgs)
 	}
 	r := Run{Args: words}
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		field := fmt.Sprintf("args[%d]", i)
+	last := len(words) - 1
+	format := "" // a pending -f: a demuxer for the next -i, a muxer for the next output
+	for i := 0; i <= last; i++ {
+		w, field := words[i], fmt.Sprintf("args[%d]", i)
 		if err := checkWord(field, w); err != nil {
 			return Run{}, err
 		}
-		if strings.HasPrefix(w, "-") {
-			if err := checkOption(field, w); err != nil {
-				return Run{}, err
-			}
-		}
-		if w == "-i" {
-			if i+1 >= len(words)-1 {
-				return Run{}, fault.Invalid(field, "%s: -i needs an input file name, and the output file name must come last", field)
-			}
-			name := words[i+1]
-			if err := checkName(fmt.Sprintf("args[%d]", i+1), name); err != nil {
-				return Run{}, err
-			}
-			for _, n := range r.Inputs {
-				if n == name {
-					return Run{}, fault.Invalid(fmt.Sprintf("args[%d]", i+1), "args[%d]: input name %q is used twice", i+1, name)
+		if !strings.HasPrefix(w, "-") || w == "-" {
+			// An output file; the last word must be one.
+			if err := checkOutputName(field, w, format); err != nil {
+				if i == last {
+					return Run{}, fault.Invalid(field, "the last argument is the output file: %s", fault.Message(err))
 				}
+				return Run{}, err
 			}
-			r.Inputs = append(r.Inputs, name)
+			format = ""
+			continue
+		}
+		if i == last {
+			return Run{}, fault.Invalid(field, "%s: the last argument must be the output file name, not the option %s", field, w)
+		}
+		value, vfield := words[i+1], fmt.Sprintf("args[%d]", i+1)
+		switch w {
+		case "-i":
+			if err := r.addInput(vfield, value, format, i+1 == last); err != nil {
+				return Run{}, err
+			}
+			format = ""
+			i++
+			continue
+		case "-f":
+			if err := checkFormat(vfield, value); err != nil {
+				return Run{}, err
+			}
+			format = value
+			i++
+			continue
+		}
+		takesValue, err := checkOptionValue(field, w, vfield, value)
+		if err != nil {
+			return Run{}, err
+		}
+		if takesValue {
 			i++
 		}
 	}
-	r.Output = words[len(words)-1]
-	outField := fmt.Sprintf("args[%d]", len(words)-1)
-	if err := checkName(outField, r.Output); err != nil {
-		return Run{}, fault.Invalid(outField, "the last argument is the output file: %s", fault.Message(err))
-	}
+	r.Output = words[last]
+	outField := fmt.Sprintf("args[%d]", last)
 	for _, n := range r.Inputs {
 		if n == r.Output {
 			return Run{}, fault.Invalid(outField, "%s: the output file %q is also an input", outField, n)
@@ -327,6 +350,42 @@ func Plan(args BashCmdArguments) (Run, error) {
 		return Run{}, fault.Invalid("file", "file has %d item(s) but args has %d -i option(s): give one file per -i, in order", len(args.File), len(r.Inputs))
 	}
 	return r, nil
+}
+
+// checkOptionValue checks the option w (at field) and, when it takes one, its value (at vfield),
+// and says whether it took the value.
+func checkOptionValue(field, w, vfield, value string) (bool, error) {
+	o, err := checkOption(field, w)
+	if err != nil || !o.value {
+		return false, err
+	}
+	if err := checkWord(vfield, value); err != nil {
+		return false, err
+	}
+	if o.check != nil {
+		if err := o.check(value); err != nil {
+			return false, fault.Invalid(vfield, "%s (the value of %s): %v", vfield, w, err)
+		}
+	}
+	return true, nil
+}
+
+// addInput records the input name of a -i (at field), opened with format when one is given.
+func (r *Run) addInput(field, name, format string, isLast bool) error {
+	if isLast {
+		return fault.Invalid(field, "%s: -i needs an input file name, and the output file name must come last", field)
+	}
+	if err := checkName(field, name); err != nil {
+		return err
+	}
+	if format != "" && !slices.Contains(inputFormats, format) {
+		return fault.Invalid(field, "%s: the input format %q is not allowed (allowed: %s)", field, format, strings.Join(inputFormats, ", "))
+	}
+	if slices.Contains(r.Inputs, name) {
+		return fault.Invalid(field, "%s: input name %q is used twice", field, name)
+	}
+	r.Inputs = append(r.Inputs, name)
+	return nil
 }
 
 var (
@@ -341,16 +400,6 @@ var (
 	pathSep = regexp.MustCompile(`[=:,;\[\]|'"\s]`)
 	// shellOps are words that only mean something to a shell.
 	shellOps = map[string]bool{"|": true, "||": true, "&&": true, "&": true, ";": true, ">": true, ">>": true, "<": true, "<<": true, "2>": true, "2>&1": true, "&>": true}
-	// refusedOptions read scripts or arguments from files, or would loosen sinew's own limits.
-	refusedOptions = map[string]string{
-		"-protocol_whitelist": "sinew sets it", "-protocol_blacklist": "sinew sets the whitelist",
-		"-format_whitelist": "sinew sets it", "-codec_whitelist": "sinew sets the limits",
-		"-fs": "sinew bounds the output size", "-filter_script": "it reads a file", "-filter_complex_script": "it reads a file",
-		"-safe": "it lets the concat demuxer open any path", "-attach": "it reads a file", "-dump_attachment": "it writes files",
-		"-report": "it writes a log file", "-vstats_file": "it writes a file", "-sdp_file": "it writes a file",
-		"-progress":       "it opens a URL",
-		"-init_hw_device": "no devices are available", "-hwaccel_device": "no devices are available",
-	}
 )
 
 func checkWord(field, w string) error {
@@ -382,20 +431,6 @@ func checkWord(field, w string) error {
 				return fault.Invalid(field, "%s holds %q, which reaches outside the working directory", field, "..")
 			}
 		}
-	}
-	return nil
-}
-
-func checkOption(field, w string) error {
-	if strings.HasPrefix(w, "-/") {
-		return fault.Invalid(field, "%s: options that read their value from a file (-/name) are not allowed", field)
-	}
-	name := w
-	if i := strings.IndexByte(name, ':'); i > 0 {
-		name = name[:i] // per-stream forms such as -fs:0 or -filter_script:v
-	}
-	if why, ok := refusedOptions[name]; ok {
-		return fault.Invalid(field, "%s: the option %s is not allowed: %s", field, name, why)
 	}
 	return nil
 }
@@ -461,6 +496,42 @@ func mimeType(name string, b []byte) string {
 		return t
 	}
 	return "application/octet-stream"
+}
+
+func (e Env) logger() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+var noLandlock sync.Once
+
+// confined is the command that runs ffmpeg with argv in dir, through the sandbox: an empty
+// environment but for what ffmpeg needs, Landlock where the kernel has it (dir read-write, the
+// system's and the binary's directories read-only, nothing else), its own process group, killed
+// whole when ctx ends. The service itself is made non-dumpable first, so that even without
+// Landlock a process of the same (non-root) user cannot read its /proc/<pid>/environ.
+func confined(ctx context.Context, bin, dir string, argv []string, log *slog.Logger) (*exec.Cmd, error) {
+	if err := sandbox.SetParentUndumpable(); err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "hardening the process before running ffmpeg")
+	}
+	if sandbox.Available() == 0 {
+		noLandlock.Do(func() {
+			log.WarnContext(ctx, "this kernel has no Landlock: ffmpeg runs with an empty environment and the option allow-list, but may read any file this process can")
+		})
+	}
+	binDir := filepath.Dir(bin)
+	cmd, err := sandbox.CommandContext(ctx, sandbox.Spec{Path: bin, Args: argv, Dir: dir,
+		ReadDirs: []string{binDir, filepath.Join(filepath.Dir(binDir), "lib")},
+		Env:      []string{"HOME=" + dir, "TMPDIR=" + dir, "XDG_CACHE_HOME=" + dir, "LC_ALL=C"}})
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "preparing ffmpeg's sandbox")
+	}
+	cmd.Stdin = nil
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, nil
 }
 
 func binary(path string) (string, error) {

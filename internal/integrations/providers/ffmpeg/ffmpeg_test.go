@@ -161,14 +161,12 @@ func TestBashCmdFailuresAreTyped(t *testing.T) {
 		kind   fault.Kind
 		substr string
 	}{
-		{"unknown filter", ffmpeg.Env{}, ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-af", "nosuchfilter", "b.flac"}, File: ffmpeg.Files{tone}}, fault.Provider, "nosuchfilter"},
+		{"unknown filter option", ffmpeg.Env{}, ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-af", "volume=nosuchoption=1", "b.flac"}, File: ffmpeg.Files{tone}}, fault.Provider, "nosuchoption"},
 		{"no output written", ffmpeg.Env{}, ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-f", "null", "b.flac"}, File: ffmpeg.Files{tone}}, fault.Provider, "no output file"},
 		{"endless run hits the time bound", ffmpeg.Env{Timeout: 500 * time.Millisecond}, ffmpeg.BashCmdArguments{Args: []string{"-stream_loop", "-1", "-i", "a.wav", "-c:a", "pcm_s16le", "-f", "null", "b.wav"}, File: ffmpeg.Files{tone}}, fault.Timeout, "did not finish"},
 		{"output over the bound", ffmpeg.Env{MaxOutputBytes: 20000}, ffmpeg.BashCmdArguments{Args: []string{"-stream_loop", "20", "-i", "a.wav", "b.wav"}, File: ffmpeg.Files{tone}}, fault.TooLarge, "20000-byte bound"},
 		{"extra outputs over the bound", ffmpeg.Env{MaxOutputBytes: 200000, Timeout: time.Minute}, ffmpeg.BashCmdArguments{Args: []string{"-stream_loop", "-1", "-i", "a.wav", "-c:a", "pcm_s16le", "big.wav", "-t", "0.1", "small.wav"}, File: ffmpeg.Files{tone}}, fault.TooLarge, "working directory"},
 		{"inputs over the bound", ffmpeg.Env{MaxInputBytes: 1000}, ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "b.flac"}, File: ffmpeg.Files{tone}}, fault.TooLarge, "over 1000 bytes"},
-		{"forced lavfi input is off the demuxer whitelist", ffmpeg.Env{}, ffmpeg.BashCmdArguments{Args: []string{"-f", "lavfi", "-i", "testsrc", "b.png"}, File: ffmpeg.Files{tone}}, fault.Provider, "not on whitelist"},
-		{"forced hls input is off the demuxer whitelist", ffmpeg.Env{}, ffmpeg.BashCmdArguments{Args: []string{"-f", "hls", "-i", "a.m3u8", "b.wav"}, File: ffmpeg.Files{tone}}, fault.Provider, "not on whitelist"},
 		{"missing binary", ffmpeg.Env{Path: "/nonexistent/ffmpeg"}, ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "b.flac"}, File: ffmpeg.Files{tone}}, fault.Internal, "ffmpeg layer"},
 	}
 	for _, tc := range tests {
@@ -217,7 +215,7 @@ func TestPlanRefuses(t *testing.T) {
 		{"concat protocol", ffmpeg.BashCmdArguments{Args: []string{"-i", "concat:a.wav|b.wav", "c.wav"}, File: one}, "args[1]"},
 		{"file protocol", ffmpeg.BashCmdArguments{Args: []string{"-i", "file:a.wav", "c.wav"}, File: one}, "args[1]"},
 		{"pipe protocol output", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "pipe:1"}, File: one}, "args[2]"},
-		{"udp in a tee output", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-f", "tee", "c.wav|[f=mpegts]udp\\://10.0.0.1:9", "d.wav"}, File: one}, "args[4]"},
+		{"udp in a tee output", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-f", "tee", "c.wav|[f=mpegts]udp\\://10.0.0.1:9", "d.wav"}, File: one}, "args[3]"},
 		{"movie filter with a URL", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-vf", "movie=http\\://evil.test/x[m];[in][m]overlay", "b.mp4"}, File: one}, "args[3]"},
 		{"movie filter with a quoted URL", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.wav", "-vf", "movie='https://evil.test/x'", "b.mp4"}, File: one}, "args[3]"},
 		{"textfile absolute", ffmpeg.BashCmdArguments{Args: []string{"-i", "a.png", "-vf", "drawtext=textfile=/etc/passwd", "b.png"}, File: one}, "args[3]"},

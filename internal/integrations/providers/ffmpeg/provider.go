@@ -15,7 +15,7 @@ var Provider = &integrations.Provider{
 	URL:          "https://ffmpeg.org",
 	Docs:         "https://ffmpeg.org/ffmpeg.html",
 	Methods: []*integrations.Method{
-		integrations.NewMethod("bash_cmd", "Run ffmpeg on the given files with an argument vector (no shell): the k-th `-i NAME` reads the k-th file, the last argument names the output file, returned in base64.", bashCmd),
+		integrations.NewMethod("bash_cmd", "Run ffmpeg on the given files with an argument vector (no shell): the k-th `-i NAME` reads the k-th file, the last argument names the output file, returned in base64. Only everyday options, filters, formats and encoders are accepted (no filter that opens files, such as movie or subtitles).", bashCmd),
 	},
 }
 

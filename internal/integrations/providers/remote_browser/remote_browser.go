@@ -1,5 +1,6 @@
-// Package remotebrowser is the remote_browser integration: method
-// perform_action drives a browser that runs elsewhere, over the Chrome DevTools Protocol, with the
+// Package remotebrowser is the remote_browser integration, after Julep's
+// (https://github.com/julep-ai/julep/blob/929a6d7fffffbe3459dc8a86d84d600f3c9f9521/integrations-service/integrations/utils/integrations/remote_browser.py):
+// method perform_action drives a browser that runs elsewhere, over the Chrome DevTools Protocol, with the
 // actions of Anthropic's computer-use tool (key, type, mouse_move, left_click, left_click_drag,
 // right_click, middle_click, double_click, screenshot, cursor_position) and Julep's navigate and
 // refresh. It uses chromedp on a websocket that the network guard dials, so connect_url, its
@@ -14,7 +15,12 @@
 // sinew; failures are typed errors rather than re-raised text, and there is no retry loop of the
 // provider's own.
 //
-// Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/remote_browser.py
+// What the browser itself loads is guarded too (pageguard.go): navigate takes only http and https
+// URLs whose address the network guard permits; while a call is connected, every request of the
+// browser (redirects, frames, subresources) is paused through CDP's Fetch domain and fails unless
+// the guard permits it; and no action but navigate runs on a page whose address the guard refuses.
+// Between calls sinew is not connected, and the browser resolves names itself: the browser's own
+// network must keep it from internal addresses.
 package remotebrowser
 
 import (
@@ -207,6 +213,15 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
 	defer cancelBrowser()
 
+	guard := newPageGuard(env.Guard)
+	if args.Action == ActionNavigate {
+		if err := guard.check(ctx, *args.Text); err != nil {
+			return PerformActionOutput{}, fault.Invalid("text", "text: %s", fault.Message(err))
+		}
+	}
+	if err := guard.intercept(bctx); err != nil {
+		return PerformActionOutput{}, actionError(ctx, "connect", err)
+	}
 	targets, err := chromedp.Targets(bctx)
 	if err != nil {
 		return PerformActionOutput{}, actionError(ctx, "connect", err)
@@ -222,6 +237,11 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 	pctx, cancelPage := chromedp.NewContext(bctx, opts...)
 	defer cancelPage()
 
+	if args.Action != ActionNavigate {
+		if err := guard.checkPage(pctx); err != nil {
+			return PerformActionOutput{}, actionError(ctx, args.Action, err)
+		}
+	}
 	s := &pageState{setup: setup}
 	if err := s.init(pctx); err != nil {
 		return PerformActionOutput{}, actionError(ctx, args.Action, err)
