@@ -1,0 +1,204 @@
+// Package eval is a JSONata 2.0 evaluator in pure Go: lexer, Pratt parser, the tree pass of
+// paths and bindings, an evaluator of sequences, lambdas, closures and partial application, and
+// the function library of jsonata-js 2.0.6 (https://github.com/jsonata-js/jsonata/tree/v2.0.6),
+// whose behaviour it follows. testdata/jsonata-test-suite holds that version's official test
+// suite, which TestSuite runs.
+//
+// Every evaluation is bounded: in time (Options.Timeout and the context, checked as it runs), in
+// depth (Options.MaxDepth nested evaluation steps) and in memory (Options.MaxItems values
+// allocated, strings up to 64 MiB). A bound ends it with U1001; no goroutine outlives a call.
+// An Expr holds only its parsed tree, so evaluations share nothing and run in parallel.
+//
+// Known differences from jsonata-js: regular expressions are Go's RE2 (no lookaround or
+// backreferences, refused with S0303 at compile time); strings are UTF-8, with the offsets
+// JSONata shows ($match's index) counted in UTF-16 units as in JavaScript; $formatNumber with an
+// exponent picture formats zero as 0e0 where jsonata-js never returns.
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// Options bound an evaluation and give it its variables.
+type Options struct {
+	// Bindings are variables ($name) the expression sees, in Go form (see FromGo).
+	Bindings map[string]any
+	// Functions are further functions the expression can call ($name).
+	Functions map[string]*Native
+	// Timeout ends an evaluation running longer (0: none beyond the context).
+	Timeout time.Duration
+	// MaxDepth bounds nested evaluation steps (0: DefaultMaxDepth).
+	MaxDepth int
+	// MaxItems bounds the values an evaluation allocates (0: DefaultMaxItems).
+	MaxItems int
+	// Now fixes $now() and $millis() (zero: the time the evaluation starts).
+	Now time.Time
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxDepth = 10000
+	DefaultMaxItems = 50_000_000
+)
+
+// Expr is a compiled expression, safe for concurrent evaluations.
+type Expr struct {
+	ast *node
+	src string
+}
+
+// Compile parses an expression.
+func Compile(src string) (*Expr, error) {
+	ast, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return &Expr{ast: ast, src: src}, nil
+}
+
+// Source gives the expression's text.
+func (e *Expr) Source() string { return e.src }
+
+// Eval evaluates the expression with input (in Go form, see FromGo) as the context item. It gives
+// the result in the evaluator's form (see ToGo), or nil and false when the result is undefined.
+func (e *Expr) Eval(ctx context.Context, input any, opts Options) (any, bool, error) {
+	return e.evalAny(ctx, FromGo(input), opts)
+}
+
+func (e *Expr) evalAny(ctx context.Context, in any, opts Options) (result any, defined bool, err error) {
+	if _, ok := in.(undefinedInput); ok {
+		in = nil
+	}
+	ev := &evaluator{ctx: ctx, maxDepth: opts.MaxDepth, maxItems: opts.MaxItems, now: opts.Now}
+	if ev.maxDepth == 0 {
+		ev.maxDepth = DefaultMaxDepth
+	}
+	if ev.maxItems == 0 {
+		ev.maxItems = DefaultMaxItems
+	}
+	if ev.now.IsZero() {
+		ev.now = time.Now()
+	}
+	if opts.Timeout > 0 {
+		ev.deadline = time.Now().Add(opts.Timeout)
+	}
+	root := &frame{global: map[string]any{}}
+	for name, fn := range opts.Functions {
+		root.global[name] = fn
+	}
+	env := newFrame(root)
+	for name, v := range opts.Bindings {
+		env.bind(name, FromGo(v))
+	}
+	env.bind("$", in)
+	if a, ok := in.(*Array); ok {
+		in = &Array{Items: a.Items, seq: true, outerWrapper: true}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			result, defined, err = nil, false, &Error{Code: "U1001", Msg: "the evaluation failed: " + panicText(r)}
+		}
+	}()
+	v, err := ev.evaluate(e.ast, in, env)
+	if err != nil {
+		return nil, false, err
+	}
+	if v == nil {
+		return nil, false, nil
+	}
+	return v, true, nil
+}
+
+func panicText(r any) string {
+	if e, ok := r.(error); ok {
+		return e.Error()
+	}
+	if s, ok := r.(string); ok {
+		return s
+	}
+	return "unexpected value"
+}
+
+// FromGo converts a Go value into the evaluator's form: nil is null, numbers become float64,
+// map[string]any becomes an *Object (keys sorted), []any an *Array. Values already in the
+// evaluator's form pass through.
+func FromGo(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return Null
+	case float64, string, bool, nullT, *Array, *Object, *Lambda, *Native, *partialNative:
+		return v
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		o := NewObject(len(x))
+		for _, k := range sortedKeys(x) {
+			o.Set(k, FromGo(x[k]))
+		}
+		return o
+	case []any:
+		a := &Array{Items: make([]any, len(x))}
+		for i, it := range x {
+			a.Items[i] = FromGo(it)
+		}
+		return a
+	}
+	return Null
+}
+
+// ToGo converts a result into plain Go: nil for null, float64 (int64 when integral and
+// WithInts), string, bool, []any, map[string]any. A function becomes "" as in JSON output.
+func ToGo(v any, ints bool) any {
+	switch x := v.(type) {
+	case nil, nullT:
+		return nil
+	case float64:
+		if ints && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+		return x
+	case *Array:
+		out := make([]any, len(x.Items))
+		for i, it := range x.Items {
+			out[i] = ToGo(it, ints)
+		}
+		return out
+	case *Object:
+		out := make(map[string]any, x.Len())
+		for _, k := range x.keys {
+			if x.vals[k] != nil {
+				out[k] = ToGo(x.vals[k], ints)
+			}
+		}
+		return out
+	case *Lambda, *Native, *partialNative:
+		return ""
+	}
+	return v
+}
+
+// MarshalJSON writes a result as JSON, as JavaScript's JSON.stringify does (keys in order).
+func MarshalJSON(v any) ([]byte, error) {
+	s, err := stringifyExact(v)
+	return []byte(s), err
+}
+
+// undefinedInput is an input that is undefined (no context item), as opposed to JSON null.
+type undefinedInput struct{}
+
+// EvalUndefined is Eval with no input at all: the context item is undefined, not null.
+func (e *Expr) EvalUndefined(ctx context.Context, opts Options) (any, bool, error) {
+	return e.evalAny(ctx, undefinedInput{}, opts)
+}

@@ -1,0 +1,136 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// ParseJSON decodes JSON into the evaluator's form, keeping the order of object keys.
+func ParseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch x := t.(type) {
+	case json.Delim:
+		switch x {
+		case '{':
+			o := NewObject(4)
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.Set(kt.(string), v)
+			}
+			_, err := dec.Token()
+			return o, err
+		case '[':
+			a := &Array{Items: []any{}}
+			for dec.More() {
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				a.Items = append(a.Items, v)
+			}
+			_, err := dec.Token()
+			return a, err
+		}
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil && !math.IsInf(f, 0) {
+			return nil, err
+		}
+		return f, nil
+	case nil:
+		return Null, nil
+	}
+	return t, nil
+}
+
+// stringifyExact writes v as JSON with numbers as JavaScript prints them (no 15-digit rounding).
+func stringifyExact(v any) (string, error) {
+	var b strings.Builder
+	if err := writeExact(&b, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeExact(b *strings.Builder, v any) error {
+	switch x := v.(type) {
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return &Error{Code: "D1001", Value: x}
+		}
+		b.WriteString(numberString(x))
+	case *Array:
+		b.WriteByte('[')
+		for i, it := range x.Items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if it == nil {
+				b.WriteString("null")
+				continue
+			}
+			if err := writeExact(b, it); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case *Object:
+		b.WriteByte('{')
+		n := 0
+		for _, k := range x.keys {
+			if x.vals[k] == nil {
+				continue
+			}
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			n++
+			writeJSONString(b, k)
+			b.WriteByte(':')
+			if err := writeExact(b, x.vals[k]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		return writeJSON(b, v, false, 0)
+	}
+	return nil
+}
