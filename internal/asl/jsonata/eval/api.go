@@ -95,7 +95,7 @@ func (e *Expr) evalAny(ctx context.Context, in any, opts Options) (result any, d
 	}
 	env.bind("$", in)
 	if a, ok := in.(*Array); ok {
-		in = &Array{Items: a.Items, seq: true, outerWrapper: true}
+		in = &Array{Items: []any{a}, seq: true, outerWrapper: true}
 	}
 	defer func() {
 		if r := recover(); r != nil {

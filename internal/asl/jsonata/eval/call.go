@@ -211,6 +211,20 @@ func (ev *evaluator) evalPartial(expr *node, input any, env *frame) (any, error)
 			}
 		}
 		return &Lambda{params: unbound, body: f.body, input: f.input, env: fenv}, nil
+	case *partialNative:
+		pn := &partialNative{fn: f.fn, args: append([]any(nil), f.args...)}
+		for i, h := range f.holes {
+			var a any
+			if i < len(args) {
+				a = args[i]
+			}
+			if _, ok := a.(placeholder); ok {
+				pn.holes = append(pn.holes, h)
+			} else {
+				pn.args[h] = a
+			}
+		}
+		return pn, nil
 	case *Native:
 		n := f.arity
 		if f.sig != nil && len(f.sig.params) > n {

@@ -144,7 +144,7 @@ func (ev *evaluator) evalNode(expr *node, input any, env *frame) (any, error) {
 	case "variable":
 		name := expr.value.(string)
 		if name == "" {
-			if a, ok := input.(*Array); ok && a.outerWrapper {
+			if a, ok := input.(*Array); ok && a.outerWrapper && len(a.Items) > 0 {
 				return a.Items[0], nil
 			}
 			return input, nil
@@ -201,9 +201,17 @@ func evalWildcard(input any) any {
 	if a, ok := input.(*Array); ok && a.outerWrapper && len(a.Items) > 0 {
 		input = a.Items[0]
 	}
-	if o, ok := input.(*Object); ok {
-		for _, k := range o.keys {
-			v := o.vals[k]
+	var vals []any
+	switch x := input.(type) {
+	case *Object:
+		for _, k := range x.keys {
+			vals = append(vals, x.vals[k])
+		}
+	case *Array:
+		vals = x.Items
+	}
+	{
+		for _, v := range vals {
 			if a, ok := v.(*Array); ok {
 				out.Items = append(out.Items, flatten(a, nil)...)
 			} else {

@@ -126,8 +126,6 @@ func toBoolean(v any) *bool {
 		if x {
 			return &t
 		}
-	case *Lambda, *partialNative:
-		return &t
 	}
 	return &f
 }
@@ -541,7 +539,7 @@ func fnEval(ev *evaluator, c *call, a []any) (any, error) {
 	if len(a) > 1 && a[1] != nil {
 		input = a[1]
 		if arr, ok := input.(*Array); ok && !arr.seq {
-			input = &Array{Items: arr.Items, seq: true, outerWrapper: true}
+			input = &Array{Items: []any{arr}, seq: true, outerWrapper: true}
 		}
 	}
 	ast, err := parse(src)

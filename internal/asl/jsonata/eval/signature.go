@@ -24,7 +24,6 @@ type sigParam struct {
 
 var arraySubtypeName = map[string]string{"a": "arrays", "b": "booleans", "f": "functions", "n": "numbers", "o": "objects", "s": "strings"}
 
-
 func mustSignature(s string) *signature {
 	sig, err := parseSignature(s)
 	if err != nil {
@@ -193,7 +192,7 @@ func (sig *signature) validate(args []any, context any) ([]any, error) {
 						return nil, err
 					}
 					if single != 'a' {
-						arg = &Array{Items: []any{arg}, seq: true}
+						arg = &Array{Items: []any{arg}}
 					}
 				}
 			}

@@ -382,8 +382,12 @@ func fnSplit(ev *evaluator, c *call, a []any) (any, error) {
 		} else {
 			parts = strings.Split(s, sep)
 		}
+		strLimit := 0
+		if hasLimit {
+			strLimit = int(math.Trunc(arg(a, 2).(float64)))
+		}
 		for i, p := range parts {
-			if hasLimit && i >= limit {
+			if hasLimit && i >= strLimit {
 				break
 			}
 			out.Items = append(out.Items, p)
