@@ -87,7 +87,11 @@ func (e *Expr) evalAny(ctx context.Context, in any, opts Options) (result any, d
 	}
 	root := &frame{global: map[string]any{}}
 	for name, fn := range opts.Functions {
-		root.global[name] = fn
+		if fn == nil {
+			root.global[name] = nil
+		} else {
+			root.global[name] = fn
+		}
 	}
 	env := newFrame(root)
 	for name, v := range opts.Bindings {
@@ -155,8 +159,44 @@ func FromGo(v any) any {
 		}
 		return a
 	}
-	return Null
+	// other Go shapes (typed maps and slices, structs) go through JSON
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Null
+	}
+	out, err := ParseJSON(b)
+	if err != nil {
+		return Null
+	}
+	return out
 }
+
+// NewFunction makes a function for Options.Functions. sig is a JSONata function signature such as
+// "<a<n>n:a>" ("" for none): arguments that do not match it fail with T0410 before fn runs. fn
+// receives the arguments in the evaluator's form (nil for undefined) and returns a result in it;
+// arity is the number of arguments a higher-order function passes it.
+func NewFunction(name, sig string, arity int, fn func(args []any) (any, error)) (*Native, error) {
+	n := &Native{name: name, arity: arity, fn: func(_ *evaluator, _ *call, a []any) (any, error) { return fn(a) }}
+	if sig != "" {
+		s, err := parseSignature(sig)
+		if err != nil {
+			return nil, err
+		}
+		n.sig = s
+	}
+	return n, nil
+}
+
+// NewSequence gives a sequence of items: a single item stands for itself and none for undefined,
+// as the results of JSONata's own functions do.
+func NewSequence(items []any) *Array { return &Array{Items: items, seq: true} }
+
+// NewArray gives a JSON array.
+func NewArray(items []any) *Array { return &Array{Items: items} }
+
+// Disabled, as a value of Options.Functions, removes a built-in function: calling it fails with
+// T1006 as calling any non-function does.
+var Disabled *Native
 
 // ToGo converts a result into plain Go: nil for null, float64 (int64 when integral and
 // WithInts), string, bool, []any, map[string]any. A function becomes "" as in JSON output.
@@ -202,3 +242,6 @@ type undefinedInput struct{}
 func (e *Expr) EvalUndefined(ctx context.Context, opts Options) (any, bool, error) {
 	return e.evalAny(ctx, undefinedInput{}, opts)
 }
+
+// IsFunction reports a function value.
+func IsFunction(v any) bool { return isFunction(v) }
