@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -71,6 +72,9 @@ func (e *Error) field(name string, raw bool) string {
 	}
 	if v == nil {
 		return "undefined"
+	}
+	if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return "null" // JSON.stringify's word for them
 	}
 	s, err := stringify(v, false)
 	if err != nil {
