@@ -3,123 +3,60 @@ package eval
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"sinew/internal/asl/jsonata/eval/suite"
 )
 
 const suiteDir = "testdata/jsonata-test-suite"
 
-// suiteCase is one case of the official JSONata test suite (test/test-suite/TESTSUITE.md there).
-type suiteCase struct {
-	ID        string          // group/file[#index]
-	Expr      string          `json:"expr"`
-	ExprFile  string          `json:"expr-file"`
-	Data      json.RawMessage `json:"data"`
-	Dataset   *string         `json:"dataset"`
-	Bindings  json.RawMessage `json:"bindings"`
-	Result    json.RawMessage `json:"result"`
-	Undefined bool            `json:"undefinedResult"`
-	Code      string          `json:"code"`
-	Token     *string         `json:"token"`
-	Error     *struct {
-		Code    string  `json:"code"`
-		Token   *string `json:"token"`
-		Message *string `json:"message"`
-	} `json:"error"`
-	Timelimit int `json:"timelimit"`
-	Depth     int `json:"depth"`
-}
-
-func loadSuite(t testing.TB) []*suiteCase {
+func loadSuite(t testing.TB) []*suite.Case {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(suiteDir, "groups", "*", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no test suite under %s: %v", suiteDir, err)
-	}
-	sort.Strings(files)
-	var cases []*suiteCase
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".json")
-		var list []*suiteCase
-		if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
-			if err := json.Unmarshal(raw, &list); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			for i, c := range list {
-				c.ID = fmt.Sprintf("%s#%d", id, i)
-			}
-		} else {
-			c := &suiteCase{ID: id}
-			if err := json.Unmarshal(raw, c); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			list = []*suiteCase{c}
-		}
-		for _, c := range list {
-			if c.ExprFile != "" {
-				b, err := os.ReadFile(filepath.Join(filepath.Dir(f), c.ExprFile))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.Expr = string(b)
-			}
-		}
-		cases = append(cases, list...)
+	cases, err := suite.Load(suiteDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return cases
 }
 
 type suiteData struct {
+	raw      map[string][]byte
 	datasets map[string]any
 }
 
 func loadDatasets(t testing.TB) *suiteData {
-	files, _ := filepath.Glob(filepath.Join(suiteDir, "datasets", "*.json"))
-	d := &suiteData{datasets: map[string]any{}}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	raw, err := suite.Datasets(suiteDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &suiteData{raw: raw, datasets: map[string]any{}}
+	for name, b := range raw {
+		v, err := ParseJSON(b)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		v, err := ParseJSON(raw)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		d.datasets[strings.TrimSuffix(filepath.Base(f), ".json")] = v
+		d.datasets[name] = v
 	}
 	return d
 }
 
-func (d *suiteData) input(c *suiteCase) (any, error) {
+func (d *suiteData) input(c *suite.Case) (any, error) {
 	if len(c.Data) > 0 {
 		return ParseJSON(c.Data)
 	}
-	if c.Dataset == nil {
-		return nil, nil
+	if _, err := c.Input(d.raw); err != nil || c.Dataset == nil {
+		return nil, err
 	}
-	v, ok := d.datasets[*c.Dataset]
-	if !ok {
-		return nil, fmt.Errorf("no dataset %s", *c.Dataset)
-	}
-	return v, nil
+	return d.datasets[*c.Dataset], nil
 }
 
 // run evaluates a case and gives "" when it passes, else what went wrong.
-func (d *suiteData) run(c *suiteCase) string {
-	wantCode := c.Code
-	if c.Error != nil {
-		wantCode = c.Error.Code
-	}
+func (d *suiteData) run(c *suite.Case) string {
+	wantCode := c.WantCode()
 	expr, err := Compile(c.Expr)
 	if err != nil {
 		return checkError(c, wantCode, err)
@@ -200,7 +137,7 @@ func show(v any) string {
 	return s
 }
 
-func checkError(c *suiteCase, want string, err error) string {
+func checkError(c *suite.Case, want string, err error) string {
 	e, ok := err.(*Error)
 	if !ok {
 		return "error " + err.Error()
