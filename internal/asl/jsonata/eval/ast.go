@@ -262,10 +262,6 @@ func (p *parser) processPath(e *node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rest.typ == "function" && rest.procedure.typ == "path" && len(rest.procedure.steps) == 1 &&
-		rest.procedure.steps[0].typ == "name" && r.steps[len(r.steps)-1].typ == "function" {
-		r.steps[len(r.steps)-1].nextFunction, _ = rest.procedure.steps[0].value.(string)
-	}
 	if rest.typ == "path" {
 		r.steps = append(r.steps, rest.steps...)
 	} else {

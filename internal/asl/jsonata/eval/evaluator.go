@@ -169,8 +169,8 @@ func (ev *evaluator) evalNode(expr *node, input any, env *frame) (any, error) {
 }
 
 func truthy(v any) bool {
-	b := toBoolean(v)
-	return b != nil && *b
+	b, _ := toBoolean(v)
+	return b
 }
 
 func lookupField(input any, key string) any {
@@ -353,7 +353,9 @@ func (ev *evaluator) evalStep(expr *node, input *Array, env *frame, lastStep boo
 		}
 		return r, nil
 	}
-	results := make([]any, 0, len(input.Items))
+	out := &Array{seq: true}
+	var first any // the first result, kept whole until a second one comes
+	n := 0
 	for _, item := range input.Items {
 		res, err := ev.evaluate(expr, item, env)
 		if err != nil {
@@ -364,28 +366,37 @@ func (ev *evaluator) evalStep(expr *node, input *Array, env *frame, lastStep boo
 				return nil, err
 			}
 		}
-		if res != nil {
-			results = append(results, res)
+		if res == nil {
+			continue
 		}
+		if n++; n == 1 {
+			first = res
+			continue
+		}
+		if n == 2 {
+			out.Items = appendFlat(out.Items, first)
+		}
+		out.Items = appendFlat(out.Items, res)
 	}
-	if lastStep && len(results) == 1 {
-		if a, ok := results[0].(*Array); ok && !a.seq {
+	if n == 1 {
+		if a, ok := first.(*Array); ok && lastStep && !a.seq {
 			return a, nil
 		}
-	}
-	out := newSeq()
-	out.Items = make([]any, 0, len(results))
-	for _, r := range results {
-		if a, ok := r.(*Array); ok && !a.cons {
-			out.Items = append(out.Items, a.Items...)
-		} else {
-			out.Items = append(out.Items, r)
-		}
+		out.Items = appendFlat(out.Items, first)
 	}
 	if err := ev.grow(len(out.Items)); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendFlat adds a step's result to the path's sequence: an array's items (one level), unless it
+// was built by an array constructor.
+func appendFlat(items []any, r any) []any {
+	if a, ok := r.(*Array); ok && !a.cons {
+		return append(items, a.Items...)
+	}
+	return append(items, r)
 }
 
 func (ev *evaluator) evalStages(stages []stage, input *Array, env *frame) (*Array, error) {
@@ -500,7 +511,7 @@ func (ev *evaluator) evalFilter(pred *node, input any, env *frame) (*Array, erro
 		results.tupleStream = true
 	}
 	if !ok {
-		in = newSeq(input)
+		in = &Array{Items: []any{input}, seq: true}
 	}
 	if pred.typ == "number" {
 		idx := int(math.Floor(pred.value.(float64)))
@@ -533,9 +544,10 @@ func (ev *evaluator) evalFilter(pred *node, input any, env *frame) (*Array, erro
 			return nil, err
 		}
 		if num {
-			res = &Array{Items: []any{res}}
-		}
-		if isArrayOfNumbers(res) {
+			if ii := int(math.Floor(res.(float64))); ii == i || (ii < 0 && ii+len(in.Items) == i) {
+				results.Items = append(results.Items, item)
+			}
+		} else if isArrayOfNumbers(res) {
 			for _, n := range res.(*Array).Items {
 				ii := int(math.Floor(n.(float64)))
 				if ii < 0 {

@@ -6,6 +6,7 @@ type frame struct {
 	names  []string
 	vals   []any
 	parent *frame
+	tuple  tuple          // a tuple stream's bindings, read in place
 	global map[string]any // the root frame's extra bindings (the caller's functions and values)
 }
 
@@ -29,6 +30,11 @@ func (f *frame) lookup(name string) any {
 				return fr.vals[i]
 			}
 		}
+		if fr.tuple != nil {
+			if v, ok := fr.tuple[name]; ok {
+				return v
+			}
+		}
 		if fr.global != nil {
 			if v, ok := fr.global[name]; ok {
 				return v
@@ -41,11 +47,4 @@ func (f *frame) lookup(name string) any {
 	return nil
 }
 
-func frameFromTuple(env *frame, t tuple) *frame {
-	f := &frame{parent: env, names: make([]string, 0, len(t)), vals: make([]any, 0, len(t))}
-	for k, v := range t {
-		f.names = append(f.names, k)
-		f.vals = append(f.vals, v)
-	}
-	return f
-}
+func frameFromTuple(env *frame, t tuple) *frame { return &frame{parent: env, tuple: t} }

@@ -91,55 +91,44 @@ func defineAggregates() {
 	})
 }
 
-// toBoolean is $boolean: nil for undefined.
-func toBoolean(v any) *bool {
-	t, f := true, false
+// toBoolean is $boolean: ok is false for undefined.
+func toBoolean(v any) (b, ok bool) {
 	switch x := v.(type) {
 	case nil:
-		return nil
+		return false, false
 	case *Array:
 		if len(x.Items) == 1 {
-			if b := toBoolean(x.Items[0]); b != nil {
-				return b
-			}
-			return &f
+			b, _ := toBoolean(x.Items[0])
+			return b, true
 		}
 		for _, it := range x.Items {
-			if b := toBoolean(it); b != nil && *b {
-				return &t
+			if b, _ := toBoolean(it); b {
+				return true, true
 			}
 		}
-		return &f
+		return false, true
 	case string:
-		if x != "" {
-			return &t
-		}
+		return x != "", true
 	case float64:
-		if x != 0 && !math.IsNaN(x) {
-			return &t
-		}
+		return x != 0 && !math.IsNaN(x), true
 	case *Object:
-		if x.Len() > 0 {
-			return &t
-		}
+		return x.Len() > 0, true
 	case bool:
-		if x {
-			return &t
-		}
+		return x, true
 	}
-	return &f
+	return false, true
 }
 
 func defineBooleans() {
 	define("boolean", "<x-:b>", 1, func(_ *evaluator, _ *call, a []any) (any, error) {
-		if b := toBoolean(a[0]); b != nil {
-			return *b, nil
+		if b, ok := toBoolean(a[0]); ok {
+			return b, nil
 		}
 		return nil, nil
 	})
 	define("not", "<x-:b>", 1, func(_ *evaluator, _ *call, a []any) (any, error) {
-		if b := toBoolean(a[0]); b != nil {
-			return !*b, nil
+		if b, ok := toBoolean(a[0]); ok {
+			return !b, nil
 		}
 		return nil, nil
 	})

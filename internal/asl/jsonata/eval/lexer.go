@@ -36,7 +36,40 @@ var operatorChars = ".[]{}(),@#;:?+-*/%|=<>^&!~"
 
 var escapes = map[byte]string{'"': "\"", '\\': "\\", '/': "/", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t"}
 
-var numberRE = regexp.MustCompile(`^-?(0|([1-9][0-9]*))(\.[0-9]+)?([Ee][-+]?[0-9]+)?`)
+// scanNumber gives the number literal at the start of s: -?(0|[1-9][0-9]*)(\.[0-9]+)?([Ee][-+]?[0-9]+)?
+func scanNumber(s string) string {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func(j int) int {
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
+	default:
+		return ""
+	}
+	if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+		i = digits(i + 1)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			i = k
+		}
+	}
+	return s[:i]
+}
 
 type lexer struct {
 	src string
@@ -93,7 +126,7 @@ func (l *lexer) next(infix bool) (*token, error) {
 	if c == '"' || c == '\'' {
 		return l.scanString(c, start)
 	}
-	if m := numberRE.FindString(src[l.pos:]); m != "" {
+	if m := scanNumber(src[l.pos:]); m != "" {
 		f, err := strconv.ParseFloat(m, 64)
 		if err != nil {
 			return nil, &Error{Code: "S0102", Position: l.pos, Token: m}

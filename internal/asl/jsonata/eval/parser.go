@@ -39,7 +39,6 @@ type node struct {
 	ancestor      *slot
 	slot          *slot
 	seeking       []*slot
-	nextFunction  string
 }
 
 type sortTerm struct {
@@ -69,10 +68,15 @@ var bindingPower = map[string]int{
 // knownSymbols are operators the parser knows without an infix role (binding power 0).
 var knownSymbols = map[string]bool{":": true, ";": true, ",": true, ")": true, "]": true, "}": true, "..": true, "**": true, "|": true}
 
+// punctuation are the tokens that only separate or close: the parser consumes them and keeps none.
+var punctuation = map[string]bool{")": true, ",": true, "]": true, "}": true, ":": true, ";": true}
+
 type parser struct {
 	lex  *lexer
 	node *node
 	src  string
+
+	scratch       node
 
 	ancestorLabel int
 	ancestry      []*node
@@ -105,7 +109,14 @@ func (p *parser) advance(id string, infix bool) error {
 		p.node = &node{id: "(end)", typ: "(end)", value: "(end)", position: len(p.src)}
 		return nil
 	}
-	n := &node{value: t.value, position: t.pos}
+	var n *node
+	if op, ok := t.value.(string); ok && t.kind == tokOperator && punctuation[op] {
+		// never part of the tree: one node serves them all
+		n = &p.scratch
+		*n = node{value: t.value, position: t.pos}
+	} else {
+		n = &node{value: t.value, position: t.pos}
+	}
 	switch t.kind {
 	case tokName:
 		n.id, n.typ = "(name)", "name"
