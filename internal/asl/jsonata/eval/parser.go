@@ -76,7 +76,7 @@ type parser struct {
 	node *node
 	src  string
 
-	scratch       node
+	scratch node
 
 	ancestorLabel int
 	ancestry      []*node
