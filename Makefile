@@ -17,7 +17,7 @@ lint:
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 unit:
 	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
-	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (a shared-library race only -race can see)" go test -race -count=1 -run 'Concurrent' ./internal/asl/jsonata/
+	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (they must share nothing writable)" go test -race -count=1 -run 'Concurrent' ./internal/asl/jsonata/...
 
 # jsonata-suite: the official JSONata 2.0.6 test suite through internal/asl/jsonata/eval; prints the
 # count of passing cases (the exceptions, with reasons, are in eval/testdata/suite-exceptions.txt).
