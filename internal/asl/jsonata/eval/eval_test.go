@@ -108,6 +108,16 @@ func TestBounds(t *testing.T) {
 	_, err = evalString(t, "$pad('x', 100000000)", nil, Options{})
 	wantCode(t, err, "U1001", "memory bound")
 
+	// built-in functions' own loops check the bounds too
+	_, err = evalString(t, "$distinct([1..30000].[$])", nil, Options{Timeout: 50 * time.Millisecond})
+	wantCode(t, err, "U1001", "timeout")
+	_, err = evalString(t, "[1..100000]{$string($ % 7): $}", nil, Options{Timeout: time.Nanosecond})
+	wantCode(t, err, "U1001", "timeout")
+	_, err = evalString(t, "$formatInteger(1e300, 'I')", nil, Options{})
+	wantCode(t, err, "U1001", "roman")
+	_, err = evalString(t, "$string([1..9000000])", nil, Options{})
+	wantCode(t, err, "U1001", "memory bound")
+
 	got, err := evalString(t, "($f := function($n){ $n = 0 ? 'done' : $f($n - 1) }; $f(100000))", nil, Options{MaxDepth: 500})
 	if err != nil || got != `"done"` {
 		t.Fatalf("tail recursion within bounds: %s, %v", got, err)

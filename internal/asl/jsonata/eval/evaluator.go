@@ -34,6 +34,15 @@ func (ev *evaluator) enter() error {
 	return nil
 }
 
+// tick counts one step of a built-in function's own loop, checking the bounds as enter does.
+func (ev *evaluator) tick() error {
+	ev.steps++
+	if ev.steps%checkEvery == 0 {
+		return ev.check()
+	}
+	return nil
+}
+
 func (ev *evaluator) check() error {
 	if ev.ctx != nil {
 		if err := ev.ctx.Err(); err != nil {

@@ -428,26 +428,44 @@ func defineArrays() {
 		rand.Shuffle(len(out.Items), func(i, j int) { out.Items[i], out.Items[j] = out.Items[j], out.Items[i] })
 		return out, nil
 	})
-	define("distinct", "<x:x>", 1, func(_ *evaluator, _ *call, a []any) (any, error) {
-		arr, ok := a[0].(*Array)
-		if !ok || len(arr.Items) <= 1 {
-			return a[0], nil
-		}
-		out := &Array{seq: arr.seq}
-		for _, v := range arr.Items {
+	define("distinct", "<x:x>", 1, fnDistinct)
+}
+
+// fnDistinct is $distinct: scalars are found again through a set, arrays and objects by
+// comparing them with those kept so far.
+func fnDistinct(ev *evaluator, _ *call, a []any) (any, error) {
+	arr, ok := a[0].(*Array)
+	if !ok || len(arr.Items) <= 1 {
+		return a[0], nil
+	}
+	out := &Array{seq: arr.seq}
+	seen := map[any]bool{}
+	var composite []any
+	for _, v := range arr.Items {
+		switch v.(type) {
+		case *Array, *Object:
 			dup := false
-			for _, w := range out.Items {
+			for _, w := range composite {
+				if err := ev.tick(); err != nil {
+					return nil, err
+				}
 				if deepEqual(v, w) {
 					dup = true
 					break
 				}
 			}
 			if !dup {
+				composite = append(composite, v)
+				out.Items = append(out.Items, v)
+			}
+		default:
+			if !seen[v] {
+				seen[v] = true
 				out.Items = append(out.Items, v)
 			}
 		}
-		return out, nil
-	})
+	}
+	return out, nil
 }
 
 func fnSort(ev *evaluator, c *call, a []any) (any, error) {
@@ -472,6 +490,9 @@ func fnSort(ev *evaluator, c *call, a []any) (any, error) {
 			return nil, &Error{Code: "D3070", Index: 1}
 		}
 		swap = func(x, y any) (bool, error) {
+			if err := ev.tick(); err != nil {
+				return false, err
+			}
 			if xs, ok := x.(string); ok {
 				return xs > y.(string), nil
 			}

@@ -142,6 +142,9 @@ var romanNumerals = []struct {
 	s string
 }{{1000, "m"}, {900, "cm"}, {500, "d"}, {400, "cd"}, {100, "c"}, {90, "xc"}, {50, "l"}, {40, "xl"}, {10, "x"}, {9, "ix"}, {5, "v"}, {4, "iv"}, {1, "i"}}
 
+// maxRoman bounds $formatInteger's roman numerals: each thousand is one more "m".
+const maxRoman = 1e7
+
 func decimalToRoman(v float64) string {
 	var b strings.Builder
 	for _, n := range romanNumerals {
@@ -309,6 +312,9 @@ func formatIntegerWith(v float64, f *integerFormat) (string, error) {
 		}
 		s = decimalToLetters(v, a)
 	case "roman":
+		if v > maxRoman {
+			return "", &Error{Code: "U1001", Msg: "The number " + numberString(v) + " is too large to write in roman numerals"}
+		}
 		s = decimalToRoman(v)
 		if f.caseMode == "upper" {
 			s = strings.ToUpper(s)

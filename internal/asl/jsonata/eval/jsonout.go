@@ -84,6 +84,9 @@ func writeJSONArray(b *strings.Builder, a *Array, pretty bool, indent int) error
 	}
 	b.WriteByte('[')
 	for i, it := range a.Items {
+		if err := stringTooLong(b.Len()); err != nil {
+			return err
+		}
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -271,6 +271,9 @@ func (ev *evaluator) evalGroup(expr *node, input any, env *frame) (any, error) {
 	groups := map[string]*groupEntry{}
 	var order []string
 	for _, item := range items {
+		if err := ev.tick(); err != nil {
+			return nil, err
+		}
 		ienv, ctx := env, item
 		if reduce {
 			t := item.(tuple)
