@@ -1,22 +1,22 @@
 // Package jsonata gives the engine JSONata (the QueryLanguage "JSONata" of Step Functions) behind
 // asl.JSONataCompiler. The evaluator is sinew's own, internal/asl/jsonata/eval: JSONata 2.0.6, the
-// version Step Functions implements, pure Go, bounded in time, depth and memory. This package adds
-// what Step Functions changes in it, each with its AWS source:
+// version Step Functions implements ("Step Functions implements JSONata based on the 2.0.6
+// specification", https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html),
+// pure Go, bounded in time, depth and memory. This package applies what Step Functions changes:
 //
 //   - The functions AWS adds: $partition, $range, $hash, $random([seed]), $uuid and $parse
-//     (https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html, "JSONata
-//     functions provided by Step Functions"). $parse is AWS's stand-in for $eval.
+//     (same page, "JSONata functions provided by Step Functions").
 //   - $eval is refused (T1006), at CreateStateMachine when called by name and at run time when
-//     reached another way: the same page lists it as not supported.
-//   - JSONata 2.1's `??` and `?:` are refused: AWS runs 2.0.6 ("Step Functions uses JSONata
-//     version 2.0.6", https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html),
-//     whose parser does not know them (S0211).
-//   - A bare top-level field reference (`phone`, not `$states.input.phone`) is refused at
-//     CreateStateMachine: UNSUPPORTED_JSONATA_EXPRESSION
-//     (https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html, "the
-//     JSONata expression cannot refer to fields of the input without $states.input").
+//     reached another way: "$eval is not available—use $parse instead" (same page).
+//   - JSONata 2.1's `??` and `?:` are refused, as the 2.0.6 parser refuses them (S0211); AWS
+//     refuses them too (https://repost.aws/questions/QUjbMZmvsUSP-L54CZCpycFg/which-version-of-jsonata-does-aws-stepfunctions-support).
+//   - A bare top-level field reference (`phone`, not `$states.input.phone`) is refused with
+//     UNSUPPORTED_JSONATA_EXPRESSION, as CreateStateMachine answers it (measured on AWS; no AWS
+//     page words it).
 //   - Errors read "<code>: <JSONata's message>", which the engine quotes in
-//     States.QueryEvaluationError as AWS does (recorded: "T1006: Attempted to invoke a non-function").
+//     States.QueryEvaluationError as AWS does (recorded: "T1006: Attempted to invoke a
+//     non-function"); a function result is a Function, which the engine reports as "an
+//     unsupported result type" (recorded).
 //   - Integral numbers come back as int64 (AWS prints 3, not 3.0).
 package jsonata
 

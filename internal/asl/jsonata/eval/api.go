@@ -9,10 +9,19 @@
 // allocated, strings up to 64 MiB). A bound ends it with U1001; no goroutine outlives a call.
 // An Expr holds only its parsed tree, so evaluations share nothing and run in parallel.
 //
-// Known differences from jsonata-js: regular expressions are Go's RE2 (no lookaround or
-// backreferences, refused with S0303 at compile time); strings are UTF-8, with the offsets
-// JSONata shows ($match's index) counted in UTF-16 units as in JavaScript; $formatNumber with an
-// exponent picture formats zero as 0e0 where jsonata-js never returns.
+// Differences from jsonata-js, each forced by Go or chosen to keep an evaluation bounded:
+//   - Regular expressions are Go's RE2, linear in time. JavaScript syntax RE2 lacks is refused at
+//     compile time with S0303: lookahead (?= (?!, lookbehind (?<= (?<!, backreferences \1 and
+//     [^]. \uXXXX is rewritten for RE2, and the flags i and m map to (?i) and (?m). \s is ASCII
+//     whitespace in RE2 (JavaScript adds the Unicode spaces); \d, \w and \b are ASCII in both.
+//   - Strings are UTF-8, so a lone UTF-16 surrogate cannot exist (JSON input turns it into
+//     U+FFFD); the offsets JSONata shows ($match's index, a matcher's start and end) are counted in
+//     UTF-16 units as in JavaScript.
+//   - Object keys keep insertion order; JavaScript puts integer-like keys first.
+//   - $toMillis reads an ISO 8601 date-time without an offset as UTC (JavaScript: local time).
+//   - $formatNumber with an exponent picture formats 0 as 0e0 (jsonata-js never returns), roman
+//     numerals stop at 10,000,000 and built strings at 64 MiB (U1001).
+//   - Deep recursion ends with U1001 at MaxDepth (JavaScript: a stack overflow RangeError).
 package eval
 
 import (
