@@ -333,14 +333,22 @@ func (p *parser) processPredicate(e *node) (*node, error) {
 	return r, nil
 }
 
-func (p *parser) processFocus(e *node) (*node, error) {
-	r, err := p.process(e.lhs)
-	if err != nil {
-		return nil, err
+// lastStep processes the left side of a binding (@, #) and gives it with the step it binds.
+func (p *parser) lastStep(e *node) (r, step *node, err error) {
+	if r, err = p.process(e.lhs); err != nil {
+		return nil, nil, err
 	}
-	step := r
+	step = r
 	if r.typ == "path" {
 		step = r.steps[len(r.steps)-1]
+	}
+	return r, step, nil
+}
+
+func (p *parser) processFocus(e *node) (*node, error) {
+	r, step, err := p.lastStep(e)
+	if err != nil {
+		return nil, err
 	}
 	if step.stages != nil || step.predicate != nil {
 		return nil, &Error{Code: "S0215", Position: e.position}
@@ -357,14 +365,11 @@ func (p *parser) processFocus(e *node) (*node, error) {
 }
 
 func (p *parser) processIndex(e *node) (*node, error) {
-	r, err := p.process(e.lhs)
+	r, step, err := p.lastStep(e)
 	if err != nil {
 		return nil, err
 	}
-	step := r
-	if r.typ == "path" {
-		step = r.steps[len(r.steps)-1]
-	} else {
+	if r.typ != "path" {
 		r = &node{typ: "path", steps: []*node{r}}
 		if step.predicate != nil {
 			step.stages = step.predicate

@@ -47,19 +47,29 @@ func arity(f any) int {
 	return 0
 }
 
-func (ev *evaluator) evalFunction(expr *node, input any, env *frame, applyTo any, hasApplyTo bool) (any, error) {
+// procedure evaluates what a call or partial application calls, and its name for messages. A
+// name without '$' that names a function fails with code ("did you mean $name?").
+func (ev *evaluator) procedure(expr *node, input any, env *frame, code string) (any, string, error) {
 	proc, err := ev.evaluate(expr.procedure, input, env)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	procName := ""
+	name := ""
 	if expr.procedure.typ == "path" {
-		procName, _ = expr.procedure.steps[0].value.(string)
+		name, _ = expr.procedure.steps[0].value.(string)
 	} else {
-		procName, _ = expr.procedure.value.(string)
+		name, _ = expr.procedure.value.(string)
 	}
-	if proc == nil && expr.procedure.typ == "path" && env.lookup(procName) != nil {
-		return nil, &Error{Code: "T1005", Position: expr.position, Token: procName}
+	if proc == nil && expr.procedure.typ == "path" && env.lookup(name) != nil {
+		return nil, "", &Error{Code: code, Position: expr.position, Token: name}
+	}
+	return proc, name, nil
+}
+
+func (ev *evaluator) evalFunction(expr *node, input any, env *frame, applyTo any, hasApplyTo bool) (any, error) {
+	proc, procName, err := ev.procedure(expr, input, env, "T1005")
+	if err != nil {
+		return nil, err
 	}
 	args := make([]any, 0, len(expr.arguments)+1)
 	if hasApplyTo {
@@ -182,18 +192,9 @@ func (ev *evaluator) evalPartial(expr *node, input any, env *frame) (any, error)
 		}
 		args[i] = v
 	}
-	proc, err := ev.evaluate(expr.procedure, input, env)
+	proc, name, err := ev.procedure(expr, input, env, "T1007")
 	if err != nil {
 		return nil, err
-	}
-	name := ""
-	if expr.procedure.typ == "path" {
-		name, _ = expr.procedure.steps[0].value.(string)
-	} else {
-		name, _ = expr.procedure.value.(string)
-	}
-	if proc == nil && expr.procedure.typ == "path" && env.lookup(name) != nil {
-		return nil, &Error{Code: "T1007", Position: expr.position, Token: name}
 	}
 	switch f := proc.(type) {
 	case *Lambda:

@@ -106,35 +106,27 @@ func compareOp(lhs, rhs any, op string) (any, error) {
 	}
 	switch l := lhs.(type) {
 	case float64:
-		r, ok := rhs.(float64)
-		if !ok {
-			return nil, &Error{Code: "T2009", Value: lhs, Value2: rhs}
+		if r, ok := rhs.(float64); ok {
+			return compare(l, r, op), nil
 		}
-		switch op {
-		case "<":
-			return l < r, nil
-		case "<=":
-			return l <= r, nil
-		case ">":
-			return l > r, nil
-		}
-		return l >= r, nil
 	case string:
-		r, ok := rhs.(string)
-		if !ok {
-			return nil, &Error{Code: "T2009", Value: lhs, Value2: rhs}
+		if r, ok := rhs.(string); ok {
+			return compare(l, r, op), nil
 		}
-		switch op {
-		case "<":
-			return l < r, nil
-		case "<=":
-			return l <= r, nil
-		case ">":
-			return l > r, nil
-		}
-		return l >= r, nil
 	}
-	return nil, nil
+	return nil, &Error{Code: "T2009", Value: lhs, Value2: rhs}
+}
+
+func compare[T float64 | string](l, r T, op string) bool {
+	switch op {
+	case "<":
+		return l < r
+	case "<=":
+		return l <= r
+	case ">":
+		return l > r
+	}
+	return l >= r
 }
 
 func includes(lhs, rhs any) bool {
