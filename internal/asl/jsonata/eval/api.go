@@ -17,7 +17,6 @@
 //   - Strings are UTF-8, so a lone UTF-16 surrogate cannot exist (JSON input turns it into
 //     U+FFFD); the offsets JSONata shows ($match's index, a matcher's start and end) are counted in
 //     UTF-16 units as in JavaScript.
-//   - Object keys keep insertion order; JavaScript puts integer-like keys first.
 //   - $toMillis reads an ISO 8601 date-time without an offset as UTC (JavaScript: local time).
 //   - $formatNumber with an exponent picture formats 0 as 0e0 (jsonata-js never returns), roman
 //     numerals stop at 10,000,000 and built strings at 64 MiB (U1001).

@@ -58,6 +58,8 @@ func TestBehaviour(t *testing.T) {
 		{"1e21", "1e+21"},
 		{"0.000001", "0.000001"},
 		{"1e-7", "1e-7"},
+		{`$keys({"b": 1, "10": 2, "a": 3, "2": 4})`, `["2","10","b","a"]`},
+		{`$string({"b": 1, "01": 2, "1": 3})`, `"{\"1\":3,\"b\":1,\"01\":2}"`},
 	}
 	for _, tc := range cases {
 		got, err := evalString(t, tc.expr, input, Options{})

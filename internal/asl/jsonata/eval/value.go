@@ -41,12 +41,45 @@ func NewObject(n int) *Object {
 // Get gives the value at k (nil when absent).
 func (o *Object) Get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
 
-// Set puts v at k, appending k to the order when new.
+// Set puts v at k. A new key goes last, except an array index ("0", "17"), which JavaScript
+// orders first, in ascending order, whatever the order of insertion.
 func (o *Object) Set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
+		o.insertKey(k)
 	}
 	o.vals[k] = v
+}
+
+func (o *Object) insertKey(k string) {
+	idx, ok := arrayIndex(k)
+	if !ok {
+		o.keys = append(o.keys, k)
+		return
+	}
+	at := 0
+	for at < len(o.keys) {
+		j, isIdx := arrayIndex(o.keys[at])
+		if !isIdx || j > idx {
+			break
+		}
+		at++
+	}
+	o.keys = append(o.keys, "")
+	copy(o.keys[at+1:], o.keys[at:])
+	o.keys[at] = k
+}
+
+// arrayIndex reports a key JavaScript treats as an array index: a canonical decimal integer below
+// 2^32-1.
+func arrayIndex(k string) (uint64, bool) {
+	if k == "" || len(k) > 10 || k[0] < '0' || k[0] > '9' || (k[0] == '0' && len(k) > 1) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(k, 10, 64)
+	if err != nil || n >= 1<<32-1 {
+		return 0, false
+	}
+	return n, true
 }
 
 // Delete removes k.
