@@ -93,12 +93,15 @@ func (e *Expr) evalAny(ctx context.Context, in any, opts Options) (result any, d
 	if opts.Timeout > 0 {
 		ev.deadline = time.Now().Add(opts.Timeout)
 	}
-	root := &frame{global: map[string]any{}}
-	for name, fn := range opts.Functions {
-		if fn == nil {
-			root.global[name] = nil
-		} else {
-			root.global[name] = fn
+	root := &frame{}
+	if len(opts.Functions) > 0 {
+		root.global = make(map[string]any, len(opts.Functions))
+		for name, fn := range opts.Functions {
+			if fn == nil {
+				root.global[name] = nil // Disabled
+			} else {
+				root.global[name] = fn
+			}
 		}
 	}
 	env := newFrame(root)
@@ -155,9 +158,9 @@ func FromGo(v any) any {
 		f, _ := x.Float64()
 		return f
 	case map[string]any:
-		o := NewObject(len(x))
-		for _, k := range sortedKeys(x) {
-			o.Set(k, FromGo(x[k]))
+		o := &Object{keys: orderedKeys(x), vals: make(map[string]any, len(x))}
+		for k, e := range x {
+			o.vals[k] = FromGo(e)
 		}
 		return o
 	case []any:

@@ -15,27 +15,27 @@ func (p *parser) process(e *node) (*node, error) {
 	case "unary":
 		r, err = p.processUnary(e)
 	case "function", "partial":
-		r = &node{typ: e.typ, value: e.value, position: e.position}
-		for _, a := range e.arguments {
+		r = e // the parse node becomes the evaluator's: no copy
+		for i, a := range e.arguments {
 			pa, err := p.process(a)
 			if err != nil {
 				return nil, err
 			}
 			pushAncestry(r, pa)
-			r.arguments = append(r.arguments, pa)
+			r.arguments[i] = pa
 		}
 		if r.procedure, err = p.process(e.procedure); err != nil {
 			return nil, err
 		}
 	case "lambda":
-		r = &node{typ: "lambda", arguments: e.arguments, signature: e.signature, position: e.position}
+		r = e
 		body, err := p.process(e.body)
 		if err != nil {
 			return nil, err
 		}
 		r.body = tailCallOptimize(body)
 	case "condition":
-		r = &node{typ: "condition", position: e.position}
+		r = e
 		if r.condition, err = p.process(e.condition); err != nil {
 			return nil, err
 		}
@@ -51,7 +51,7 @@ func (p *parser) process(e *node) (*node, error) {
 			pushAncestry(r, r.els)
 		}
 	case "transform":
-		r = &node{typ: "transform", position: e.position}
+		r = e
 		if r.pattern, err = p.process(e.pattern); err != nil {
 			return nil, err
 		}
@@ -64,8 +64,8 @@ func (p *parser) process(e *node) (*node, error) {
 			}
 		}
 	case "block":
-		r = &node{typ: "block", position: e.position}
-		for _, x := range e.expressions {
+		r = e
+		for i, x := range e.expressions {
 			part, err := p.process(x)
 			if err != nil {
 				return nil, err
@@ -74,7 +74,7 @@ func (p *parser) process(e *node) (*node, error) {
 			if part.consarray || (part.typ == "path" && part.steps[0].consarray) {
 				r.consarray = true
 			}
-			r.expressions = append(r.expressions, part)
+			r.expressions[i] = part
 		}
 	case "name":
 		r = &node{typ: "path", steps: []*node{e}, keepSingleton: e.keepArray}
@@ -112,20 +112,19 @@ func (p *parser) process(e *node) (*node, error) {
 func itoa(i int) string { return numberString(float64(i)) }
 
 func (p *parser) processUnary(e *node) (*node, error) {
-	r := &node{typ: "unary", value: e.value, position: e.position}
+	r := e
 	switch e.value {
 	case "[":
-		r.expressions = []*node{}
-		for _, x := range e.expressions {
+		for i, x := range e.expressions {
 			v, err := p.process(x)
 			if err != nil {
 				return nil, err
 			}
 			pushAncestry(r, v)
-			r.expressions = append(r.expressions, v)
+			r.expressions[i] = v
 		}
 	case "{":
-		for _, pair := range e.pairs {
+		for i, pair := range e.pairs {
 			k, err := p.process(pair[0])
 			if err != nil {
 				return nil, err
@@ -136,10 +135,7 @@ func (p *parser) processUnary(e *node) (*node, error) {
 				return nil, err
 			}
 			pushAncestry(r, v)
-			r.pairs = append(r.pairs, [2]*node{k, v})
-		}
-		if r.pairs == nil {
-			r.pairs = [][2]*node{}
+			r.pairs[i] = [2]*node{k, v}
 		}
 	default:
 		x, err := p.process(e.expression)
@@ -207,7 +203,8 @@ func (p *parser) processBinary(e *node) (*node, error) {
 		}
 		return r, nil
 	case ":=":
-		r := &node{typ: "bind", value: e.value, position: e.position}
+		r := e
+		r.typ = "bind"
 		var err error
 		if r.lhs, err = p.process(e.lhs); err != nil {
 			return nil, err
@@ -222,7 +219,8 @@ func (p *parser) processBinary(e *node) (*node, error) {
 	case "#":
 		return p.processIndex(e)
 	case "~>":
-		r := &node{typ: "apply", value: e.value, position: e.position}
+		r := e
+		r.typ = "apply"
 		var err error
 		if r.lhs, err = p.process(e.lhs); err != nil {
 			return nil, err
@@ -233,7 +231,7 @@ func (p *parser) processBinary(e *node) (*node, error) {
 		r.keepArray = r.lhs.keepArray || r.rhs.keepArray
 		return r, nil
 	}
-	r := &node{typ: "binary", value: e.value, position: e.position}
+	r := e
 	var err error
 	if r.lhs, err = p.process(e.lhs); err != nil {
 		return nil, err

@@ -2,16 +2,44 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strings"
 )
 
-func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+// orderedKeys gives a Go map's keys in a fixed order, as JavaScript would hold them had they been
+// inserted sorted: array indexes first, in ascending order, then the rest in byte order.
+func orderedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	indexes := 0
+	for k := range m {
+		ks = append(ks, k)
+		if _, ok := arrayIndex(k); ok {
+			indexes++
+		}
+	}
+	slices.Sort(ks)
+	if indexes > 0 {
+		slices.SortStableFunc(ks, func(a, b string) int {
+			ia, oka := arrayIndex(a)
+			ib, okb := arrayIndex(b)
+			switch {
+			case oka && okb:
+				return cmp.Compare(ia, ib)
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+	}
+	return ks
+}
 
 // ParseJSON decodes JSON into the evaluator's form, keeping the order of object keys.
 func ParseJSON(data []byte) (any, error) {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -221,7 +222,18 @@ func benchCases(b *testing.B) []benchCase {
 // old engine wrapper did, as blues binds variables on the compiled expression); eval reuses the
 // compiled expression, as the engine now does.
 func BenchmarkSuite(b *testing.B) {
-	cases := benchCases(b)
+	all := benchCases(b)
+	var light []benchCase // without the performance group, whose two cases outweigh all others
+	for _, bc := range all {
+		if !strings.HasPrefix(bc.c.ID, "performance/") {
+			light = append(light, bc)
+		}
+	}
+	b.Run("all", func(b *testing.B) { benchBoth(b, all) })
+	b.Run("no-performance-group", func(b *testing.B) { benchBoth(b, light) })
+}
+
+func benchBoth(b *testing.B, cases []benchCase) {
 	b.Run("eval/compiled-once", func(b *testing.B) {
 		inputs := decodedInputs(cases)
 		measure(b, func() {
