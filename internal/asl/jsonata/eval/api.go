@@ -158,7 +158,7 @@ func FromGo(v any) any {
 		f, _ := x.Float64()
 		return f
 	case map[string]any:
-		o := &Object{keys: orderedKeys(x), vals: make(map[string]any, len(x))}
+		o := &Object{vals: make(map[string]any, len(x)), lazy: true}
 		for k, e := range x {
 			o.vals[k] = FromGo(e)
 		}
@@ -228,7 +228,7 @@ func ToGo(v any, ints bool) any {
 		return out
 	case *Object:
 		out := make(map[string]any, x.Len())
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			if x.vals[k] != nil {
 				out[k] = ToGo(x.vals[k], ints)
 			}

@@ -329,7 +329,7 @@ func (ev *evaluator) transformOne(expr *node, match any, env *frame) error {
 			return &Error{Code: "T2011", Position: expr.update.position, Value: update}
 		}
 		if isObj {
-			for _, k := range uo.keys {
+			for _, k := range uo.Keys() {
 				mo.Set(k, uo.vals[k])
 			}
 		}

@@ -213,7 +213,7 @@ func evalWildcard(input any) any {
 	var vals []any
 	switch x := input.(type) {
 	case *Object:
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			vals = append(vals, x.vals[k])
 		}
 	case *Array:
@@ -261,7 +261,7 @@ func recurseDescendants(input any, out *Array) {
 		}
 	case *Object:
 		out.Items = append(out.Items, x)
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			recurseDescendants(x.vals[k], out)
 		}
 	default:

@@ -223,7 +223,7 @@ func defineHigherOrder() {
 		o, _ := a[0].(*Object)
 		out := NewObject(0)
 		if o != nil {
-			for _, k := range o.keys {
+			for _, k := range o.Keys() {
 				v := o.vals[k]
 				r, err := ev.apply(a[1], hofArgs(a[1], v, k, o), nil, c.env)
 				if err != nil {
@@ -245,7 +245,7 @@ func defineHigherOrder() {
 		if o == nil {
 			return out, nil
 		}
-		for _, k := range o.keys {
+		for _, k := range o.Keys() {
 			r, err := ev.apply(a[1], hofArgs(a[1], o.vals[k], k, o), nil, c.env)
 			if err != nil {
 				return nil, err
@@ -353,7 +353,7 @@ func defineObjects() {
 		out := NewObject(0)
 		for _, it := range items(a[0]) {
 			if o, ok := it.(*Object); ok {
-				for _, k := range o.keys {
+				for _, k := range o.Keys() {
 					out.Set(k, o.vals[k])
 				}
 			}
@@ -376,7 +376,7 @@ func keysOf(v any) *Array {
 			}
 		}
 	case *Object:
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			out.Items = append(out.Items, k)
 		}
 	}
@@ -393,7 +393,7 @@ func spread(v any) any {
 		return out
 	case *Object:
 		out := newSeq()
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			o := NewObject(1)
 			o.Set(k, x.vals[k])
 			out.Items = append(out.Items, o)
@@ -523,7 +523,7 @@ func clone(v any) any {
 		return out
 	case *Object:
 		out := NewObject(x.Len())
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			if c := clone(x.vals[k]); c != nil {
 				out.Set(k, c)
 			}

@@ -136,7 +136,7 @@ func writeExact(b *strings.Builder, v any) error {
 	case *Object:
 		b.WriteByte('{')
 		n := 0
-		for _, k := range x.keys {
+		for _, k := range x.Keys() {
 			if x.vals[k] == nil {
 				continue
 			}

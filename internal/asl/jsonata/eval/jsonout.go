@@ -103,7 +103,7 @@ func writeJSONArray(b *strings.Builder, a *Array, pretty bool, indent int) error
 func writeJSONObject(b *strings.Builder, o *Object, pretty bool, indent int) error {
 	n := 0
 	b.WriteByte('{')
-	for _, k := range o.keys {
+	for _, k := range o.Keys() {
 		v := o.vals[k]
 		if v == nil {
 			continue // JSON.stringify leaves out undefined members

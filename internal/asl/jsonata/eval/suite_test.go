@@ -79,7 +79,7 @@ func (d *suiteData) run(c *suite.Case) string {
 		}
 		if o, ok := b.(*Object); ok {
 			opts.Bindings = map[string]any{}
-			for _, k := range o.keys {
+			for _, k := range o.Keys() {
 				opts.Bindings[k] = o.vals[k]
 			}
 		}

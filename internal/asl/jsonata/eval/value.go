@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The evaluator's values: nil is undefined (no value), Null is JSON null, float64, string, bool,
@@ -31,6 +32,8 @@ func newSeq(items ...any) *Array { return &Array{Items: items, seq: true} }
 type Object struct {
 	keys []string
 	vals map[string]any
+	lazy bool      // converted from a Go map: the keys are listed when first asked, once
+	once sync.Once // for lazy; evaluations may share a converted input and read it at once
 }
 
 // NewObject gives an empty object with room for n keys.
@@ -44,6 +47,7 @@ func (o *Object) Get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
 // Set puts v at k. A new key goes last, except an array index ("0", "17"), which JavaScript
 // orders first, in ascending order, whatever the order of insertion.
 func (o *Object) Set(k string, v any) {
+	o.list()
 	if _, ok := o.vals[k]; !ok {
 		o.insertKey(k)
 	}
@@ -84,6 +88,7 @@ func arrayIndex(k string) (uint64, bool) {
 
 // Delete removes k.
 func (o *Object) Delete(k string) {
+	o.list()
 	if _, ok := o.vals[k]; !ok {
 		return
 	}
@@ -97,10 +102,19 @@ func (o *Object) Delete(k string) {
 }
 
 // Keys gives the keys in insertion order.
-func (o *Object) Keys() []string { return o.keys }
+func (o *Object) Keys() []string {
+	o.list()
+	return o.keys
+}
+
+func (o *Object) list() {
+	if o.lazy {
+		o.once.Do(func() { o.keys = orderedKeys(o.vals) })
+	}
+}
 
 // Len gives the number of keys.
-func (o *Object) Len() int { return len(o.keys) }
+func (o *Object) Len() int { return len(o.vals) }
 
 // tuple is one binding set of a tuple stream: "@" is the context item, other keys are variables.
 type tuple map[string]any
