@@ -15,67 +15,20 @@ func (p *parser) process(e *node) (*node, error) {
 	case "unary":
 		r, err = p.processUnary(e)
 	case "function", "partial":
-		r = e // the parse node becomes the evaluator's: no copy
-		for i, a := range e.arguments {
-			pa, err := p.process(a)
-			if err != nil {
-				return nil, err
-			}
-			pushAncestry(r, pa)
-			r.arguments[i] = pa
-		}
-		if r.procedure, err = p.process(e.procedure); err != nil {
-			return nil, err
-		}
+		r, err = p.processCall(e)
 	case "lambda":
-		r = e
-		body, err := p.process(e.body)
-		if err != nil {
-			return nil, err
+		body, perr := p.process(e.body)
+		if perr != nil {
+			return nil, perr
 		}
+		r = e
 		r.body = tailCallOptimize(body)
 	case "condition":
-		r = e
-		if r.condition, err = p.process(e.condition); err != nil {
-			return nil, err
-		}
-		pushAncestry(r, r.condition)
-		if r.then, err = p.process(e.then); err != nil {
-			return nil, err
-		}
-		pushAncestry(r, r.then)
-		if e.els != nil {
-			if r.els, err = p.process(e.els); err != nil {
-				return nil, err
-			}
-			pushAncestry(r, r.els)
-		}
+		r, err = p.processCondition(e)
 	case "transform":
-		r = e
-		if r.pattern, err = p.process(e.pattern); err != nil {
-			return nil, err
-		}
-		if r.update, err = p.process(e.update); err != nil {
-			return nil, err
-		}
-		if e.del != nil {
-			if r.del, err = p.process(e.del); err != nil {
-				return nil, err
-			}
-		}
+		r, err = p.processTransform(e)
 	case "block":
-		r = e
-		for i, x := range e.expressions {
-			part, err := p.process(x)
-			if err != nil {
-				return nil, err
-			}
-			pushAncestry(r, part)
-			if part.consarray || (part.typ == "path" && part.steps[0].consarray) {
-				r.consarray = true
-			}
-			r.expressions[i] = part
-		}
+		r, err = p.processBlock(e)
 	case "name":
 		r = &node{typ: "path", steps: []*node{e}, keepSingleton: e.keepArray}
 	case "parent":
@@ -107,6 +60,72 @@ func (p *parser) process(e *node) (*node, error) {
 		r.keepArray = true
 	}
 	return r, nil
+}
+
+// The parse node becomes the evaluator's in place: no copy.
+
+func (p *parser) processCall(e *node) (*node, error) {
+	for i, a := range e.arguments {
+		pa, err := p.process(a)
+		if err != nil {
+			return nil, err
+		}
+		pushAncestry(e, pa)
+		e.arguments[i] = pa
+	}
+	var err error
+	e.procedure, err = p.process(e.procedure)
+	return e, err
+}
+
+func (p *parser) processCondition(e *node) (*node, error) {
+	var err error
+	if e.condition, err = p.process(e.condition); err != nil {
+		return nil, err
+	}
+	pushAncestry(e, e.condition)
+	if e.then, err = p.process(e.then); err != nil {
+		return nil, err
+	}
+	pushAncestry(e, e.then)
+	if e.els != nil {
+		if e.els, err = p.process(e.els); err != nil {
+			return nil, err
+		}
+		pushAncestry(e, e.els)
+	}
+	return e, nil
+}
+
+func (p *parser) processTransform(e *node) (*node, error) {
+	var err error
+	if e.pattern, err = p.process(e.pattern); err != nil {
+		return nil, err
+	}
+	if e.update, err = p.process(e.update); err != nil {
+		return nil, err
+	}
+	if e.del != nil {
+		if e.del, err = p.process(e.del); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (p *parser) processBlock(e *node) (*node, error) {
+	for i, x := range e.expressions {
+		part, err := p.process(x)
+		if err != nil {
+			return nil, err
+		}
+		pushAncestry(e, part)
+		if part.consarray || (part.typ == "path" && part.steps[0].consarray) {
+			e.consarray = true
+		}
+		e.expressions[i] = part
+	}
+	return e, nil
 }
 
 func itoa(i int) string { return numberString(float64(i)) }
