@@ -11,7 +11,6 @@ import (
 
 type decimalFormat struct {
 	decimal, grouping, exponent, minus, percent, permille, zero, digit, pattern rune
-	digits                                                                      []rune
 }
 
 func (f *decimalFormat) isDigit(r rune) bool { return r >= f.zero && r < f.zero+10 }

@@ -208,8 +208,7 @@ func byteIndex(s string, u int) int {
 // regexMatcher gives the function a regular expression literal evaluates to: called with a string
 // (and a start offset) it gives the first match from there as {match, start, end, groups, next}.
 func regexMatcher(spec *regexSpec, pos int) *Native {
-	var matcher *Native
-	matcher = &Native{name: "regex", arity: 2, fn: func(ev *evaluator, c *call, a []any) (any, error) {
+	return &Native{name: "regex", arity: 2, fn: func(_ *evaluator, _ *call, a []any) (any, error) {
 		s, ok := arg(a, 0).(string)
 		if !ok {
 			return nil, nil
@@ -220,7 +219,6 @@ func regexMatcher(spec *regexSpec, pos int) *Native {
 		}
 		return matchAt(spec, s, from, pos)
 	}}
-	return matcher
 }
 
 func matchAt(spec *regexSpec, s string, from int, pos int) (any, error) {
