@@ -58,8 +58,13 @@ type Expr struct {
 	src string
 }
 
-// Compile parses an expression.
-func Compile(src string) (*Expr, error) {
+// Compile parses an expression. A fault of the parser's own is an error (U1001), not a panic.
+func Compile(src string) (x *Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, &Error{Code: "U1001", Msg: "the expression could not be parsed: " + panicText(r)}
+		}
+	}()
 	ast, err := parse(src)
 	if err != nil {
 		return nil, err
