@@ -80,33 +80,33 @@ func (p *parser) processCall(e *node) (*node, error) {
 
 func (p *parser) processCondition(e *node) (*node, error) {
 	var err error
-	if e.condition, err = p.process(e.condition); err != nil {
+	if e.x.condition, err = p.process(e.x.condition); err != nil {
 		return nil, err
 	}
-	pushAncestry(e, e.condition)
-	if e.then, err = p.process(e.then); err != nil {
+	pushAncestry(e, e.x.condition)
+	if e.x.then, err = p.process(e.x.then); err != nil {
 		return nil, err
 	}
-	pushAncestry(e, e.then)
-	if e.els != nil {
-		if e.els, err = p.process(e.els); err != nil {
+	pushAncestry(e, e.x.then)
+	if e.x.els != nil {
+		if e.x.els, err = p.process(e.x.els); err != nil {
 			return nil, err
 		}
-		pushAncestry(e, e.els)
+		pushAncestry(e, e.x.els)
 	}
 	return e, nil
 }
 
 func (p *parser) processTransform(e *node) (*node, error) {
 	var err error
-	if e.pattern, err = p.process(e.pattern); err != nil {
+	if e.x.pattern, err = p.process(e.x.pattern); err != nil {
 		return nil, err
 	}
-	if e.update, err = p.process(e.update); err != nil {
+	if e.x.update, err = p.process(e.x.update); err != nil {
 		return nil, err
 	}
-	if e.del != nil {
-		if e.del, err = p.process(e.del); err != nil {
+	if e.x.del != nil {
+		if e.x.del, err = p.process(e.x.del); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func (p *parser) processUnary(e *node) (*node, error) {
 			r.expressions[i] = v
 		}
 	case "{":
-		for i, pair := range e.pairs {
+		for i, pair := range e.x.pairs {
 			k, err := p.process(pair[0])
 			if err != nil {
 				return nil, err
@@ -154,7 +154,7 @@ func (p *parser) processUnary(e *node) (*node, error) {
 				return nil, err
 			}
 			pushAncestry(r, v)
-			r.pairs[i] = [2]*node{k, v}
+			r.x.pairs[i] = [2]*node{k, v}
 		}
 	default:
 		x, err := p.process(e.expression)
@@ -185,8 +185,8 @@ func (p *parser) processBinary(e *node) (*node, error) {
 		if r.group != nil {
 			return nil, &Error{Code: "S0210", Position: e.position}
 		}
-		g := &node{position: e.position}
-		for _, pair := range e.pairs {
+		g := &node{position: e.position, x: &nodeExt{}}
+		for _, pair := range e.x.pairs {
 			k, err := p.process(pair[0])
 			if err != nil {
 				return nil, err
@@ -195,7 +195,7 @@ func (p *parser) processBinary(e *node) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			g.pairs = append(g.pairs, [2]*node{k, v})
+			g.x.pairs = append(g.x.pairs, [2]*node{k, v})
 		}
 		r.group = g
 		return r, nil
@@ -207,14 +207,14 @@ func (p *parser) processBinary(e *node) (*node, error) {
 		if r.typ != "path" {
 			r = &node{typ: "path", steps: []*node{r}}
 		}
-		s := &node{typ: "sort", position: e.position}
-		for _, t := range e.terms {
+		s := &node{typ: "sort", position: e.position, x: &nodeExt{}}
+		for _, t := range e.x.terms {
 			x, err := p.process(t.expression)
 			if err != nil {
 				return nil, err
 			}
 			pushAncestry(s, x)
-			s.terms = append(s.terms, sortTerm{descending: t.descending, expression: x})
+			s.x.terms = append(s.x.terms, sortTerm{descending: t.descending, expression: x})
 		}
 		r.steps = append(r.steps, s)
 		if err := p.resolveAncestry(r); err != nil {
@@ -408,11 +408,11 @@ func (p *parser) processIndex(e *node) (*node, error) {
 func tailCallOptimize(e *node) *node {
 	switch {
 	case e.typ == "function" && e.predicate == nil:
-		return &node{typ: "lambda", thunk: true, position: e.position, body: e}
+		return &node{typ: "lambda", x: &nodeExt{thunk: true}, position: e.position, body: e}
 	case e.typ == "condition":
-		e.then = tailCallOptimize(e.then)
-		if e.els != nil {
-			e.els = tailCallOptimize(e.els)
+		e.x.then = tailCallOptimize(e.x.then)
+		if e.x.els != nil {
+			e.x.els = tailCallOptimize(e.x.els)
 		}
 	case e.typ == "block":
 		if n := len(e.expressions); n > 0 {

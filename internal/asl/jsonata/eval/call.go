@@ -297,7 +297,7 @@ func (ev *evaluator) transformer(expr *node, env *frame) *Native {
 		if err != nil {
 			return nil, err
 		}
-		matches, err := ev.evaluate(expr.pattern, result, env)
+		matches, err := ev.evaluate(expr.x.pattern, result, env)
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +318,7 @@ func (ev *evaluator) transformer(expr *node, env *frame) *Native {
 }
 
 func (ev *evaluator) transformOne(expr *node, match any, env *frame) error {
-	update, err := ev.evaluate(expr.update, match, env)
+	update, err := ev.evaluate(expr.x.update, match, env)
 	if err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func (ev *evaluator) transformOne(expr *node, match any, env *frame) error {
 	if update != nil {
 		uo, ok := update.(*Object)
 		if !ok {
-			return &Error{Code: "T2011", Position: expr.update.position, Value: update}
+			return &Error{Code: "T2011", Position: expr.x.update.position, Value: update}
 		}
 		if isObj {
 			for _, k := range uo.Keys() {
@@ -334,10 +334,10 @@ func (ev *evaluator) transformOne(expr *node, match any, env *frame) error {
 			}
 		}
 	}
-	if expr.del == nil {
+	if expr.x.del == nil {
 		return nil
 	}
-	dels, err := ev.evaluate(expr.del, match, env)
+	dels, err := ev.evaluate(expr.x.del, match, env)
 	if err != nil || dels == nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (ev *evaluator) transformOne(expr *node, match any, env *frame) error {
 		da = &Array{Items: []any{dels}}
 	}
 	if !isArrayOfStrings(da) {
-		return &Error{Code: "T2012", Position: expr.del.position, Value: dels}
+		return &Error{Code: "T2012", Position: expr.x.del.position, Value: dels}
 	}
 	if isObj {
 		for _, d := range da.Items {

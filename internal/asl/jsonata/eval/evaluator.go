@@ -118,15 +118,15 @@ func (ev *evaluator) evalNode(expr *node, input any, env *frame) (any, error) {
 	case "parent":
 		return env.lookup(expr.slot.label), nil
 	case "condition":
-		c, err := ev.evaluate(expr.condition, input, env)
+		c, err := ev.evaluate(expr.x.condition, input, env)
 		if err != nil {
 			return nil, err
 		}
 		if truthy(c) {
-			return ev.evaluate(expr.then, input, env)
+			return ev.evaluate(expr.x.then, input, env)
 		}
-		if expr.els != nil {
-			return ev.evaluate(expr.els, input, env)
+		if expr.x.els != nil {
+			return ev.evaluate(expr.x.els, input, env)
 		}
 		return nil, nil
 	case "block":
@@ -160,7 +160,7 @@ func (ev *evaluator) evalNode(expr *node, input any, env *frame) (any, error) {
 		}
 		return env.lookup(name), nil
 	case "lambda":
-		return &Lambda{params: expr.arguments, body: expr.body, sig: expr.signature, thunk: expr.thunk, input: input, env: env}, nil
+		return &Lambda{params: expr.arguments, body: expr.body, sig: expr.x.signature, thunk: expr.x.thunk, input: input, env: env}, nil
 	case "partial":
 		return ev.evalPartial(expr, input, env)
 	case "apply":

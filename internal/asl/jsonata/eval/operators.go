@@ -271,7 +271,7 @@ func (ev *evaluator) evalGroup(expr *node, input any, env *frame) (any, error) {
 			t := item.(tuple)
 			ienv, ctx = frameFromTuple(env, t), t["@"]
 		}
-		for pi, pair := range expr.pairs {
+		for pi, pair := range expr.x.pairs {
 			k, err := ev.evaluate(pair[0], ctx, ienv)
 			if err != nil {
 				return nil, err
@@ -304,7 +304,7 @@ func (ev *evaluator) evalGroup(expr *node, input any, env *frame) (any, error) {
 			delete(t, "@")
 			genv = frameFromTuple(env, t)
 		}
-		v, err := ev.evaluate(expr.pairs[g.exprIndex][1], ctx, genv)
+		v, err := ev.evaluate(expr.x.pairs[g.exprIndex][1], ctx, genv)
 		if err != nil {
 			return nil, err
 		}
@@ -372,7 +372,7 @@ func (ev *evaluator) evalSort(expr *node, input *Array, env *frame) (*Array, err
 	}
 	comp := func(a, b any) (bool, error) {
 		comp := 0
-		for _, term := range expr.terms {
+		for _, term := range expr.x.terms {
 			aa, err := keyOf(a, term)
 			if err != nil {
 				return false, err

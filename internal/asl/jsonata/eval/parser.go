@@ -11,20 +11,13 @@ type node struct {
 	id       string // the symbol: an operator, "(name)", "(literal)", "(regex)", "(end)"
 
 	lhs, rhs      *node
-	pairs         [][2]*node // object constructor / group
-	terms         []sortTerm
+	x             *nodeExt // the fields of some kinds of node only (the node is one per token)
 	expression    *node
 	expressions   []*node
 	steps         []*node
 	procedure     *node
 	arguments     []*node
 	body          *node
-	signature     *signature
-	thunk         bool
-	condition     *node
-	then, els     *node
-	pattern       *node
-	update, del   *node
 	predicate     []stage
 	stages        []stage
 	group         *node // its pairs; position
@@ -39,6 +32,24 @@ type node struct {
 	ancestor      *slot
 	slot          *slot
 	seeking       []*slot
+}
+
+// nodeExt holds what only object constructors and groups (pairs), sorts (terms), lambdas
+// (signature, thunk), conditions and transforms have.
+type nodeExt struct {
+	pairs                [][2]*node
+	terms                []sortTerm
+	signature            *signature
+	thunk                bool // a tail call waiting for the caller's loop to run it
+	condition, then, els *node
+	pattern, update, del *node
+}
+
+func (n *node) ext() *nodeExt {
+	if n.x == nil {
+		n.x = &nodeExt{}
+	}
+	return n.x
 }
 
 type sortTerm struct {
@@ -249,17 +260,17 @@ func (p *parser) led(t *node, left *node) (*node, error) {
 		t.lhs, t.rhs, t.typ = left, rhs, "binary"
 		return t, nil
 	case "?":
-		t.typ, t.condition = "condition", left
+		t.typ, t.ext().condition = "condition", left
 		then, err := p.expression(0)
 		if err != nil {
 			return nil, err
 		}
-		t.then = then
+		t.x.then = then
 		if p.node.id == ":" {
 			if err := p.advance(":", false); err != nil {
 				return nil, err
 			}
-			if t.els, err = p.expression(0); err != nil {
+			if t.x.els, err = p.expression(0); err != nil {
 				return nil, err
 			}
 		}
@@ -309,6 +320,7 @@ func (p *parser) call(t, left *node) (*node, error) {
 }
 
 func (p *parser) lambda(t *node) (*node, error) {
+	t.ext()
 	for i, a := range t.arguments {
 		if a.typ != "variable" {
 			return nil, &Error{Code: "S0208", Position: a.position, Token: tokenText(a), Value: float64(i + 1)}
@@ -341,7 +353,7 @@ func (p *parser) lambda(t *node) (*node, error) {
 			}
 			return nil, err
 		}
-		t.signature = s
+		t.x.signature = s
 	}
 	if err := p.advance("{", false); err != nil {
 		return nil, err
@@ -436,6 +448,7 @@ func (p *parser) predicate(t, left *node) (*node, error) {
 }
 
 func (p *parser) sort(t, left *node) (*node, error) {
+	t.ext()
 	if err := p.advance("(", false); err != nil {
 		return nil, err
 	}
@@ -456,7 +469,7 @@ func (p *parser) sort(t, left *node) (*node, error) {
 			return nil, err
 		}
 		term.expression = e
-		t.terms = append(t.terms, term)
+		t.x.terms = append(t.x.terms, term)
 		if p.node.id != "," {
 			break
 		}
@@ -472,7 +485,8 @@ func (p *parser) sort(t, left *node) (*node, error) {
 }
 
 func (p *parser) object(t, left *node) (*node, error) {
-	t.pairs = [][2]*node{}
+	t.ext()
+	t.x.pairs = [][2]*node{}
 	if p.node.id != "}" {
 		for {
 			k, err := p.expression(0)
@@ -486,7 +500,7 @@ func (p *parser) object(t, left *node) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.pairs = append(t.pairs, [2]*node{k, v})
+			t.x.pairs = append(t.x.pairs, [2]*node{k, v})
 			if p.node.id != "," {
 				break
 			}
@@ -507,22 +521,23 @@ func (p *parser) object(t, left *node) (*node, error) {
 }
 
 func (p *parser) transform(t *node) (*node, error) {
+	t.ext()
 	t.typ = "transform"
 	var err error
-	if t.pattern, err = p.expression(0); err != nil {
+	if t.x.pattern, err = p.expression(0); err != nil {
 		return nil, err
 	}
 	if err := p.advance("|", false); err != nil {
 		return nil, err
 	}
-	if t.update, err = p.expression(0); err != nil {
+	if t.x.update, err = p.expression(0); err != nil {
 		return nil, err
 	}
 	if p.node.id == "," {
 		if err := p.advance(",", false); err != nil {
 			return nil, err
 		}
-		if t.del, err = p.expression(0); err != nil {
+		if t.x.del, err = p.expression(0); err != nil {
 			return nil, err
 		}
 	}
