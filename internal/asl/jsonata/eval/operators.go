@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"math"
 )
 
@@ -429,29 +430,15 @@ func compareSortKeys(a, b any, pos int) (int, error) {
 	}
 	switch x := a.(type) {
 	case float64:
-		y, ok := b.(float64)
-		if !ok {
-			return 0, &Error{Code: "T2007", Position: pos, Value: a, Value2: b}
-		}
-		switch {
-		case x < y:
-			return -1, nil
-		case x > y:
-			return 1, nil
+		if y, ok := b.(float64); ok {
+			return cmp.Compare(x, y), nil
 		}
 	case string:
-		y, ok := b.(string)
-		if !ok {
-			return 0, &Error{Code: "T2007", Position: pos, Value: a, Value2: b}
-		}
-		switch {
-		case x < y:
-			return -1, nil
-		case x > y:
-			return 1, nil
+		if y, ok := b.(string); ok {
+			return cmp.Compare(x, y), nil
 		}
 	}
-	return 0, nil
+	return 0, &Error{Code: "T2007", Position: pos, Value: a, Value2: b}
 }
 
 // mergeSort is a stable sort where swap(a, b) tells that a must come after b.
