@@ -56,7 +56,7 @@ func TestEval(t *testing.T) {
 
 func TestHashAlgorithms(t *testing.T) {
 	// The SHA-256 case above is AWS's recorded digest for States.Hash("Hash this string", ...).
-	if _, err := hashFn("x", "SHA-3"); err == nil {
+	if _, err := hashFn([]any{"x", "SHA-3"}); err == nil {
 		t.Fatal("accepted an unknown algorithm")
 	}
 }
