@@ -47,11 +47,11 @@ type Edge struct {
 
 // Layout sizes, in pixels.
 const (
-	nodeW    = 190
+	nodeW    = 176
 	nodeH    = 44
 	markW    = 70
 	markH    = 28
-	gapX     = 36
+	gapX     = 44
 	gapY     = 50
 	padX     = 18
 	padTop   = 34 // room for a box's title
@@ -298,7 +298,9 @@ func scopeEdges(sc aslScope, order []string, marks bool) []Edge {
 		if r := retryLabel(st); r != "" {
 			out = append(out, Edge{From: id, To: id, Kind: "retry", Label: r})
 		}
-		if marks && (st.End || st.Type == "Succeed" || st.Type == "Fail") {
+		// A Fail state ends the run too, but an edge from each one to End would cross the graph;
+		// its type says it ends.
+		if marks && (st.End || st.Type == "Succeed") {
 			out = append(out, Edge{From: id, To: endID, Kind: "end"})
 		}
 	}

@@ -140,7 +140,7 @@ func TestLayoutEdgesAndLayers(t *testing.T) {
 		{name: "tool_call", def: readMachine(t, "tool_call"),
 			edges: []string{"@start>Prepare next", "Prepare>RouteByType next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry",
 				"RouteByType>Integration choice", "RouteByType>UnknownType default", "FunctionWaitMode>FunctionWithHeartbeat choice",
-				"Function>Settle catch", "Settle>@end end", "PrepareFailed>@end end"},
+				"Function>Settle catch", "Settle>@end end"},
 			above:     [][2]string{{"@start", "Prepare"}, {"Prepare", "RouteByType"}, {"RouteByType", "Integration"}, {"FunctionWaitMode", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
 			retryNote: map[string]string{"Prepare": "Retry ×6 on Sinew.Transient, Lambda.Servi…"}},
 		{name: "agent_loop", def: readMachine(t, "agent_loop"),

@@ -179,14 +179,15 @@ func Analyze(events []Event) (map[string]*StateView, []Call) {
 		}
 		r := runOf[e.Prev]
 		runOf[e.ID] = r
-		if r != nil {
-			r.apply(e)
-		} else if e.Type == "ExecutionFailed" || e.Type == "ExecutionAborted" || e.Type == "ExecutionTimedOut" {
+		switch {
+		case e.Type == "ExecutionFailed" || e.Type == "ExecutionAborted" || e.Type == "ExecutionTimedOut":
 			for _, r := range all {
 				if r.Status == StatusRunning || r.Status == StatusWaiting {
 					r.Status = StatusAborted
 				}
 			}
+		case r != nil && !strings.HasPrefix(e.Type, "Execution"):
+			r.apply(e)
 		}
 	}
 	for _, v := range views {

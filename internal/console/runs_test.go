@@ -28,7 +28,7 @@ func TestAnalyzeColoursEachState(t *testing.T) {
 	}{
 		{name: "succeeded", state: "Prepare", want: StatusSucceeded, count: 1, attempts: 1, events: []Event{
 			ev(1, 0, "ExecutionStarted", ""), ev(2, 0, "TaskStateEntered", "Prepare"), ev(3, 2, "TaskScheduled", ""),
-			ev(4, 3, "TaskStarted", ""), ev(5, 4, "TaskSucceeded", ""), ev(6, 5, "TaskStateExited", "Prepare")}},
+			ev(4, 3, "TaskStarted", ""), ev(5, 4, "TaskSucceeded", ""), ev(6, 5, "TaskStateExited", "Prepare"), ev(7, 6, "ExecutionSucceeded", "")}},
 		{name: "retried", state: "Prepare", want: StatusRetried, count: 1, attempts: 2, errors: 1, events: []Event{
 			ev(2, 0, "TaskStateEntered", "Prepare"), ev(3, 2, "TaskScheduled", ""), withErr(ev(4, 3, "TaskFailed", ""), "Sinew.Transient"),
 			ev(5, 4, "TaskScheduled", ""), ev(6, 5, "TaskSucceeded", ""), ev(7, 6, "TaskStateExited", "Prepare")}},
