@@ -101,6 +101,9 @@ func (c *console) listExecutions(ctx context.Context, r *httpapi.Request) (*http
 	if len(items) > f.limit {
 		items = items[:f.limit]
 	}
+	if items == nil {
+		items = []ExecItem{} // an empty list, not null
+	}
 	return httpapi.OK(map[string]any{"items": items}), nil
 }
 

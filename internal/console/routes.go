@@ -47,7 +47,7 @@ type Machine struct {
 
 // machines lists every state machine.
 func (c *console) machines(ctx context.Context) ([]Machine, error) {
-	var out []Machine
+	out := []Machine{}
 	var next *string
 	for {
 		page, err := c.sfn.ListStateMachines(ctx, &sfn.ListStateMachinesInput{NextToken: next, MaxResults: 1000})

@@ -255,9 +255,12 @@ type Call struct {
 	Entered     time.Time       `json:"entered"`
 }
 
-// calls lists the tool calls of an execution, in the order they started.
+// calls lists the tool calls of an execution, in the order they started. A call is found in
+// the input of the first task state that gets it (its executor); the states after it (Settle)
+// carry it on and are not calls of their own.
 func calls(events []Event, runOf map[int64]*Run) []Call {
 	out := []Call{}
+	seen := map[string]bool{}
 	for _, e := range events {
 		if e.Type != "TaskStateEntered" {
 			continue
@@ -265,12 +268,15 @@ func calls(events []Event, runOf map[int64]*Run) []Call {
 		var in struct {
 			Call map[string]json.RawMessage `json:"call"`
 		}
-		if json.Unmarshal(e.Input, &in) != nil || in.Call == nil {
+		if json.Unmarshal(e.Input, &in) != nil || in.Call == nil || runOf[e.ID] == nil {
 			continue
 		}
-		if r := runOf[e.ID]; r != nil {
-			out = append(out, callOf(in.Call, e.State, r))
+		c := callOf(in.Call, e.State, runOf[e.ID])
+		if c.ID == "" || seen[c.ID] {
+			continue
 		}
+		seen[c.ID] = true
+		out = append(out, c)
 	}
 	return out
 }

@@ -89,9 +89,11 @@ func TestAnalyzeFindsToolCalls(t *testing.T) {
 	entered.Input = in
 	exited := ev(5, 4, "TaskStateExited", "Integration")
 	exited.Output = out
-	noCall := ev(6, 5, "TaskStateEntered", "Settle")
+	noCall := ev(6, 5, "TaskStateEntered", "Other")
 	noCall.Input = json.RawMessage(`{"x":1}`)
-	_, calls := Analyze([]Event{entered, ev(3, 2, "TaskScheduled", ""), ev(4, 3, "TaskSucceeded", ""), exited, noCall})
+	settle := ev(7, 6, "TaskStateEntered", "Settle") // carries the call on: not a call of its own
+	settle.Input = out
+	_, calls := Analyze([]Event{entered, ev(3, 2, "TaskScheduled", ""), ev(4, 3, "TaskSucceeded", ""), exited, noCall, settle})
 	if len(calls) != 1 {
 		t.Fatalf("calls = %+v, want one", calls)
 	}

@@ -28,10 +28,11 @@ function showDeveloper() {
 // A token in the address (#token=...) is kept and taken out of the address.
 function takeTokenFromHash() {
   const m = location.hash.match(/[#&?]token=([^&]+)/);
-  if (!m) return;
+  if (!m) return false;
   localStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
   const rest = location.hash.replace(/[#&?]token=[^&]+/, '').replace(/^#?&?/, '');
   history.replaceState(null, '', location.pathname + (rest ? '#' + rest : '#/executions'));
+  return true;
 }
 
 function tokenPage(message) {
@@ -145,7 +146,7 @@ const MARGIN = 24;
 // drawGraph draws a laid-out graph (from the console's routes) as SVG; states, when given,
 // colour each state by what happened to it.
 function drawGraph(graph, states, selected, onSelect) {
-  const right = 170; // room for loops drawn up the right side and retry notes
+  const right = 110; // room for loops drawn up the right side and retry notes
   const w = graph.width + 2 * MARGIN + right, h = graph.height + 2 * MARGIN;
   const svg = el('svg', { width: w, height: h, viewBox: `${-MARGIN} ${-MARGIN} ${w} ${h}`, class: 'graph', role: 'img' });
   const defs = el('defs', {});
@@ -536,7 +537,7 @@ async function chatPage(gen) {
     } catch (e) { status.replaceChildren(errorBox(e)); }
   };
   main.replaceChildren(el('h1', {}, 'Chat'),
-    agents.length === 0 ? el('div', { class: 'notice' }, 'Make an agent first (POST /agents); its tools are the ones the model may call.') : null,
+    agents.length === 0 ? el('div', { class: 'notice' }, 'Make an agent first (POST /agents); its tools are the ones the model may call.') : '',
     el('div', { class: 'filters' }, el('label', {}, 'Agent ', agentSel), el('label', {}, 'Model ', model),
       el('button', { type: 'button', onclick: () => { session = null; execution = null; agentSel.disabled = false; log.replaceChildren(); live.replaceChildren(); status.replaceChildren(); } }, 'New session')),
     el('p', { class: 'muted' }, 'Each turn runs as agent_loop, so every tool call shows as it happens, with its execution; function calls wait for your answer here.'),
@@ -547,6 +548,7 @@ async function chatPage(gen) {
 // ---- routing ----
 
 function route() {
+  if (takeTokenFromHash()) showDeveloper();
   generation++;
   clearTimeout(timer);
   const gen = generation;
@@ -569,7 +571,6 @@ function route() {
 }
 
 document.getElementById('change-token').addEventListener('click', () => { location.hash = '#/token'; });
-takeTokenFromHash();
 showDeveloper();
 window.addEventListener('hashchange', route);
 window.addEventListener('storage', showDeveloper);
