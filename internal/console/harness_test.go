@@ -285,7 +285,9 @@ func (b *tab) text(css string) string {
 	return eval[string](b, fmt.Sprintf(`(document.querySelector(%s) || {}).innerText || ''`, jsString(css)))
 }
 
-func (b *tab) click(css string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(css)) }
+func (b *tab) click(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(css))
+}
 
 func (b *tab) set(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SetValue(chromedp.CSS(css), value)
