@@ -174,6 +174,7 @@ func TestConsoleShowsAFailedCallsError(t *testing.T) {
 		t.Errorf("the tool call's card shows error %q, want NotAllowed", callErr)
 	}
 	b.shot("execution-caught")
+	b.viewShot("execution-graph") // the README's picture
 }
 
 func TestConsoleKeepsDevelopersApart(t *testing.T) {

@@ -309,6 +309,23 @@ func (b *tab) shot(name string) string {
 	return p
 }
 
+// viewShot keeps a screenshot of what the window shows (the page's top), as a person sees it.
+func (b *tab) viewShot(name string) string {
+	b.t.Helper()
+	eval[bool](b, `(window.scrollTo(0, 0), true)`)
+	buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+		return ""
+	}
+	p := filepath.Join(screenshots(b.t), name+".png")
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+	}
+	b.t.Logf("screenshot: %s", p)
+	return p
+}
+
 // nodeStatuses are the graph's states and how each is coloured.
 func (b *tab) nodeStatuses() map[string]string {
 	return eval[map[string]string](b, `Object.fromEntries([...document.querySelectorAll('#graph g.node, #graph g.box')].map(g => [g.dataset.state, g.dataset.status]))`)
