@@ -20,7 +20,6 @@ import (
 
 	"sinew/internal/config"
 	"sinew/internal/testenv/chromium"
-	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/localmode"
 )
 
@@ -80,12 +79,10 @@ func startLocal() (*harness, error) {
 	if h.bin, err = localmode.Build(root, filepath.Join(tmp, "local")); err != nil {
 		return nil, err
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, ddblocal.EnvEndpoint+"=") {
-			env = append(env, kv)
-		}
-	}
+	// The scripted model: nothing here may reach a real model endpoint. DynamoDB Local is make
+	// test's shared one when SINEW_TEST_DYNAMODB_ENDPOINT names it (each test has developers of
+	// its own), else local mode's own.
+	env := os.Environ()
 	env = append(env, config.EnvModel+"=scripted:"+filepath.Join(root, "events/models/echo_demo.json"))
 	if h.Proc, err = localmode.Start(h.bin, filepath.Join(tmp, "data"), []string{"--in-memory", "--root", root}, env); err != nil {
 		return nil, err
@@ -293,27 +290,22 @@ func (b *tab) set(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SetValue(chromedp.CSS(css), value)
 }
 
-// shot keeps a screenshot of the page.
+// shot keeps a screenshot of the whole page.
 func (b *tab) shot(name string) string {
 	b.t.Helper()
-	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Errorf("screenshot %s: %v", name, err)
-		return ""
-	}
-	p := filepath.Join(screenshots(b.t), name+".png")
-	if err := os.WriteFile(p, buf, 0o644); err != nil {
-		b.t.Errorf("screenshot %s: %v", name, err)
-	}
-	b.t.Logf("screenshot: %s", p)
-	return p
+	return b.capture(name, chromedp.FullScreenshot(100))
 }
 
 // viewShot keeps a screenshot of what the window shows (the page's top), as a person sees it.
 func (b *tab) viewShot(name string) string {
 	b.t.Helper()
 	eval[bool](b, `(window.scrollTo(0, 0), true)`)
-	buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	return b.capture(name, chromedp.CaptureScreenshot())
+}
+
+func (b *tab) capture(name string, shoot chromedp.Action[[]byte]) string {
+	b.t.Helper()
+	buf, err := chromedp.Run(b.ctx, shoot)
 	if err != nil {
 		b.t.Errorf("screenshot %s: %v", name, err)
 		return ""
