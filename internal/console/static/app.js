@@ -166,7 +166,7 @@ function drawGraph(graph, states, selected, onSelect) {
     svg.append(g);
   }
   let backs = 0;
-  for (const e of graph.edges) svg.append(drawEdge(e, byId, states, e.back ? backs++ : 0));
+  for (const e of graph.edges) svg.append(drawEdge(e, graph.width, states, e.back ? backs++ : 0));
   for (const n of graph.nodes) {
     if (n.box) continue;
     if (n.type === 'Start' || n.type === 'End') {
@@ -200,7 +200,9 @@ function shortLabel(label) {
   return (m ? m[1] : label).slice(0, 28);
 }
 
-function drawEdge(e, byId, states, k) {
+// drawEdge draws a transition; a loop back up goes around the right of the whole graph, the
+// k-th one a little further out, so that it crosses no state.
+function drawEdge(e, width, states, k) {
   const [[x1, y1], [x2, y2]] = e.points;
   const ran = id => states && states[id];
   const taken = states && e.kind !== 'retry' && ran(e.from) && (ran(e.to) || e.to === '@end') && e.from !== '@start';
@@ -212,9 +214,9 @@ function drawEdge(e, byId, states, k) {
     d = `M ${x1} ${y1} C ${x1 + 30} ${y1 - 8}, ${x2 + 30} ${y2 + 8}, ${x2 + 2} ${y2}`;
     lx = x1 + 20; ly = y1 - 5; anchor = 'start';
   } else if (e.back) {
-    const off = 40 + 16 * k;
-    d = `M ${x1} ${y1} C ${x1 + off} ${y1}, ${x2 + off} ${y2}, ${x2 + 2} ${y2}`;
-    lx = Math.max(x1, x2) + off * 0.75 + 4; ly = (y1 + y2) / 2; anchor = 'start';
+    const out = width + 24 + 16 * k, r = 14;
+    d = `M ${x1} ${y1} H ${out - r} Q ${out} ${y1}, ${out} ${y1 - r} V ${y2 + r} Q ${out} ${y2}, ${out - r} ${y2} H ${x2 + 2}`;
+    lx = out + 4; ly = (y1 + y2) / 2; anchor = 'start';
   } else {
     const dy = Math.max(24, (y2 - y1) / 2);
     d = `M ${x1} ${y1} C ${x1} ${y1 + dy}, ${x2} ${y2 - dy}, ${x2} ${y2 - 2}`;
