@@ -311,6 +311,7 @@ Try next (the demo has stopped its local mode; start one with make local, or go 
   TOKEN=$(go run ./infra/local token my-developer)
   curl -H "Authorization: Bearer $TOKEN" <http endpoint>/openapi.json
   curl -H "Authorization: Bearer $TOKEN" "<http endpoint>/calls?status=pending"
+  <http endpoint>/console/#token=$TOKEN in a browser: the console (graphs, executions, pending calls, agents, chat)
   aws stepfunctions list-executions --endpoint-url <stepfunctions endpoint> --state-machine-arn arn:aws:states:us-east-1:000000000000:stateMachine:tool_call
   SINEW_MODEL=scripted:infra/demo/script.json go run ./infra/local    (the demo's scripted model)
 `)

@@ -38,6 +38,7 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/config"
+	"sinew/internal/console"
 	"sinew/internal/deploy"
 	"sinew/internal/httpapi"
 	"sinew/internal/localaws/durable"
@@ -219,7 +220,8 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
 		return serveAPI(ctx, fns, ev)
 	}, signer.Claims)
-	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "http": rt, "events": events, "kms": keys}
+	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "events": events, "kms": keys,
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(url("stepfunctions"), region), Claims: signer.Claims, Logger: log})}
 	running, errc := serveEndpoints(servers, listeners)
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
@@ -504,6 +506,7 @@ func printEndpoints(w *os.File, eps map[string]string, dir string) {
 	for _, n := range []string{"stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
 		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
 	}
+	fmt.Fprintf(w, "  %-14s %s%s (in a browser on this machine)\n", "console", eps["http"], console.Prefix)
 	fmt.Fprintln(w, "Point the AWS SDKs at it:")
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_SFN=%s\n", eps["stepfunctions"])
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_LAMBDA=%s\n", eps["lambda"])
