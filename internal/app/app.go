@@ -13,11 +13,14 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/executions"
 	chathttp "sinew/internal/handlers/chat"
+	modelh "sinew/internal/handlers/model"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
+	"sinew/internal/mcpserver"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
 	"sinew/internal/store"
+	"sinew/internal/toolfmt"
 )
 
 // Deps is what the routes need.
@@ -44,7 +47,10 @@ func APIRouter(d Deps) *httpapi.Router {
 	if d.Store != nil {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
-		executions.Register(rt, executions.NewDeps(cfg, d.AWS, d.Store))
+		ex := executions.NewDeps(cfg, d.AWS, d.Store)
+		executions.Register(rt, ex)
+		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
+			Formatter: &toolfmt.Formatter{Integrations: d.Integrations, System: modelh.SystemSchema}})
 		chathttp.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
 	}
 	return rt
