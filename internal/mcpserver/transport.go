@@ -31,6 +31,10 @@ func serveMCP(ctx context.Context, srv *mcp.Server, r *httpapi.Request) (*httpap
 	for k, v := range r.Event.Headers {
 		req.Header.Set(k, v)
 	}
+	// Every answer here is JSON, which a client that sends no Accept at all takes as well.
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	rec := &recorder{header: http.Header{}}
 	mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, transportOptions).ServeHTTP(rec, req)
 	return rec.response(), nil
