@@ -63,6 +63,8 @@ func TestDemo(t *testing.T) {
 	for _, s := range []string{
 		"aws stepfunctions send-task-success --endpoint-url http://127.0.0.1:", // the command the reader reuses
 		"a 96x72 image/png",
+		"MCP tools/list gave 5 tools; 4 tools/call answered",
+		"image image/png of",
 		"a next request that does not answer it is refused: 422",
 		"all steps",
 	} {
