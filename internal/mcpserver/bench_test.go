@@ -1,11 +1,8 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -35,42 +32,24 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	b.Run("tool-calls", func(b *testing.B) {
-		tok, err := e.token("dev-a")
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, _ := json.Marshal(map[string]any{"agent_id": e.agentID, "tool": "echo", "arguments": args})
+		body := map[string]any{"agent_id": e.agentID, "tool": "echo", "arguments": args}
 		for b.Loop() {
-			if err := toolCallToResult(e.base, tok, body); err != nil {
+			if err := toolCallToResult(e, body); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 }
 
-func toolCallToResult(base, tok string, body []byte) error {
-	do := func(method, path string, body []byte) (map[string]any, error) {
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("%s %s: %d %v", method, path, resp.StatusCode, err)
-		}
-		return out, nil
-	}
-	st, err := do("POST", "/tool-calls", body)
+// toolCallToResult is POST /tool-calls, then GET /executions/{id} until the call has ended.
+func toolCallToResult(e *testEnv, body map[string]any) error {
+	st, err := e.api("dev-a", "POST", "/tool-calls", body, 202)
 	if err != nil {
 		return err
 	}
 	id, _ := st["execution_id"].(string)
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		x, err := do("GET", "/executions/"+id, nil)
+		x, err := e.api("dev-a", "GET", "/executions/"+id, nil, 200)
 		if err != nil {
 			return err
 		}
