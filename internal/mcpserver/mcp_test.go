@@ -371,3 +371,32 @@ func TestNoSetupInAnswersOrLog(t *testing.T) {
 		fmt.Printf("searched %d bytes of MCP answers and %d of log\n", len(hay["MCP answers"]), len(hay["local mode's log"]))
 	}
 }
+
+// TestAuth: the MCP routes need the bearer token; the protected-resource metadata does not, and
+// names the resource the client asked about.
+func TestAuth(t *testing.T) {
+	e := env(t)
+	resp, err := http.Post(e.base+"/agents/"+e.agentID+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("tools/list without a token: %d %v", resp.StatusCode, resp.Header)
+	}
+	for path, resource := range map[string]string{
+		mcpserver.MetadataPath: e.base,
+		mcpserver.MetadataPath + "/agents/" + e.agentID + "/mcp": e.base + "/agents/" + e.agentID + "/mcp",
+	} {
+		resp, err := http.Get(e.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || m["resource"] != resource || fmt.Sprint(m["bearer_methods_supported"]) != "[header]" {
+			t.Errorf("GET %s: %d %v %v", path, resp.StatusCode, m, err)
+		}
+	}
+}
