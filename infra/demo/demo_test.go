@@ -48,12 +48,13 @@ func TestDemo(t *testing.T) {
 	for _, r := range res.rows {
 		calls = append(calls, r.call+"/"+r.typ)
 	}
-	want := "echo/integration weather/api_call list_agents/system make_thumbnail/integration ask_human/function chat 1/chat chat 2/chat"
+	want := "echo/integration weather/api_call list_agents/system make_thumbnail/integration ask_human/function " +
+		"echo (MCP)/integration weather (MCP)/api_call list_agents (MCP)/system make_thumbnail (MCP)/integration chat 1/chat chat 2/chat"
 	if got := strings.Join(calls, " "); got != want {
 		t.Errorf("report rows %q, want %q", got, want)
 	}
-	if len(res.steps) != 14 {
-		t.Errorf("%d steps passed, want 14", len(res.steps))
+	if len(res.steps) != 15 {
+		t.Errorf("%d steps passed, want 15", len(res.steps))
 	}
 	// Exactly one email, the model's, arrived over TLS with the stored secret as its password.
 	if len(res.mails) != 1 || !res.mails[0].TLS || res.mails[0].User != smtpUser || strings.Join(res.mails[0].To, ",") != "ops@example.com" ||
@@ -63,6 +64,8 @@ func TestDemo(t *testing.T) {
 	for _, s := range []string{
 		"aws stepfunctions send-task-success --endpoint-url http://127.0.0.1:", // the command the reader reuses
 		"a 96x72 image/png",
+		"MCP tools/list gave 5 tools; 4 tools/call answered",
+		"image image/png of",
 		"a next request that does not answer it is refused: 422",
 		"all steps",
 	} {
@@ -92,7 +95,7 @@ func TestDemoFailureNamesTheStep(t *testing.T) {
 	if !errors.As(err, &se) || se.n != 3 || !strings.Contains(se.name, "build local mode") {
 		t.Fatalf("err = %v, want step 3 (build local mode) to fail\n%s", err, out.String())
 	}
-	if !strings.Contains(err.Error(), "step 3/14 (build local mode") || !strings.Contains(out.String(), "✗ 3/14 failed") {
+	if !strings.Contains(err.Error(), "step 3/15 (build local mode") || !strings.Contains(out.String(), "✗ 3/15 failed") {
 		t.Errorf("the failure does not name the step: %v\n%s", err, out.String())
 	}
 }

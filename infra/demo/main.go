@@ -8,6 +8,8 @@
 //   - through the tool_call state machine it runs an integration (dummy), an api_call, a system call,
 //     the ffmpeg integration on the video, and a function tool that pauses until the AWS CLI's
 //     send-task-success, printed for the reader to reuse, resumes it;
+//   - over MCP (POST /agents/{id}/mcp), with the official Go SDK's client, it lists the agent's tools
+//     and calls four of them, the thumbnail answered as image content;
 //   - through chat it plays two turns of the scripted model: one where the model calls the weather
 //     API and then the email integration, which sinew runs (the mail reaches the SMTP server), and one
 //     where the model calls the function tool, which comes back to the client, whose answer finishes

@@ -49,6 +49,7 @@ func (d *demo) scenario() []step {
 		{"tool_call: system list_agents (sinew's own resources)", d.callSystem},
 		{"tool_call: integration make_thumbnail (ffmpeg on the test video)", d.callFFmpeg},
 		{"tool_call: function ask_human, paused until the AWS CLI answers it", d.callFunction},
+		{"MCP: list the agent's tools and call four of them with the official Go SDK's MCP client", d.callMCP},
 		{"chat 1: the model calls weather, then send_email; sinew runs both; the model answers", d.chatTools},
 		{"chat 2: the model calls the function tool ask_human; the client answers it; the model finishes", d.chatFunction},
 		{"check that no setup secret is in a log, an answer, a history or the table in plain text", d.checkSecrets},

@@ -15,9 +15,12 @@ import (
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/loop/agentloop"
+	"sinew/internal/loop/toolfmt"
+	"sinew/internal/mcpserver"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
 	"sinew/internal/store"
+	"sinew/internal/system"
 )
 
 // Deps is what the routes need.
@@ -44,7 +47,10 @@ func APIRouter(d Deps) *httpapi.Router {
 	if d.Store != nil {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
-		executions.Register(rt, executions.NewDeps(cfg, d.AWS, d.Store))
+		ex := executions.NewDeps(cfg, d.AWS, d.Store)
+		executions.Register(rt, ex)
+		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
+			Formatter: &toolfmt.Formatter{Integrations: d.Integrations, System: system.Schema}})
 		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
 	}
 	// The chat route is the chat function's; GET /openapi.json lists it too, so the document covers

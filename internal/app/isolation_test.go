@@ -44,6 +44,8 @@ var validBodies = map[string][]string{
 	"POST /executions/{execution_id}/calls/{call_id}/result": {`{"output":{"city":"Lisbon"}}`, `{"error":{"type":"Refused","message":"no"}}`},
 	"PUT /secrets/{name}":                                    {`{"value":"value by b"}`},
 	"PUT /flags/{name}":                                      {`{"value":false}`},
+	"POST /agents/{agent_id}/mcp":                            {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+	"POST /sessions/{session_id}/mcp":                        {`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"none"}}`},
 }
 
 // TestIsolation: developer B, with a valid token of its own, can neither read, change, start,

@@ -31,6 +31,8 @@ const (
 	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
 	EnvJWTClaim      = "SINEW_JWT_CLAIM"
 	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
+	EnvMCPWait       = "SINEW_MCP_WAIT_S"
+	EnvJWTIssuer     = "SINEW_JWT_ISSUER"
 	EnvSecretsKey    = "SINEW_SECRETS_KEY"
 	EnvEventBus      = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
@@ -93,6 +95,12 @@ type Config struct {
 	// ProviderBaseURLs maps a provider (tool.Providers) to its base URL override; absent means the
 	// provider's public endpoint.
 	ProviderBaseURLs map[string]string
+	// MCPWait is how long an MCP tools/call waits for its execution before it answers with the
+	// execution id instead.
+	MCPWait time.Duration
+	// JWTIssuer is the issuer of the API's bearer tokens, named by the OAuth protected-resource
+	// metadata; empty leaves it out (local mode mints its own tokens).
+	JWTIssuer string
 }
 
 // Model is SINEW_MODEL parsed: Provider is bedrock, openai or scripted; Name the model id, the
@@ -133,6 +141,8 @@ func Variables() []Var {
 		Var{EnvFlagDefaults, "auto_run_tools_chat=false,auto_tool_calls_prompt_step=false", "the developers' flag defaults, name=true|false, comma-separated"},
 		Var{EnvJWTClaim, "sub", "the JWT claim that holds the developer id"},
 		Var{EnvChatBudget, "25", "seconds a synchronous chat may run before it answers 202 and goes on as agent_loop (under 30)"},
+		Var{EnvMCPWait, "25", "seconds an MCP tools/call waits for its execution before it answers with the execution id (under 30)"},
+		Var{EnvJWTIssuer, "", "the issuer of the API's bearer tokens, named in /.well-known/oauth-protected-resource"},
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
 		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
@@ -210,7 +220,7 @@ func Load(lookup LookupFunc) (*Config, error) {
 		FunctionNames:    map[string]string{},
 		ProviderBaseURLs: map[string]string{},
 	}
-	c.JWTClaim = get(EnvJWTClaim)
+	c.JWTClaim, c.JWTIssuer = get(EnvJWTClaim), get(EnvJWTIssuer)
 	for _, f := range Functions {
 		c.FunctionNames[f] = get(FunctionEnv(f))
 	}
@@ -228,7 +238,10 @@ func Load(lookup LookupFunc) (*Config, error) {
 	if c.FlagDefaults, err = ParseFlagDefaults(get(EnvFlagDefaults)); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ChatBudget, err = parseChatBudget(get(EnvChatBudget)); err != nil {
+	if c.ChatBudget, err = parseBudget(EnvChatBudget, get(EnvChatBudget)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MCPWait, err = parseBudget(EnvMCPWait, get(EnvMCPWait)); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MaxCallsPerReply, err = parseCount(EnvMaxCallsPerReply, get(EnvMaxCallsPerReply), MaxCallsPerReplyLimit); err != nil {
@@ -332,14 +345,15 @@ func ParseFlagDefaults(s string) (map[string]bool, error) {
 	return out, nil
 }
 
-func parseChatBudget(s string) (time.Duration, error) {
+// parseBudget parses a time a request may take, in seconds: under API Gateway's limit.
+func parseBudget(name, s string) (time.Duration, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fault.Invalid(EnvChatBudget, "%s=%q: want a number of seconds, like 25", EnvChatBudget, s)
+		return 0, fault.Invalid(name, "%s=%q: want a number of seconds, like 25", name, s)
 	}
 	d := time.Duration(f * float64(time.Second))
 	if d <= 0 || d >= MaxChatBudget {
-		return 0, fault.Invalid(EnvChatBudget, "%s=%q: want more than 0 and less than %d seconds (API Gateway's limit)", EnvChatBudget, s, int(MaxChatBudget/time.Second))
+		return 0, fault.Invalid(name, "%s=%q: want more than 0 and less than %d seconds (API Gateway's limit)", name, s, int(MaxChatBudget/time.Second))
 	}
 	return d, nil
 }

@@ -21,8 +21,8 @@ func TestLoadDefaults(t *testing.T) {
 	if c.Table != "sinew" || c.JWTClaim != "sub" || c.EventBus != "default" {
 		t.Errorf("defaults: table=%q claim=%q bus=%q", c.Table, c.JWTClaim, c.EventBus)
 	}
-	if c.ChatBudget != 25*time.Second {
-		t.Errorf("chat budget = %s, want 25s", c.ChatBudget)
+	if c.ChatBudget != 25*time.Second || c.MCPWait != 25*time.Second {
+		t.Errorf("chat budget = %s, MCP wait = %s, want 25s", c.ChatBudget, c.MCPWait)
 	}
 	if c.MaxCallsPerReply != 32 || c.MaxCallsPerTurn != 128 {
 		t.Errorf("call bounds %d per reply, %d per turn; want 32 and 128", c.MaxCallsPerReply, c.MaxCallsPerTurn)
@@ -125,6 +125,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"budget at limit", EnvChatBudget, "30", "less than 30"},
 		{"budget negative", EnvChatBudget, "-1", "less than 30"},
 		{"budget NaN", EnvChatBudget, "NaN", "number of seconds"},
+		{"mcp wait at limit", EnvMCPWait, "30", "SINEW_MCP_WAIT_S=\"30\": want more than 0 and less than 30"},
+		{"mcp wait not a number", EnvMCPWait, "1m", "number of seconds"},
 		{"model no provider", EnvModel, "claude", "bedrock:<model id>"},
 		{"model unknown provider", EnvModel, "vertex:gemini", "bedrock:<model id>"},
 		{"model empty name", EnvModel, "openai:", "bedrock:<model id>"},

@@ -167,7 +167,7 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer),
 			Permissions: []Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency)},

@@ -336,7 +336,7 @@ func (w *world) functions(t *testing.T) []fn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	formatter := &toolfmt.Formatter{Integrations: w.reg, System: handler.SystemSchema}
+	formatter := &toolfmt.Formatter{Integrations: w.reg, System: system.Schema}
 	chatSvc := chat.New(chat.Deps{Store: w.st, Model: model, Formatter: formatter,
 		Dispatcher: &dispatch.Dispatcher{Invoker: refusing{}, Functions: map[tool.Type]string{}}})
 	chatRT := httpapi.New(httpapi.Options{})

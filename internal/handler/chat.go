@@ -19,6 +19,7 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/netguard"
+	"sinew/internal/system"
 	"sinew/internal/tool"
 )
 
@@ -59,7 +60,7 @@ func ChatServiceFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *
 		// AWS_ENDPOINT_URL_SFN finds local mode's Step Functions.
 		Starter:   &agentloop.Starter{Store: st, SFN: sfn.NewFromConfig(env.AWS), ARN: cfg.AgentLoopARN},
 		Model:     model,
-		Formatter: &toolfmt.Formatter{Integrations: reg, System: SystemSchema},
+		Formatter: &toolfmt.Formatter{Integrations: reg, System: system.Schema},
 		Dispatcher: &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
 			tool.TypeIntegration: cfg.FunctionNames["integration"],
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],

@@ -44,19 +44,6 @@ func ModelFromEnv(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, er
 	return agentloop.New(agentloop.Deps{
 		Store: env.Store(NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: log,
 		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
-		Formatter: &toolfmt.Formatter{Integrations: reg, System: SystemSchema},
+		Formatter: &toolfmt.Formatter{Integrations: reg, System: system.Schema},
 	}), nil
-}
-
-// SystemSchema gives toolfmt a system handler's parameters and description.
-func SystemSchema(resource, subresource, operation string) (map[string]any, string, error) {
-	params, err := system.Parameters(resource, subresource, operation)
-	if err != nil {
-		return nil, "", err
-	}
-	desc, err := system.Description(resource, subresource, operation)
-	if err != nil {
-		return nil, "", err
-	}
-	return params, desc, nil
 }

@@ -67,18 +67,24 @@ const MaxIdempotencyKey = 255
 // characters other than printable ASCII is an InvalidInput naming the header.
 func (r *Request) IdempotencyKey() (string, error) {
 	k := r.Header("Idempotency-Key")
-	if k == "" {
-		return "", nil
+	if err := CheckIdempotencyKey("Idempotency-Key", k); err != nil {
+		return "", err
 	}
+	return k, nil
+}
+
+// CheckIdempotencyKey checks an idempotency key given in field: at most 255 characters, printable
+// ASCII only; "" (no key) passes.
+func CheckIdempotencyKey(field, k string) error {
 	if len(k) > MaxIdempotencyKey {
-		return "", fault.Invalid("Idempotency-Key", "Idempotency-Key is %d characters; at most %d are allowed", len(k), MaxIdempotencyKey)
+		return fault.Invalid(field, "%s is %d characters; at most %d are allowed", field, len(k), MaxIdempotencyKey)
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x20 || k[i] > 0x7e {
-			return "", fault.Invalid("Idempotency-Key", "Idempotency-Key may hold only printable ASCII characters")
+			return fault.Invalid(field, "%s may hold only printable ASCII characters", field)
 		}
 	}
-	return k, nil
+	return nil
 }
 
 // Page is a list request's ?limit= and ?cursor=.

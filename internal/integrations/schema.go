@@ -86,17 +86,7 @@ func schemaFor(t reflect.Type, loc string) ([]byte, *compiledSchema, error) {
 	if loc == "" {
 		return raw, nil, nil
 	}
-	doc, err := sjs.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		return nil, nil, err
-	}
-	c := sjs.NewCompiler()
-	c.DefaultDraft(sjs.Draft2020)
-	c.AssertFormat() // "format": "uri" and the like are rules here, not annotations
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, nil, err
-	}
-	compiled, err := c.Compile(loc)
+	compiled, err := compile(raw, loc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,6 +113,36 @@ func schemaFor(t reflect.Type, loc string) ([]byte, *compiledSchema, error) {
 		cs.required[name] = true
 	}
 	return raw, cs, nil
+}
+
+// compile compiles the JSON Schema raw under location loc.
+func compile(raw []byte, loc string) (*sjs.Schema, error) {
+	doc, err := sjs.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, err
+	}
+	c := sjs.NewCompiler()
+	c.DefaultDraft(sjs.Draft2020)
+	c.AssertFormat() // "format": "uri" and the like are rules here, not annotations
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// CheckArguments validates a call's arguments against the schema a client was shown for the tool
+// (toolfmt's): a failure is InvalidInput naming the first offending argument, worded as the
+// executors word theirs. A schema that does not compile is an Internal error.
+func CheckArguments(schema map[string]any, args map[string]any) error {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return fault.Wrap(fault.Internal, err, "the tool's schema cannot be encoded")
+	}
+	compiled, err := compile(raw, "sinew:/tool/arguments")
+	if err != nil {
+		return fault.Wrap(fault.Internal, err, "the tool's schema does not compile")
+	}
+	return (&compiledSchema{schema: compiled}).validate("arguments", args)
 }
 
 // prepare returns a copy of v with the defaults of absent top-level properties filled in. A null

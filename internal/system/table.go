@@ -455,3 +455,17 @@ func Description(resource, subresource, operation string) (string, error) {
 	}
 	return h.desc, nil
 }
+
+// Schema gives a system handler's parameters and description together, as the tool formatter
+// (package toolfmt) asks for them.
+func Schema(resource, subresource, operation string) (map[string]any, string, error) {
+	params, err := Parameters(resource, subresource, operation)
+	if err != nil {
+		return nil, "", err
+	}
+	desc, err := Description(resource, subresource, operation)
+	if err != nil {
+		return nil, "", err
+	}
+	return params, desc, nil
+}

@@ -65,7 +65,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 			AllowOrigins: jsii.Strings(s.settings.CORSOrigins...),
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST,
 				awsapigatewayv2.CorsHttpMethod_PUT, awsapigatewayv2.CorsHttpMethod_PATCH, awsapigatewayv2.CorsHttpMethod_DELETE},
-			AllowHeaders: jsii.Strings("authorization", "content-type", "idempotency-key"),
+			AllowHeaders: jsii.Strings("authorization", "content-type", "idempotency-key", "accept", "mcp-protocol-version"),
 			MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
 		}
 	}
@@ -97,6 +97,8 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 			}
 		}
 	}
+
+	mcpMetadata(api, integ(httpFn))
 
 	lg := s.logs("ApiAccessLogs", "/aws/vendedlogs/apigateway/"+s.physical("api"))
 	stage := awsapigatewayv2.NewHttpStage(s.Stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
@@ -152,3 +154,18 @@ func (s *Sinew) cognitoAuthorizer(out *builtAPI) awsapigatewayv2.IHttpRouteAutho
 	nag(pool, "AwsSolutions-COG3", "Threat protection (advanced security) needs Cognito's Plus plan, a per-user charge; the pool has no self sign-up, so accounts exist only when the operator makes them. Enable it in the pool when the plan is wanted.")
 	return auth
 }
+
+// mcpMetadata routes the OAuth protected-resource metadata MCP clients fetch before they hold a
+// token (internal/mcpserver serves it at these paths and below them) past the authorizer.
+func mcpMetadata(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteIntegration) {
+	for _, path := range []string{mcpMetadataPath, mcpMetadataPath + "/{proxy+}"} {
+		for _, route := range *api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{Path: jsii.String(path),
+			Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}, Integration: integ,
+			Authorizer: awsapigatewayv2.NewHttpNoneAuthorizer()}) {
+			nag(route, "AwsSolutions-APIG4", "GET "+path+" is OAuth protected-resource metadata (RFC 9728): public by definition, it names the token issuer and nothing of any caller.")
+		}
+	}
+}
+
+// mcpMetadataPath is mcpserver.MetadataPath (not imported: it would bring the MCP SDK into this module).
+const mcpMetadataPath = "/.well-known/oauth-protected-resource"

@@ -39,8 +39,8 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Api":           1,
 		"AWS::ApiGatewayV2::Stage":         1,
 		"AWS::ApiGatewayV2::Authorizer":    1,
-		// $default to api, the two public routes, the chat route
-		"AWS::ApiGatewayV2::Route":       4,
+		// $default to api, the two public routes, the chat route, the MCP metadata's two
+		"AWS::ApiGatewayV2::Route":       6,
 		"AWS::ApiGatewayV2::Integration": 2,
 		"AWS::SecretsManager::Secret":    0, // no OpenAI-compatible endpoint by default
 		"AWS::Lambda::LayerVersion":      0,
@@ -450,6 +450,9 @@ func TestHTTPAPI(t *testing.T) {
 		"GET /healthz":                     {api, "NONE"},
 		"GET /openapi.json":                {api, "NONE"},
 		"POST /sessions/{session_id}/chat": {chat, "JWT"},
+		// MCP clients read the protected-resource metadata before they hold a token.
+		"GET /.well-known/oauth-protected-resource":          {api, "NONE"},
+		"GET /.well-known/oauth-protected-resource/{proxy+}": {api, "NONE"},
 	}
 	if len(routes) != len(want) {
 		t.Errorf("routes %v, want %v", routes, want)
@@ -653,7 +656,7 @@ func TestRoutesFromRouter(t *testing.T) {
 	}
 	tpl := assertions.Template_FromStack(s.Stack, nil)
 	check(t, "routes", func() {
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(6))
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(8)) // and the MCP metadata's two
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /status", "AuthorizationType": "NONE"})
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "POST /tasks/{task_id}/chat", "AuthorizationType": "JWT"})
 		tpl.ResourcePropertiesCountIs(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /agents"}, jsii.Number(0))
