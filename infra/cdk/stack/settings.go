@@ -181,8 +181,13 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 
 	s.ThrottleRate = num(CtxThrottleRate, DefaultThrottleRate, 1, 10000)
 	s.ThrottleBurst = int(num(CtxThrottleBurst, DefaultThrottleBurst, 1, 5000))
-	s.ChatThrottleRate = num(CtxChatThrottleRate, DefaultChatThrottleRate, 1, 10000)
-	s.ChatThrottleBurst = int(num(CtxChatThrottleBurst, DefaultChatThrottleBurst, 1, 5000))
+	// The chat route's defaults never exceed the API's own throttle.
+	s.ChatThrottleRate = num(CtxChatThrottleRate, min(DefaultChatThrottleRate, s.ThrottleRate), 1, 10000)
+	s.ChatThrottleBurst = int(num(CtxChatThrottleBurst, float64(min(DefaultChatThrottleBurst, s.ThrottleBurst)), 1, 5000))
+	if s.ChatThrottleRate > s.ThrottleRate || s.ChatThrottleBurst > s.ThrottleBurst {
+		errs = append(errs, fault.Invalid(CtxChatThrottleRate, "%s/%s (%g/%d) above the API's %s/%s (%g/%d): the chat route's throttle is meant to be the lower one",
+			CtxChatThrottleRate, CtxChatThrottleBurst, s.ChatThrottleRate, s.ChatThrottleBurst, CtxThrottleRate, CtxThrottleBurst, s.ThrottleRate, s.ThrottleBurst))
+	}
 	days := float64(DefaultLogRetentionDays)
 	if s.Stage == StageDev {
 		days = DevLogRetentionDays

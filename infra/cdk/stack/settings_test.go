@@ -56,6 +56,11 @@ func TestParseSettings(t *testing.T) {
 				t.Error("an explicit retain lost to the stage")
 			}
 		}},
+		{"chat throttle follows a lower API's", map[string]any{CtxThrottleRate: 3, CtxThrottleBurst: 4}, func(t *testing.T, s Settings) {
+			if s.ChatThrottleRate != 3 || s.ChatThrottleBurst != 4 {
+				t.Errorf("chat throttle %g/%d", s.ChatThrottleRate, s.ChatThrottleBurst)
+			}
+		}},
 		{"tags", map[string]any{CtxTags: "cost-center=ml, team = agents "}, func(t *testing.T, s Settings) {
 			if len(s.Tags) != 2 || s.Tags["cost-center"] != "ml" || s.Tags["team"] != "agents" {
 				t.Errorf("tags %v", s.Tags)
@@ -116,6 +121,7 @@ func TestParseSettingsRefuses(t *testing.T) {
 		{"tag without a value", map[string]any{CtxTags: "team"}, CtxTags, "key=value"},
 		{"aws tag", map[string]any{CtxTags: "aws:team=x"}, CtxTags, "aws:"},
 		{"chat throttle", map[string]any{CtxChatThrottleRate: 0}, CtxChatThrottleRate, "from 1"},
+		{"chat throttle above the API's", map[string]any{CtxThrottleRate: 3, CtxChatThrottleRate: 4}, CtxChatThrottleRate, "lower one"},
 		{"audience without issuer", map[string]any{CtxOIDCAudience: "a"}, CtxOIDCAudience, "without " + CtxOIDCIssuer},
 		{"issuer without audience", map[string]any{CtxOIDCIssuer: "https://login.example.com"}, CtxOIDCAudience, "required"},
 		{"http issuer", map[string]any{CtxOIDCIssuer: "http://login.example.com", CtxOIDCAudience: "a"}, CtxOIDCIssuer, "https"},
