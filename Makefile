@@ -87,3 +87,16 @@ fuzz:
 .PHONY: soak
 soak:
 	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$' ./internal/e2e/
+
+# deploy / destroy: cdk deploy / cdk destroy of infra/cdk's app (its cdk.json) in the account and
+# Region of the shell's AWS credentials (bootstrapped once: see the deploy guide in
+# infra/cdk/README.md). CONTEXT holds the settings as key=value words, each passed as -c:
+#   make deploy CONTEXT="stage=dev alarmEmail=ops@example.com SINEW_MODEL=bedrock:anthropic.claude-3-5-haiku-20241022-v1:0"
+#   make destroy CONTEXT="stage=dev"
+# CDK_FLAGS adds CLI flags (e.g. --require-approval never in CI; destroy asks unless --force).
+.PHONY: deploy destroy
+deploy:
+	@$(PHASE) "deploy: cdk deploy (infra/cdk)" infra/cdk/check.sh deploy $(foreach c,$(CONTEXT),-c $(c)) $(CDK_FLAGS)
+
+destroy:
+	@$(PHASE) "destroy: cdk destroy (infra/cdk)" infra/cdk/check.sh destroy $(foreach c,$(CONTEXT),-c $(c)) $(CDK_FLAGS)

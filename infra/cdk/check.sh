@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# check.sh synth|test: the CDK app's checks, run from the repository root by `make synth` and
-# `make cdk-test`.
+# check.sh synth|test|deploy|destroy: the CDK app's checks and its deployment, run from the
+# repository root by `make synth`, `make cdk-test`, `make deploy` and `make destroy`.
 #   synth  synthesizes the stack for real with the CDK CLI (each function's bootstrap built by go
 #          build, cdk-nag AwsSolutions applied: an unacknowledged finding fails it), then runs cfn-lint
 #          on the template. Until every described function exists it stops, naming the missing ones.
 #   test   the Go tests of infra/cdk (assertions on the template, IAM, cdk-nag, cfn-lint),
 #          asl-validator on every state machine definition, and the real synth when it can run.
+#   deploy / destroy  cdk deploy / cdk destroy of the app in cdk.json, with the arguments given
+#          (-c key=value settings; destroy needs the same stackName as the deploy).
 set -euo pipefail
 cd "$(dirname "$0")"
 export CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -47,8 +49,21 @@ case "${1:-}" in
       synth
     fi
     ;;
+  deploy)
+    shift
+    m=$(missing)
+    if [ -n "$m" ]; then
+      echo "deploy: these described functions have no functions/<name>/main.go: $m" >&2
+      exit 2
+    fi
+    npx --no-install cdk deploy --no-notices "$@"
+    ;;
+  destroy)
+    shift
+    npx --no-install cdk destroy --no-notices "$@"
+    ;;
   *)
-    echo "usage: $0 synth|test" >&2
+    echo "usage: $0 synth|test|deploy|destroy" >&2
     exit 2
     ;;
 esac

@@ -60,7 +60,7 @@ const (
 	TableWrite         Action = "table:write"         // Items: the item kinds written (put, update, delete)
 	InvokeFunction     Action = "lambda:invoke"       // Target: a function's name
 	StartExecution     Action = "states:start"        // Target: a state machine's name
-	ManageExecution    Action = "states:manage"       // Target: a state machine; describe and stop its executions
+	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
 	SendTaskResult     Action = "states:task-result"  // Target: a state machine; SendTaskSuccess/Failure/Heartbeat
 	SecretsKeyEncrypt  Action = "kms:encrypt"         // generate data keys with the secrets key (seal)
 	SecretsKeyDecrypt  Action = "kms:decrypt"         // decrypt with the secrets key (unseal); only executors
@@ -286,8 +286,6 @@ func Functions() []Function {
 			Permissions: []Permission{
 				{Action: TableRead, Items: []ItemKind{ItemExecutions, ItemPendingCalls, ItemPayloads}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions, ItemPendingCalls, ItemPayloads}},
-				{Action: ManageExecution, Target: ToolCall},
-				{Action: ManageExecution, Target: AgentLoop},
 			},
 			Triggers: []Trigger{TriggerExecutionChanged},
 		},

@@ -53,6 +53,13 @@ func TestSampleEvents(t *testing.T) {
 		if len(feed) != 1 || !strings.Contains(string(feed[0].Detail), `"call_id":"call_c2FtcGxlLWNhbGwtaWQtMDAx"`) {
 			t.Errorf("feed = %+v", feed)
 		}
+		// The event names the call but never carries its task token: a rule on the bus must not
+		// collect tokens; the owner reads it from GET /calls.
+		for _, e := range feed {
+			if strings.Contains(string(e.Detail), "task_token") || strings.Contains(string(e.Detail), "AQsample-task-token") {
+				t.Errorf("ToolCallPending carries the task token: %s", e.Detail)
+			}
+		}
 		// Not a function call: typed refusal.
 		ev["call"].(map[string]any)["type"] = "integration"
 		if _, typ, _ := invoke(t, h.handler["function"], ev); typ != "Sinew.InvalidInput" {

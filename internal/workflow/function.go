@@ -23,7 +23,7 @@ const (
 
 // RecordPending is the function executor: it records the call with this attempt's task
 // token and marks the execution awaiting_input (a retry of the Task has a new token and overwrites
-// the record), then publishes ToolCallPending with the pending call as its detail. The execution
+// the record), then publishes ToolCallPending with the pending call, less its token, as its detail. The execution
 // then waits on the token until the client answers or the wait ends.
 func (s *Service) RecordPending(ctx context.Context, in Envelope) (*store.PendingCall, error) {
 	if err := in.Call.Validate(); err != nil {
@@ -64,11 +64,19 @@ func (s *Service) RecordPending(ctx context.Context, in Envelope) (*store.Pendin
 	return pc, nil
 }
 
+// pendingEvent is the detail of ToolCallPending: the pending call without its task token. Whoever
+// may add a rule to the bus could otherwise collect every token; the owner gets the token from
+// GET /calls, which is scoped to the developer.
+type pendingEvent struct {
+	*store.PendingCall
+	TaskToken string `json:"task_token,omitempty"` // always empty: shadows the call's own field
+}
+
 func (s *Service) publishPending(ctx context.Context, pc *store.PendingCall) error {
 	if s.Events == nil {
 		return nil
 	}
-	detail, err := json.Marshal(pc)
+	detail, err := json.Marshal(pendingEvent{PendingCall: pc})
 	if err != nil {
 		return err
 	}

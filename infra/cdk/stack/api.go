@@ -14,6 +14,7 @@ import (
 )
 
 type builtAPI struct {
+	api          awsapigatewayv2.HttpApi
 	url          *string
 	pool, client *string // the Cognito user pool and client ids; nil with an external issuer
 }
@@ -79,6 +80,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 		DefaultAuthorizer:  auth,
 		CorsPreflight:      cors,
 	})
+	chatRoutes := map[string]awsapigatewayv2.HttpRoute{}
 	for _, r := range routes {
 		if !r.Public && r.Function == httpFn {
 			continue // served by $default
@@ -92,6 +94,9 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 			opts.Authorizer = awsapigatewayv2.NewHttpNoneAuthorizer()
 		}
 		for _, route := range *api.AddRoutes(opts) {
+			if r.Function == ChatRoute.Function {
+				chatRoutes[r.Method+" "+r.Path] = route
+			}
 			if r.Public {
 				nag(route, "AwsSolutions-APIG4", "The router marks "+r.Method+" "+r.Path+" public (only the OpenAPI document and the liveness check need no token); it returns no caller data.")
 			}
@@ -100,6 +105,9 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 
 	mcpMetadata(api, integ(httpFn))
 
+	if cors != nil {
+		s.preflightRoute(api, integ(httpFn))
+	}
 	lg := s.logs("ApiAccessLogs", "/aws/vendedlogs/apigateway/"+s.physical("api"))
 	stage := awsapigatewayv2.NewHttpStage(s.Stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
 		HttpApi:    api,
@@ -116,7 +124,8 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 				`"developer":"$context.authorizer.claims.sub"}`)),
 		},
 	})
-	out.url = stage.Url()
+	s.chatThrottle(stage, chatRoutes)
+	out.api, out.url = api, stage.Url()
 	return out
 }
 
@@ -143,8 +152,11 @@ func (s *Sinew) cognitoAuthorizer(out *builtAPI) awsapigatewayv2.IHttpRouteAutho
 		// (cognito-idp initiate-auth), as the deploy guide shows.
 		AuthFlows:                  &awscognito.AuthFlow{UserSrp: jsii.Bool(true), UserPassword: jsii.Bool(true)},
 		PreventUserExistenceErrors: jsii.Bool(true),
-		AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
-		IdTokenValidity:            awscdk.Duration_Hours(jsii.Number(1)),
+		// Tokens come from the auth flows above; no hosted-UI OAuth flow, so no callback URL
+		// a token could be sent to.
+		DisableOAuth:        jsii.Bool(true),
+		AccessTokenValidity: awscdk.Duration_Hours(jsii.Number(1)),
+		IdTokenValidity:     awscdk.Duration_Hours(jsii.Number(1)),
 	})
 	auth := awsapigatewayv2authorizers.NewHttpUserPoolAuthorizer(jsii.String("Cognito"), pool,
 		&awsapigatewayv2authorizers.HttpUserPoolAuthorizerProps{UserPoolClients: &[]awscognito.IUserPoolClient{client}})
@@ -169,3 +181,26 @@ func mcpMetadata(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteInt
 
 // mcpMetadataPath is mcpserver.MetadataPath (not imported: it would bring the MCP SDK into this module).
 const mcpMetadataPath = "/.well-known/oauth-protected-resource"
+
+// preflightRoute answers browsers' preflight requests without the authorizer: $default catches
+// every method, OPTIONS too, and a preflight carries no token, so behind the JWT authorizer it
+// would get 401. API Gateway answers a preflight from the CORS configuration on this route.
+func (s *Sinew) preflightRoute(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteIntegration) {
+	for _, r := range *api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path: jsii.String("/{proxy+}"), Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_OPTIONS},
+		Integration: integ, Authorizer: awsapigatewayv2.NewHttpNoneAuthorizer(),
+	}) {
+		nag(r, "AwsSolutions-APIG4", "CORS preflight (OPTIONS) requests carry no token by the browsers' rules; API Gateway answers them from the CORS configuration.")
+	}
+}
+
+// chatThrottle gives the chat route, which spends model tokens, a throttle of its own below the
+// API's.
+func (s *Sinew) chatThrottle(stage awsapigatewayv2.HttpStage, routes map[string]awsapigatewayv2.HttpRoute) {
+	settings := map[string]any{}
+	for key, r := range routes {
+		settings[key] = map[string]any{"ThrottlingRateLimit": s.settings.ChatThrottleRate, "ThrottlingBurstLimit": s.settings.ChatThrottleBurst}
+		stage.Node().AddDependency(r) // a stage's route settings name routes that must exist
+	}
+	stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).AddPropertyOverride(jsii.String("RouteSettings"), settings)
+}

@@ -17,20 +17,11 @@ import (
 	"sinew/internal/store"
 )
 
-// The DynamoDB actions behind the abstract table permissions. Transactions are authorized by these
-// per-item actions (there is no TransactWriteItems action); ConditionCheckItem is a transaction's
-// condition on an item.
+// The table key, as DynamoDB uses it on the caller's behalf (kms:ViaService).
 var (
-	tableReadActions  = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}
-	tableWriteActions = []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
-	// The table key, as DynamoDB uses it on the caller's behalf (kms:ViaService).
 	tableKeyRead  = []string{"kms:Decrypt", "kms:DescribeKey"}
 	tableKeyWrite = []string{"kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"}
 )
-
-// indexedItems are the item kinds listed through the table's GSI (store.GSI1): a developer's
-// executions and function calls by status. Only a function reading them may query the index.
-var indexedItems = []deploy.ItemKind{deploy.ItemExecutions, deploy.ItemPendingCalls}
 
 // role makes a function's execution role with nothing but writing its own logs; the permissions of
 // its description are added by function. No AWS managed policy: AWSLambdaBasicExecutionRole would
@@ -42,42 +33,34 @@ func (s *Sinew) role(f deploy.Function) awsiam.Role {
 	})
 }
 
-// secretsKey makes the key of setup secrets (package secrets). Its key policy lets the account
-// administer the key but not use it; only the roles whose description allows it may seal
-// (GenerateDataKey) or unseal (Decrypt), so no IAM policy elsewhere in the account can open a secret.
+// secretsKey makes the key of setup secrets. Its key policy lets the account administer the key
+// but not use it; only the roles whose description allows it may seal (GenerateDataKey) or unseal
+// (Decrypt), and only under sinew's encryption context, so no IAM policy elsewhere in the account
+// can open a secret.
+//
+// The users are named by aws:PrincipalArn in a condition, with the account as the principal: a key
+// policy whose Principal names a role made in the same deploy can be refused by KMS
+// (MalformedPolicyDocumentException) until IAM has propagated the role; a condition's value is not
+// checked, and the roles' own policies still have to allow the action.
 func (s *Sinew) secretsKey(fns []deploy.Function) {
-	// In a key policy "*" is the key itself; AWS allows no other resource there.
-	admin := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        jsii.String("AccountAdministersButDoesNotUse"),
-		Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
-		Actions: jsii.Strings("kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*",
-			"kms:Revoke*", "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
-			"kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand"),
-		Resources: jsii.Strings("*"),
-	})
-	doc := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{admin}})
+	doc := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{s.keyAdmin()}})
 	for _, use := range []struct {
 		sid    string
 		action deploy.Action
 		kms    string
 	}{{"SealBy", deploy.SecretsKeyEncrypt, "kms:GenerateDataKey"}, {"UnsealBy", deploy.SecretsKeyDecrypt, "kms:Decrypt"}} {
-		var principals []awsiam.IPrincipal
+		var arns []*string
 		var names []string
 		for _, f := range fns {
 			if slices.ContainsFunc(Permissions(f), func(p deploy.Permission) bool { return p.Action == use.action }) {
-				principals = append(principals, s.Roles[f.Name])
+				arns = append(arns, s.Roles[f.Name].RoleArn())
 				names = append(names, logicalID(f.Name))
 			}
 		}
-		if len(principals) == 0 {
+		if len(arns) == 0 {
 			continue
 		}
-		doc.AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String(use.sid + strings.Join(names, "")),
-			Principals: &principals,
-			Actions:    jsii.Strings(use.kms),
-			Resources:  jsii.Strings("*"),
-		}))
+		doc.AddStatements(s.keyUse(use.sid+strings.Join(names, ""), arns, sinewContext(), use.kms))
 	}
 	s.SecretsKey = awskms.NewKey(s.Stack, jsii.String("SecretsKey"), &awskms.KeyProps{
 		Description:       jsii.String("sinew: envelope-encrypts setup secrets; only the executors may decrypt"),
@@ -85,6 +68,47 @@ func (s *Sinew) secretsKey(fns []deploy.Function) {
 		RemovalPolicy:     s.removal(),
 		Policy:            doc,
 	})
+}
+
+// keyAdmin lets the account administer the secrets key without using it. No kms:Create*: it holds
+// kms:CreateGrant, and a grant gives its grantee Decrypt.
+func (s *Sinew) keyAdmin() awsiam.PolicyStatement {
+	// In a key policy "*" is the key itself; AWS allows no other resource there.
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("AccountAdministersButDoesNotUse"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
+		Actions: jsii.Strings("kms:CreateAlias", "kms:DeleteAlias", "kms:UpdateAlias", "kms:Describe*", "kms:Enable*", "kms:List*",
+			"kms:PutKeyPolicy", "kms:UpdateKeyDescription", "kms:RevokeGrant", "kms:RetireGrant", "kms:Disable*", "kms:Get*",
+			"kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand"),
+		Resources: jsii.Strings("*"),
+	})
+}
+
+// keyUse lets the principals whose ARN is one of arns use the secrets key for actions, under cond.
+func (s *Sinew) keyUse(sid string, arns []*string, cond map[string]any, actions ...string) awsiam.PolicyStatement {
+	c := map[string]any{"ArnEquals": map[string]any{"aws:PrincipalArn": arns}}
+	for k, v := range cond {
+		c[k] = v
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String(sid),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
+		Actions:    jsii.Strings(actions...),
+		Resources:  jsii.Strings("*"),
+		Conditions: &c,
+	})
+}
+
+// SecretsContextKeys are the keys of the encryption context the store binds each sealed value to
+// (developer, owner and tool always; field and key for setup values); the key policy allows the
+// secrets key only under such a context, with a developer.
+var SecretsContextKeys = []string{"developer", "owner", "tool", "field", "key"}
+
+func sinewContext() map[string]any {
+	return map[string]any{
+		"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": SecretsContextKeys},
+		"Null":                      map[string]any{"kms:EncryptionContext:developer": "false"},
+	}
 }
 
 // events makes the bus for ToolCallPending, or adopts the operator's.
@@ -175,29 +199,18 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 		out = append(out, awsiam.NewPolicyStatement(props))
 	}
 	viaDynamo := map[string]any{"StringEquals": map[string]any{"kms:ViaService": "dynamodb." + *awscdk.Aws_REGION() + ".amazonaws.com"}}
+	s.tableStatements(f, add, viaDynamo)
 	for _, p := range Permissions(f) {
 		switch p.Action {
-		case deploy.TableRead:
-			res := []*string{s.Table.TableArn()}
-			for _, it := range p.Items {
-				if slices.Contains(indexedItems, it) {
-					// The one index, by name: the function lists executions or calls.
-					res = append(res, jsii.String(*s.Table.TableArn()+"/index/"+store.GSI1))
-					break
-				}
-			}
-			add("TableRead", tableReadActions, res, nil)
-			add("TableKeyRead", tableKeyRead, []*string{s.TableKey.KeyArn()}, viaDynamo)
-		case deploy.TableWrite:
-			add("TableWrite", tableWriteActions, []*string{s.Table.TableArn()}, nil)
-			add("TableKeyWrite", tableKeyWrite, []*string{s.TableKey.KeyArn()}, viaDynamo)
+		case deploy.TableRead, deploy.TableWrite:
+			// tableStatements: the actions the code calls.
 		case deploy.InvokeFunction:
 			add("Invoke"+logicalID(p.Target), []string{"lambda:InvokeFunction"}, []*string{s.functionARN(p.Target)}, nil)
 		case deploy.StartExecution:
 			add("Start"+logicalID(p.Target), []string{"states:StartExecution"}, []*string{s.stateMachineARN(p.Target)}, nil)
 		case deploy.ManageExecution:
 			// Executions are named at run time: their ARN pattern is the narrowest AWS offers.
-			add("Manage"+logicalID(p.Target)+"Executions", []string{"states:DescribeExecution", "states:StopExecution"},
+			add("Stop"+logicalID(p.Target)+"Executions", []string{"states:StopExecution"},
 				[]*string{s.executionsARN(p.Target)}, nil)
 		case deploy.SendTaskResult:
 			add("TaskResult"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
@@ -223,6 +236,23 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 		}
 	}
 	return out
+}
+
+// tableStatements grant f's table actions (tableAccessOf) on the table, Query on the index when
+// it lists, and the table key through DynamoDB.
+func (s *Sinew) tableStatements(f deploy.Function, add func(string, []string, []*string, map[string]any), via map[string]any) {
+	acc, ok := tableAccessOf[f.Name]
+	if !ok {
+		panic(fmt.Sprintf("stack: %s: no table access declared (tableAccessOf)", f.Name))
+	}
+	add("Table", acc.actions, []*string{s.Table.TableArn()}, nil)
+	if acc.index {
+		add("TableIndex", []string{"dynamodb:Query"}, []*string{jsii.String(*s.Table.TableArn() + "/index/" + store.GSI1)}, nil)
+	}
+	add("TableKeyRead", tableKeyRead, []*string{s.TableKey.KeyArn()}, via)
+	if writes(acc.actions) {
+		add("TableKeyWrite", tableKeyWrite, []*string{s.TableKey.KeyArn()}, via)
+	}
 }
 
 // bedrockResources are the configured models: a foundation model by its ARN in this Region; a
@@ -281,6 +311,11 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 		Role:         role,
 		Tracing:      awslambda.Tracing_ACTIVE,
 		LogGroup:     lg,
+		// JSON lines, so Lambda filters the functions' slog records by level and Logs Insights
+		// reads their fields.
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(s.settings.LogLevel),
+		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 	}
 	if f.Name == "integration" {
 		props.Layers = s.ffmpegLayer()

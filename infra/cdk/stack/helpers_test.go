@@ -193,6 +193,7 @@ type statement struct {
 	Actions   []string
 	Resources []string
 	Principal string
+	Condition map[string]any
 }
 
 func asStrings(v any) []string {
@@ -222,7 +223,8 @@ func statements(doc any) []statement {
 		sid, _ := m["Sid"].(string)
 		eff, _ := m["Effect"].(string)
 		p, _ := json.Marshal(m["Principal"])
-		out = append(out, statement{Sid: sid, Effect: eff, Actions: asStrings(m["Action"]), Resources: asStrings(m["Resource"]), Principal: string(p)})
+		cond, _ := m["Condition"].(map[string]any)
+		out = append(out, statement{Sid: sid, Effect: eff, Actions: asStrings(m["Action"]), Resources: asStrings(m["Resource"]), Principal: string(p), Condition: cond})
 	}
 	return out
 }
@@ -282,4 +284,39 @@ func contains(list []string, sub string) bool {
 
 func awsiamStatement(action, resource string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(action), Resources: jsii.Strings(resource)})
+}
+
+// keyPolicy is the secrets key's policy.
+func keyPolicy(t *testing.T, s *synthed) []statement {
+	t.Helper()
+	id := s.logicalID(t, s.s.SecretsKey.Node().DefaultChild())
+	return statements(props(s.resources("AWS::KMS::Key")[id])["KeyPolicy"])
+}
+
+// definition renders a state machine's DefinitionString, a string or a join of strings and
+// AWS::Partition, with <partition> for the partition.
+func definition(p map[string]any) (string, bool) {
+	switch d := p["DefinitionString"].(type) {
+	case string:
+		return d, true
+	case map[string]any:
+		join, _ := d["Fn::Join"].([]any)
+		if len(join) != 2 || join[0] != "" {
+			return "", false
+		}
+		var b strings.Builder
+		for _, part := range join[1].([]any) {
+			switch v := part.(type) {
+			case string:
+				b.WriteString(v)
+			case map[string]any:
+				if v["Ref"] != "AWS::Partition" {
+					return "", false
+				}
+				b.WriteString("<partition>")
+			}
+		}
+		return b.String(), true
+	}
+	return "", false
 }

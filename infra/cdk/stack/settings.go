@@ -19,29 +19,38 @@ import (
 // The functions' operator settings are set by their variable's name instead (-c SINEW_MODEL=...),
 // see OperatorVariables.
 const (
-	CtxRemovalPolicy      = "removalPolicy"      // retain (default) or destroy: the table, the keys, the user pool, the logs
-	CtxOIDCIssuer         = "oidcIssuer"         // an existing OIDC issuer URL instead of the stack's Cognito user pool
-	CtxOIDCAudience       = "oidcAudience"       // that issuer's audience(s), comma-separated; required with oidcIssuer
-	CtxCORSOrigins        = "corsOrigins"        // comma-separated browser origins allowed to call the API; none by default
-	CtxThrottleRate       = "throttleRateLimit"  // steady requests per second for the whole API
-	CtxThrottleBurst      = "throttleBurstLimit" // burst of requests for the whole API
-	CtxLogRetentionDays   = "logRetentionDays"   // retention of every log group the stack makes
-	CtxAlarmEmail         = "alarmEmail"         // an e-mail address subscribed to the alarm topic
-	CtxEventBusName       = "eventBusName"       // an existing bus for ToolCallPending instead of the stack's own
-	CtxBedrockModels      = "bedrockModels"      // further Bedrock model ids the model-calling functions may invoke
-	CtxOpenAIKeySecretARN = "openAIKeySecretArn" // an existing secret with the OpenAI-compatible key
-	CtxFFmpegLayerARN     = "ffmpegLayerArn"     // a Lambda layer with ffmpeg for the integration function
-	CtxFFmpegLayerZip     = "ffmpegLayerZip"     // a zip (path) of such a layer for the stack to publish
+	CtxStage              = "stage"                  // prod (default) or dev: the defaults of removal, retention, protection and log level
+	CtxRemovalPolicy      = "removalPolicy"          // retain (prod's default) or destroy (dev's): the table, the keys, the user pool, the logs
+	CtxOIDCIssuer         = "oidcIssuer"             // an existing OIDC issuer URL instead of the stack's Cognito user pool
+	CtxOIDCAudience       = "oidcAudience"           // that issuer's audience(s), comma-separated; required with oidcIssuer
+	CtxCORSOrigins        = "corsOrigins"            // comma-separated browser origins allowed to call the API; none by default
+	CtxThrottleRate       = "throttleRateLimit"      // steady requests per second for the whole API
+	CtxThrottleBurst      = "throttleBurstLimit"     // burst of requests for the whole API
+	CtxChatThrottleRate   = "chatThrottleRateLimit"  // steady requests per second of the chat route, which spends model tokens
+	CtxChatThrottleBurst  = "chatThrottleBurstLimit" // burst of the chat route
+	CtxTags               = "tags"                   // further cost allocation tags, key=value,key=value
+	CtxLogRetentionDays   = "logRetentionDays"       // retention of every log group the stack makes
+	CtxAlarmEmail         = "alarmEmail"             // an e-mail address subscribed to the alarm topic
+	CtxEventBusName       = "eventBusName"           // an existing bus for ToolCallPending instead of the stack's own
+	CtxBedrockModels      = "bedrockModels"          // further Bedrock model ids the model-calling functions may invoke
+	CtxOpenAIKeySecretARN = "openAIKeySecretArn"     // an existing secret with the OpenAI-compatible key
+	CtxFFmpegLayerARN     = "ffmpegLayerArn"         // a Lambda layer with ffmpeg for the integration function
+	CtxFFmpegLayerZip     = "ffmpegLayerZip"         // a zip (path) of such a layer for the stack to publish
 )
 
 // Settings are the operator's choices for one deployment, validated.
 type Settings struct {
-	Destroy            bool // removal policy destroy; retain otherwise
+	Stage              string // prod or dev
+	Destroy            bool   // removal policy destroy; retain otherwise
+	LogLevel           string // the functions' application log level: DEBUG (dev) or INFO (prod)
 	OIDCIssuer         string
 	OIDCAudience       []string
 	CORSOrigins        []string
 	ThrottleRate       float64
 	ThrottleBurst      int
+	ChatThrottleRate   float64
+	ChatThrottleBurst  int
+	Tags               map[string]string // cost allocation tags on every resource (with application, stack and stage)
 	LogRetentionDays   int
 	AlarmEmail         string
 	EventBusName       string
@@ -56,9 +65,18 @@ type Settings struct {
 
 // Defaults of the settings without a value.
 const (
-	DefaultThrottleRate     = 50
-	DefaultThrottleBurst    = 100
-	DefaultLogRetentionDays = 30
+	DefaultThrottleRate      = 50
+	DefaultThrottleBurst     = 100
+	DefaultChatThrottleRate  = 5
+	DefaultChatThrottleBurst = 10
+	DefaultLogRetentionDays  = 30 // prod's
+	DevLogRetentionDays      = 7
+)
+
+// Stages.
+const (
+	StageProd = "prod"
+	StageDev  = "dev"
 )
 
 // retentionDays are the values CloudWatch Logs accepts for a log group's retention.
@@ -118,14 +136,34 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 		return f
 	}
 
-	s := Settings{Env: map[string]string{}}
+	s := Settings{Env: map[string]string{}, Stage: StageProd, LogLevel: "INFO"}
+	switch st := strings.ToLower(str(CtxStage)); st {
+	case "", StageProd:
+	case StageDev:
+		// A dev stack is thrown away: its data goes with it, its logs are short-lived and verbose.
+		s.Stage, s.Destroy, s.LogLevel = StageDev, true, "DEBUG"
+	default:
+		errs = append(errs, fault.Invalid(CtxStage, "%s=%q: want prod or dev", CtxStage, st))
+	}
 	errs = append(errs, parseAccess(&s, str, list)...)
 	s.ThrottleRate = num(CtxThrottleRate, DefaultThrottleRate, 1, 10000)
 	s.ThrottleBurst = int(num(CtxThrottleBurst, DefaultThrottleBurst, 1, 5000))
-	s.LogRetentionDays = int(num(CtxLogRetentionDays, DefaultLogRetentionDays, 1, 3653))
+	// The chat route's defaults never exceed the API's own throttle.
+	s.ChatThrottleRate = num(CtxChatThrottleRate, min(DefaultChatThrottleRate, s.ThrottleRate), 1, 10000)
+	s.ChatThrottleBurst = int(num(CtxChatThrottleBurst, float64(min(DefaultChatThrottleBurst, s.ThrottleBurst)), 1, 5000))
+	if s.ChatThrottleRate > s.ThrottleRate || s.ChatThrottleBurst > s.ThrottleBurst {
+		errs = append(errs, fault.Invalid(CtxChatThrottleRate, "%s/%s (%g/%d) above the API's %s/%s (%g/%d): the chat route's throttle is meant to be the lower one",
+			CtxChatThrottleRate, CtxChatThrottleBurst, s.ChatThrottleRate, s.ChatThrottleBurst, CtxThrottleRate, CtxThrottleBurst, s.ThrottleRate, s.ThrottleBurst))
+	}
+	days := float64(DefaultLogRetentionDays)
+	if s.Stage == StageDev {
+		days = DevLogRetentionDays
+	}
+	s.LogRetentionDays = int(num(CtxLogRetentionDays, days, 1, 3653))
 	if !slices.Contains(retentionDays, s.LogRetentionDays) {
 		errs = append(errs, fault.Invalid(CtxLogRetentionDays, "%s=%d: CloudWatch Logs accepts only %v", CtxLogRetentionDays, s.LogRetentionDays, retentionDays))
 	}
+	s.Tags, errs = parseTags(list(CtxTags), errs)
 
 	errs = append(errs, parseNames(&s, str)...)
 	cfg, ferrs := parseFunctionEnv(&s, str, keys)
@@ -137,11 +175,14 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	return s, nil
 }
 
-// parseAccess reads who may reach the API and what happens to the data: the removal policy, the
-// OIDC issuer and audience (else the stack's Cognito user pool) and the CORS origins.
+// parseAccess reads who may reach the API and what happens to the data: the removal policy (over
+// the stage's), the OIDC issuer and audience (else the stack's Cognito user pool) and the CORS
+// origins.
 func parseAccess(s *Settings, str func(string) string, list func(string) []string) (errs []error) {
 	switch rp := strings.ToLower(str(CtxRemovalPolicy)); rp {
-	case "", "retain":
+	case "":
+	case "retain":
+		s.Destroy = false
 	case "destroy":
 		s.Destroy = true
 	default:
@@ -255,11 +296,28 @@ func parseModels(s *Settings, cfg *config.Config, list func(string) []string) (e
 	return errs
 }
 
+// parseTags reads key=value pairs in the form AWS accepts for tags; aws: is AWS's own prefix.
+func parseTags(pairs []string, errs []error) (map[string]string, []error) {
+	out := map[string]string{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || !tagKeyRE.MatchString(k) || !tagValueRE.MatchString(v) || strings.HasPrefix(strings.ToLower(k), "aws:") {
+			errs = append(errs, fault.Invalid(CtxTags, "%s: %q is not a tag; want key=value (letters, digits, spaces and _.:/=+-@, key up to 128, value up to 256, key not starting with aws:)", CtxTags, kv))
+			continue
+		}
+		out[k] = v
+	}
+	return out, errs
+}
+
 // UsesOpenAI reports whether the deployment talks to an OpenAI-compatible endpoint, so needs its
 // key's secret.
 func (s Settings) UsesOpenAI() bool { return s.Env[config.EnvOpenAIBaseURL] != "" }
 
 var (
+	tagKeyRE       = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$`)
+	tagValueRE     = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{0,256}$`)
 	eventBusNameRE = regexp.MustCompile(`^[A-Za-z0-9._\-/]{1,256}$`)
 	secretARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$`)
 	layerARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]+:\d+$`)

@@ -24,7 +24,8 @@ func TestParseSettingsDefaults(t *testing.T) {
 	}
 	if s.Destroy || s.OIDCIssuer != "" || len(s.CORSOrigins) != 0 || s.ThrottleRate != DefaultThrottleRate ||
 		s.ThrottleBurst != DefaultThrottleBurst || s.LogRetentionDays != DefaultLogRetentionDays || s.EventBusName != "" ||
-		s.UsesOpenAI() || len(s.Env) != 0 {
+		s.UsesOpenAI() || len(s.Env) != 0 || s.Stage != StageProd || s.LogLevel != "INFO" ||
+		s.ChatThrottleRate != DefaultChatThrottleRate || s.ChatThrottleBurst != DefaultChatThrottleBurst || len(s.Tags) != 0 {
 		t.Errorf("defaults: %+v", s)
 	}
 	// The default model is a Bedrock one, so it is granted.
@@ -43,6 +44,26 @@ func TestParseSettings(t *testing.T) {
 		{"destroy", map[string]any{CtxRemovalPolicy: "DESTROY"}, func(t *testing.T, s Settings) {
 			if !s.Destroy {
 				t.Error("not destroy")
+			}
+		}},
+		{"dev stage", map[string]any{CtxStage: "dev"}, func(t *testing.T, s Settings) {
+			if s.Stage != StageDev || !s.Destroy || s.LogRetentionDays != DevLogRetentionDays || s.LogLevel != "DEBUG" {
+				t.Errorf("%+v", s)
+			}
+		}},
+		{"dev stage kept", map[string]any{CtxStage: "dev", CtxRemovalPolicy: "retain"}, func(t *testing.T, s Settings) {
+			if s.Destroy {
+				t.Error("an explicit retain lost to the stage")
+			}
+		}},
+		{"chat throttle follows a lower API's", map[string]any{CtxThrottleRate: 3, CtxThrottleBurst: 4}, func(t *testing.T, s Settings) {
+			if s.ChatThrottleRate != 3 || s.ChatThrottleBurst != 4 {
+				t.Errorf("chat throttle %g/%d", s.ChatThrottleRate, s.ChatThrottleBurst)
+			}
+		}},
+		{"tags", map[string]any{CtxTags: "cost-center=ml, team = agents "}, func(t *testing.T, s Settings) {
+			if len(s.Tags) != 2 || s.Tags["cost-center"] != "ml" || s.Tags["team"] != "agents" {
+				t.Errorf("tags %v", s.Tags)
 			}
 		}},
 		{"oidc", map[string]any{CtxOIDCIssuer: "https://login.example.com/realms/x", CtxOIDCAudience: " a , b,a "}, func(t *testing.T, s Settings) {
@@ -96,6 +117,11 @@ func TestParseSettingsRefuses(t *testing.T) {
 		msg   string
 	}{
 		{"removal policy", map[string]any{CtxRemovalPolicy: "snapshot"}, CtxRemovalPolicy, "retain or destroy"},
+		{"stage", map[string]any{CtxStage: "staging"}, CtxStage, "prod or dev"},
+		{"tag without a value", map[string]any{CtxTags: "team"}, CtxTags, "key=value"},
+		{"aws tag", map[string]any{CtxTags: "aws:team=x"}, CtxTags, "aws:"},
+		{"chat throttle", map[string]any{CtxChatThrottleRate: 0}, CtxChatThrottleRate, "from 1"},
+		{"chat throttle above the API's", map[string]any{CtxThrottleRate: 3, CtxChatThrottleRate: 4}, CtxChatThrottleRate, "lower one"},
 		{"audience without issuer", map[string]any{CtxOIDCAudience: "a"}, CtxOIDCAudience, "without " + CtxOIDCIssuer},
 		{"issuer without audience", map[string]any{CtxOIDCIssuer: "https://login.example.com"}, CtxOIDCAudience, "required"},
 		{"http issuer", map[string]any{CtxOIDCIssuer: "http://login.example.com", CtxOIDCAudience: "a"}, CtxOIDCIssuer, "https"},

@@ -7,6 +7,7 @@ package stack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,6 +67,9 @@ type Sinew struct {
 	settings Settings
 	modelKey *string // the OpenAI-compatible key's secret ARN, nil when not used
 	modelRes []*string
+
+	settleRule awsevents.Rule
+	dlqs       []namedQueue
 }
 
 var stackNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,39}$`)
@@ -165,7 +169,9 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 	}
 	s.settleOnStatusChange()
 	api := s.httpAPI(routes)
-	s.alarms()
+	s.alarms(api)
+	s.taskResponderPolicy()
+	s.tag()
 
 	out := func(id, desc string, v *string) {
 		awscdk.NewCfnOutput(st, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
@@ -185,6 +191,41 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		out("OpenAIKeySecretArn", "the secret holding the OpenAI-compatible endpoint's key", s.modelKey)
 	}
 	return s, nil
+}
+
+// tag puts the cost allocation tags on every resource: the application, the stack, the stage and
+// the operator's own (tags).
+func (s *Sinew) tag() {
+	tags := awscdk.Tags_Of(s.Stack)
+	// The CDK would tag the dashboard, whose CloudFormation type takes no tags.
+	props := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard")}
+	tags.Add(jsii.String("application"), jsii.String("sinew"), props)
+	tags.Add(jsii.String("sinew:stack"), jsii.String(s.name), props)
+	tags.Add(jsii.String("sinew:stage"), jsii.String(s.settings.Stage), props)
+	for _, k := range slices.Sorted(maps.Keys(s.settings.Tags)) {
+		tags.Add(jsii.String(k), jsii.String(s.settings.Tags[k]), props)
+	}
+}
+
+// taskResponderPolicy is a customer-managed policy, attached to nothing here, that a client's role
+// attaches to answer function calls with Step Functions directly (SendTaskSuccess, SendTaskFailure,
+// SendTaskHeartbeat) on sinew's state machines and nothing else.
+func (s *Sinew) taskResponderPolicy() {
+	var arns []*string
+	for _, m := range deploy.StateMachines() {
+		arns = append(arns, s.StateMachines[m.Name].StateMachineArn())
+	}
+	p := awsiam.NewManagedPolicy(s.Stack, jsii.String("TaskResponderPolicy"), &awsiam.ManagedPolicyProps{
+		Description: jsii.String("sinew: answer pending function calls (SendTask*) of sinew's state machines; attach to a client's role"),
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("AnswerFunctionCalls"),
+			Actions:   jsii.Strings("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"),
+			Resources: &arns,
+		})},
+	})
+	awscdk.NewCfnOutput(s.Stack, jsii.String("TaskResponderPolicyArn"), &awscdk.CfnOutputProps{
+		Value: p.ManagedPolicyArn(), Description: jsii.String("the managed policy a client's role attaches to call SendTask* on sinew's state machines"),
+	})
 }
 
 // removal is the removal policy the operator chose for stateful resources.
@@ -310,10 +351,14 @@ func (s *Sinew) modelSecret() {
 
 var fullSecretARN = regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
 
-// logs makes a log group with the operator's retention and removal policy.
-func (s *Sinew) logs(id, name string) awslogs.LogGroup {
+// logs makes a log group with the operator's retention and removal policy. Its name ends with the
+// stack's id (a UUID CloudFormation gives each stack it creates): a group kept by the Retain policy,
+// after `cdk destroy` or a first deploy that rolled back, never blocks the next deploy with "already
+// exists", and the prefix still says whose logs they are.
+func (s *Sinew) logs(id, prefix string) awslogs.LogGroup {
+	stackUUID := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), awscdk.Aws_STACK_ID(), nil))
 	return awslogs.NewLogGroup(s.Stack, jsii.String(id), &awslogs.LogGroupProps{
-		LogGroupName:  jsii.String(name),
+		LogGroupName:  awscdk.Fn_Join(jsii.String(""), jsii.Strings(prefix, "-", *stackUUID)),
 		Retention:     retention(s.settings.LogRetentionDays),
 		RemovalPolicy: s.removal(),
 	})

@@ -2,14 +2,14 @@ package stack
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
@@ -29,6 +29,10 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 			invoked = append(invoked, v)
 		}
 	}
+	// The definitions name AWS's service integrations as arn:aws:states:::...; the partition comes
+	// from the stack instead (the definition becomes a join with AWS::Partition), so the same
+	// definition runs in aws-cn and aws-us-gov.
+	def = strings.ReplaceAll(def, `"arn:aws:`, `"arn:`+*awscdk.Aws_PARTITION()+`:`)
 	typ := awsstepfunctions.StateMachineType_STANDARD
 	if m.Type == "EXPRESS" {
 		typ = awsstepfunctions.StateMachineType_EXPRESS
@@ -98,7 +102,8 @@ func (s *Sinew) settleOnStatusChange() {
 	for _, m := range deploy.StateMachines() {
 		arns = append(arns, s.StateMachines[m.Name].StateMachineArn())
 	}
-	awsevents.NewRule(s.Stack, jsii.String("ExecutionStatusChange"), &awsevents.RuleProps{
+	fn := s.Functions[settle]
+	rule := awsevents.NewRule(s.Stack, jsii.String("ExecutionStatusChange"), &awsevents.RuleProps{
 		Description: jsii.String("sinew: ended executions of sinew's state machines, to " + settle),
 		EventPattern: &awsevents.EventPattern{
 			Source:     jsii.Strings("aws.states"),
@@ -108,53 +113,20 @@ func (s *Sinew) settleOnStatusChange() {
 				"status":          []interface{}{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"},
 			},
 		},
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[settle], &awseventstargets.LambdaFunctionProps{
-			// EventBridge retries a failed asynchronous delivery for up to a day.
-			MaxEventAge:   awscdk.Duration_Hours(jsii.Number(24)),
-			RetryAttempts: jsii.Number(185),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+			// EventBridge retries a delivery Lambda refuses (throttled, unavailable) for up to a
+			// day, then puts the event in the dead-letter queue.
+			MaxEventAge:     awscdk.Duration_Hours(jsii.Number(24)),
+			RetryAttempts:   jsii.Number(185),
+			DeadLetterQueue: s.deadLetters("SettleDeliveryDLQ", "events of ended executions EventBridge could not deliver to "+settle),
 		})},
 	})
-}
-
-// alarms makes the alarm topic and an alarm on each state machine's failed and timed-out
-// executions and each function's errors and throttles.
-func (s *Sinew) alarms() {
-	topic := awssns.NewTopic(s.Stack, jsii.String("Alarms"), &awssns.TopicProps{
-		DisplayName: jsii.String("sinew alarms"),
-		EnforceSSL:  jsii.Bool(true),
+	// Once Lambda accepts the asynchronous invoke, a function error is retried twice by Lambda and
+	// then goes to this queue, so an outcome settle could not record is kept, not dropped.
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(2),
+		MaxEventAge:   awscdk.Duration_Hours(jsii.Number(6)),
+		OnFailure:     awslambdadestinations.NewSqsDestination(s.deadLetters("SettleFailedDLQ", "events "+settle+" failed on after Lambda's retries")),
 	})
-	nag(topic, "AwsSolutions-SNS2", "The topic carries only CloudWatch alarm notifications (alarm names and states, no data); CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a key of its own would cost more than the notifications are worth.")
-	if s.settings.AlarmEmail != "" {
-		awssns.NewSubscription(s.Stack, jsii.String("AlarmEmail"), &awssns.SubscriptionProps{
-			Topic: topic, Protocol: awssns.SubscriptionProtocol_EMAIL, Endpoint: jsii.String(s.settings.AlarmEmail),
-		})
-	}
-	action := awscloudwatchactions.NewSnsAction(topic)
-	alarm := func(id, what string, metric awscloudwatch.Metric) {
-		a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("sinew: " + what),
-			Metric:             metric,
-			Threshold:          jsii.Number(1),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		a.AddAlarmAction(action)
-	}
-	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
-	for _, m := range deploy.StateMachines() {
-		sm, id := s.StateMachines[m.Name], logicalID(m.Name)
-		// A tool's own failure ends its execution SUCCEEDED with the error result, so a failed
-		// execution is a fault of the workflow itself.
-		alarm(id+"FailedAlarm", m.Name+" executions failed", sm.MetricFailed(five))
-		alarm(id+"TimedOutAlarm", m.Name+" executions timed out", sm.MetricTimedOut(five))
-	}
-	for _, f := range deploy.Functions() {
-		fn, id := s.Functions[f.Name], logicalID(f.Name)
-		alarm(id+"ErrorsAlarm", f.Name+" function errors", fn.MetricErrors(five))
-		alarm(id+"ThrottlesAlarm", f.Name+" function throttles", fn.MetricThrottles(five))
-	}
-	awscdk.NewCfnOutput(s.Stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{
-		Value: topic.TopicArn(), Description: jsii.String("the SNS topic of sinew's alarms"),
-	})
+	s.settleRule = rule
 }

@@ -1,0 +1,274 @@
+// Package awscalls finds the AWS API calls each Lambda function's code can make: it loads the
+// functions' main packages with everything they link, builds their SSA form, keeps the code reachable
+// from each main (rapid type analysis, which follows interface calls to the types the program makes),
+// and records every call in sinew's own packages whose argument is an aws-sdk-go-v2 operation input
+// (*<service>.<Op>Input). Calls through sinew's narrow client interfaces count, since the input type
+// names the operation whatever the receiver is.
+//
+// Two details IAM needs besides the operation are read from the reachable source: the item operations
+// a DynamoDB transaction holds (the fields set in types.TransactWriteItem / TransactGetItem literals),
+// and whether a Query may name the table's index (the store.GSI1 constant given as a value, not
+// compared against).
+package awscalls
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/callgraph/rta"
+	"golang.org/x/tools/go/callgraph/vta"
+	"golang.org/x/tools/go/packages"
+	"golang.org/x/tools/go/ssa"
+	"golang.org/x/tools/go/ssa/ssautil"
+)
+
+const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
+
+// Calls is what one function's code may call.
+type Calls struct {
+	// Ops are the operations as service/Operation, the service being the SDK package's name
+	// (dynamodb/Query, sfn/StartExecution, bedrockruntime/Converse).
+	Ops map[string]bool
+	// TransactItems are the item operations of DynamoDB transactions built in reachable code:
+	// Put, Update, Delete, ConditionCheck (TransactWriteItem), Get (TransactGetItem).
+	TransactItems map[string]bool
+	// Index is set when reachable code passes the index constant as a value (a Query on it).
+	Index bool
+}
+
+// Options name what to analyze.
+type Options struct {
+	Root      string   // the module root
+	Module    string   // the module's path; only its packages' call sites count (the SDK's own do not)
+	Functions []string // folders under functions/
+	// IndexConst is the package path and name of the index name constant, like sinew/internal/store.GSI1.
+	IndexConst string
+}
+
+// Analyze gives each function's Calls. It builds for Lambda's platform (linux/arm64, lambda.norpc),
+// so the files compiled are those deployed.
+func Analyze(o Options) (map[string]Calls, error) {
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps |
+			packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo | packages.NeedTypesSizes,
+		Dir:        o.Root,
+		Env:        append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"),
+		BuildFlags: []string{"-tags", "lambda.norpc"},
+	}
+	var patterns []string
+	for _, f := range o.Functions {
+		patterns = append(patterns, "./functions/"+f)
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("load %v: %w", patterns, err)
+	}
+	var errs []string
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			errs = append(errs, e.Error())
+		}
+	})
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load: %s", strings.Join(errs, "; "))
+	}
+	prog, ssaPkgs := ssautil.AllPackages(pkgs, ssa.InstantiateGenerics)
+	prog.Build()
+	idx := indexConst(pkgs, o.IndexConst)
+	infos := map[string]*types.Info{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) { infos[p.PkgPath] = p.TypesInfo })
+	out := map[string]Calls{}
+	for i, p := range ssaPkgs {
+		main := p.Func("main")
+		if main == nil {
+			return nil, fmt.Errorf("%s has no main", pkgs[i].PkgPath)
+		}
+		c := Calls{Ops: map[string]bool{}, TransactItems: map[string]bool{}}
+		for fn := range reachable(o.Module, main, p.Func("init")) {
+			src := fn
+			if o := fn.Origin(); o != nil {
+				src = o // an instance of a generic function: its source is the generic's
+			}
+			if src.Pkg == nil || !inModule(src.Pkg.Pkg.Path(), o.Module) {
+				continue
+			}
+			scanSSA(fn, c.Ops)
+			scanSyntax(src, infos[src.Pkg.Pkg.Path()], idx, &c)
+		}
+		out[o.Functions[i]] = c
+	}
+	return out, nil
+}
+
+// reachable is the code reachable from the roots: rapid type analysis gives a first call graph,
+// which variable type analysis refines over the module's own code (an interface call then reaches
+// only the types that can flow to it, not every type with that method name); the SDK's code keeps
+// RTA's edges.
+func reachable(module string, roots ...*ssa.Function) map[*ssa.Function]bool {
+	res := rta.Analyze(roots, true)
+	funcs := map[*ssa.Function]bool{}
+	for fn := range res.Reachable {
+		src := fn
+		if o := fn.Origin(); o != nil {
+			src = o
+		}
+		if src.Pkg != nil && inModule(src.Pkg.Pkg.Path(), module) {
+			funcs[fn] = true
+		}
+	}
+	cg := vta.CallGraph(funcs, res.CallGraph)
+	seen := map[*ssa.Function]bool{}
+	var walk func(fn *ssa.Function)
+	walk = func(fn *ssa.Function) {
+		if fn == nil || seen[fn] {
+			return
+		}
+		seen[fn] = true
+		g := res.CallGraph // the SDK's and the runtime's code (which calls the handler)
+		if funcs[fn] {
+			g = cg
+		}
+		if n := g.Nodes[fn]; n != nil {
+			for _, e := range n.Out {
+				walk(e.Callee.Func)
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	return seen
+}
+
+func inModule(path, module string) bool { return path == module || strings.HasPrefix(path, module+"/") }
+
+// scanSSA records the operations fn calls: a call whose method is named Op and takes *<svc>.OpInput.
+func scanSSA(fn *ssa.Function, ops map[string]bool) {
+	for _, b := range fn.Blocks {
+		for _, ins := range b.Instrs {
+			call, ok := ins.(ssa.CallInstruction)
+			if !ok {
+				continue
+			}
+			com := call.Common()
+			var name string
+			var sig *types.Signature
+			switch {
+			case com.IsInvoke():
+				name, sig = com.Method.Name(), com.Method.Type().(*types.Signature)
+			case com.StaticCallee() != nil:
+				name, sig = com.StaticCallee().Name(), com.StaticCallee().Signature
+			default:
+				continue
+			}
+			if op, ok := operation(name, sig); ok {
+				ops[op] = true
+			}
+		}
+	}
+}
+
+// operation reports service/Op when sig takes a *<sdk service>.<name>Input.
+func operation(name string, sig *types.Signature) (string, bool) {
+	for v := range sig.Params().Variables() {
+		ptr, ok := v.Type().(*types.Pointer)
+		if !ok {
+			continue
+		}
+		named, ok := ptr.Elem().(*types.Named)
+		if !ok || named.Obj().Pkg() == nil {
+			continue
+		}
+		path := named.Obj().Pkg().Path()
+		if strings.HasPrefix(path, sdkService) && !strings.Contains(strings.TrimPrefix(path, sdkService), "/") &&
+			named.Obj().Name() == name+"Input" {
+			return named.Obj().Pkg().Name() + "/" + name, true
+		}
+	}
+	return "", false
+}
+
+// scanSyntax reads fn's own source (not the closures inside it, which are functions of their own and
+// scanned when reachable) for transaction items and the index constant.
+func scanSyntax(fn *ssa.Function, info *types.Info, idx types.Object, c *Calls) {
+	syn := fn.Syntax()
+	if syn == nil || info == nil {
+		return
+	}
+	var body ast.Node
+	switch s := syn.(type) {
+	case *ast.FuncDecl:
+		body = s.Body
+	case *ast.FuncLit:
+		body = s.Body
+	}
+	if body == nil {
+		return
+	}
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false
+		}
+		stack = append(stack, n)
+		switch x := n.(type) {
+		case *ast.CompositeLit:
+			transactFields(info, x, c.TransactItems)
+		case *ast.Ident:
+			if idx != nil && info.Uses[x] == idx {
+				if _, cmp := stack[len(stack)-2].(*ast.BinaryExpr); !cmp {
+					c.Index = true
+				}
+			}
+		}
+		return true
+	})
+}
+
+// transactFields records the item operations a dynamodb types.TransactWriteItem/TransactGetItem
+// literal sets.
+func transactFields(info *types.Info, lit *ast.CompositeLit, items map[string]bool) {
+	t := info.TypeOf(lit)
+	named, ok := t.(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != sdkService+"dynamodb/types" {
+		return
+	}
+	if n := named.Obj().Name(); n != "TransactWriteItem" && n != "TransactGetItem" {
+		return
+	}
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok {
+				items[id.Name] = true
+			}
+		}
+	}
+}
+
+// indexConst finds the object of the constant path.Name among the loaded packages.
+func indexConst(pkgs []*packages.Package, qualified string) types.Object {
+	if qualified == "" {
+		return nil
+	}
+	i := strings.LastIndex(qualified, ".")
+	path, name := qualified[:i], qualified[i+1:]
+	var obj types.Object
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if p.PkgPath == path && p.Types != nil {
+			obj = p.Types.Scope().Lookup(name)
+		}
+	})
+	return obj
+}
+
+// Sorted lists a set.
+func Sorted(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
