@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"sinew/internal/httpapi"
-	"sinew/internal/store"
 	"sinew/internal/loop/toolfmt"
+	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
 

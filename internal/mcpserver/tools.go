@@ -9,13 +9,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"sinew/internal/loop/agentloop"
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
-	"sinew/internal/tool"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
+	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
 

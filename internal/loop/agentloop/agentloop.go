@@ -220,7 +220,7 @@ func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, 
 	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log, ModelID: agent.Model,
 		MaxCallsPerReply: s.d.MaxCallsPerReply,
 		Budget:           loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: cc.TurnID, Max: s.d.MaxCallsPerTurn},
-		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
+		Resolve:          func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
 	if in.Model != nil {
 		cfg.ModelID = *in.Model
 	}
