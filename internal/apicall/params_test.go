@@ -83,3 +83,19 @@ func TestParamsSchemaDescribesThePathPlaceholders(t *testing.T) {
 		t.Fatalf("err = %v, want the missing repo named against params_schema", err)
 	}
 }
+
+// An api_call to a loopback name in any spelling is refused as loopback (Forbidden, never retried),
+// as localhost is; the test resolver knows none of these names, so no lookup answers for them.
+func TestLoopbackNamesAreRefused(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(echo))
+	for _, host := range []string{"localhost", "localhost.", "LOCALHOST", "foo.localhost", "ip6-localhost"} {
+		def := &tool.APICallDef{Method: "GET", URL: "http://" + host + "/"}
+		_, err := e.ex.Execute(t.Context(), def, apicall.Input{})
+		if !fault.Is(err, fault.Forbidden) || !strings.Contains(fault.Message(err), "a loopback address") {
+			t.Errorf("GET http://%s/: err = %v (kind %s), want a loopback refusal", host, err, fault.KindOf(err))
+		}
+	}
+	if n := e.passed(); n != 0 {
+		t.Fatalf("%d connection attempts got past the guard", n)
+	}
+}
