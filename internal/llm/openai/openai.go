@@ -17,14 +17,16 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
+	"sinew/internal/config"
 	"sinew/internal/fault"
 	"sinew/internal/llm"
 )
 
 // Model talks to one model of an OpenAI-compatible endpoint.
 type Model struct {
-	client oa.Client
-	model  string
+	client  oa.Client
+	model   string
+	baseURL string // as configured, for messages ("" is OpenAI's)
 }
 
 // Options configure a Model.
@@ -50,7 +52,7 @@ func New(model string, o Options) *Model {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	return &Model{client: oa.NewClient(opts...), model: model}
+	return &Model{client: oa.NewClient(opts...), model: model, baseURL: o.BaseURL}
 }
 
 // Converse implements llm.Model.
@@ -61,7 +63,7 @@ func (m *Model) Converse(ctx context.Context, req llm.Request) (llm.Response, er
 	}
 	out, err := m.client.Chat.Completions.New(ctx, params)
 	if err != nil {
-		return llm.Response{}, classify(ctx, err)
+		return llm.Response{}, classify(ctx, err, m.endpoint())
 	}
 	if len(out.Choices) == 0 {
 		return llm.Response{}, fault.New(fault.Provider, "the model endpoint answered without a choice")
@@ -134,7 +136,8 @@ func (m *Model) params(req llm.Request) (oa.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(def))
 	}
-	if len(req.Tools) > 0 || req.ToolChoice.Mode == llm.ChoiceNone {
+	// tool_choice only with tools: OpenAI refuses it without them, and "none" means nothing then.
+	if len(req.Tools) > 0 {
 		switch req.ToolChoice.Mode {
 		case llm.ChoiceNone, llm.ChoiceRequired:
 			p.ToolChoice.OfAuto = param.NewOpt(string(req.ToolChoice.Mode))
@@ -176,10 +179,19 @@ func objectSchema(p map[string]any) map[string]any {
 	return p
 }
 
-// classify types an endpoint error. The endpoint's own message is kept: it names
-// the broken rule (context too long, unknown model), never the key.
-func classify(ctx context.Context, err error) error {
-	if e := llm.ContextError(ctx, err, "the model endpoint"); e != nil {
+// endpoint names the endpoint in messages.
+func (m *Model) endpoint() string {
+	if m.baseURL == "" {
+		return "OpenAI's API"
+	}
+	return "the model endpoint at " + m.baseURL
+}
+
+// classify types an endpoint error (llm.StatusKind for statuses); where names the endpoint. The
+// endpoint's own message is kept: it names the broken rule (context too long, unknown model), never
+// the key.
+func classify(ctx context.Context, err error, where string) error {
+	if e := llm.ContextError(ctx, err, where); e != nil {
 		return e
 	}
 	var ae *oa.Error
@@ -191,14 +203,30 @@ func classify(ctx context.Context, err error) error {
 		kind := llm.StatusKind(ae.StatusCode)
 		switch ae.StatusCode {
 		case 401, 403:
-			return fault.Wrap(kind, err, "the model endpoint refused the credentials (HTTP %d: %s): check the key in SINEW_OPENAI_KEY_SECRET", ae.StatusCode, msg)
+			return fault.Wrap(kind, err, "%s refused the credentials (HTTP %d: %s): check the key in %s (or the secret %s names)", where, ae.StatusCode, msg, config.EnvOpenAIAPIKey, config.EnvOpenAIKey)
+		case 404:
+			return fault.Wrap(kind, err, "%s answered HTTP 404 (%s): check the model name in %s and the base URL in %s (it usually ends in /v1)", where, msg, config.EnvModel, config.EnvOpenAIBaseURL)
 		}
-		return fault.Wrap(kind, err, "the model endpoint answered HTTP %d: %s", ae.StatusCode, msg)
+		return fault.Wrap(kind, err, "%s answered HTTP %d: %s", where, ae.StatusCode, msg)
 	}
 	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fault.Wrap(fault.Transient, err, "%s did not answer in time; try again", where)
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fault.Wrap(fault.Transient, err, "the model endpoint could not be reached; try again")
+		return fault.Wrap(fault.Transient, err, "%s could not be reached (%v): check that the server runs and %s points at it", where, rootCause(err), config.EnvOpenAIBaseURL)
 	}
-	return fault.Wrap(fault.Provider, err, "the model endpoint failed")
+	return fault.Wrap(fault.Provider, err, "%s failed", where)
+}
+
+// rootCause is the innermost error, without the URL and method the HTTP client adds around it.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
