@@ -82,16 +82,16 @@ type Config struct {
 	FunctionNames map[string]string
 	Model         Model
 	OpenAIBaseURL string
-	OpenAIKey     string             // the Secrets Manager secret holding the OpenAI-compatible endpoint's key
+	OpenAIKey     string // the Secrets Manager secret holding the OpenAI-compatible endpoint's key
 	// OpenAIAPIKey is that key itself, from the environment: for local mode, which has no Secrets
 	// Manager. A secret value: never logged or printed.
 	OpenAIAPIKey string
-	APICallAllow  netguard.Allowlist // parsed by the guard's own parser, so both read it alike
-	FlagDefaults  map[string]bool    // every known flag, with its default
-	JWTClaim      string
-	ChatBudget    time.Duration
-	SecretsKey    string // the KMS key of setup secrets
-	EventBus      string
+	APICallAllow netguard.Allowlist // parsed by the guard's own parser, so both read it alike
+	FlagDefaults map[string]bool    // every known flag, with its default
+	JWTClaim     string
+	ChatBudget   time.Duration
+	SecretsKey   string // the KMS key of setup secrets
+	EventBus     string
 	// MaxCallsPerReply bounds the tool calls sinew runs from one model reply; MaxCallsPerTurn the
 	// calls of one chat turn with the chats it starts through session.chat.
 	MaxCallsPerReply int
