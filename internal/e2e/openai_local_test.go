@@ -181,3 +181,22 @@ func TestLocalChatThroughAnOpenAICompatibleServer(t *testing.T) {
 		t.Error("the key is in local mode's log")
 	}
 }
+
+// TestLocalChatWithoutAModelSaysWhatToSet: local mode with no model set runs the default, Bedrock's,
+// which it cannot reach (here a closed loopback port stands for AWS out of reach): the chat answers
+// 503 saying so and naming the settings that choose another model.
+func TestLocalChatWithoutAModelSaysWhatToSet(t *testing.T) {
+	p := startLocal(t, t.TempDir(), []string{"SINEW_MODEL=", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:1"})
+	a := p.apiFor(t, "dev-no-model")
+	agent := a.must(t, "POST", "/agents", map[string]any{"name": "no-model"}, 201)["id"].(string)
+	session := a.must(t, "POST", "/sessions", map[string]any{"agent_id": agent}, 201)["id"].(string)
+	code, body, err := a.do(t.Context(), "POST", "/sessions/"+session+"/chat", map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	e, _ := body["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(msg, "Bedrock could not be reached") ||
+		!strings.Contains(msg, "SINEW_MODEL=openai:<model> with SINEW_OPENAI_BASE_URL") {
+		t.Fatalf("chat = %d %v (%v), want 503 saying what is wrong and which setting fixes it", code, body, err)
+	}
+	t.Logf("the answer: %s", msg)
+}

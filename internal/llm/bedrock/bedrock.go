@@ -31,6 +31,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"sinew/internal/config"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
@@ -299,13 +300,33 @@ func classify(ctx context.Context, err error) error {
 	}
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
-		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached; try again")
+		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached (%v): the model (%s, by default one of Bedrock's) needs AWS. %s", rootCause(err), config.EnvModel, otherModel)
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		return fault.Wrap(llm.StatusKind(re.HTTPStatusCode()), err, "Bedrock answered HTTP %d: %s", re.HTTPStatusCode(), apiMessage(err))
+		code := re.HTTPStatusCode()
+		if code == 401 || code == 403 {
+			return fault.Wrap(llm.StatusKind(code), err, "Bedrock refused the AWS credentials (HTTP %d: %s): give credentials allowed bedrock:InvokeModel on the model. %s", code, apiMessage(err), otherModel)
+		}
+		return fault.Wrap(llm.StatusKind(code), err, "Bedrock answered HTTP %d: %s", code, apiMessage(err))
 	}
 	return fault.Wrap(fault.Provider, err, "Bedrock Converse failed")
+}
+
+// otherModel says which settings choose a model that is not Bedrock's: Bedrock is the default,
+// which local mode, without AWS, cannot reach.
+var otherModel = fmt.Sprintf("Without AWS (local mode), choose another model: %s=openai:<model> with %s=<an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama> (and %s if it takes a key), or %s=scripted:<file>",
+	config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIAPIKey, config.EnvModel)
+
+// rootCause is the innermost error, without the operation and URL the SDK adds around it.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func apiMessage(err error) string {

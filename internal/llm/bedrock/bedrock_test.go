@@ -239,8 +239,20 @@ func TestErrorsAreTyped(t *testing.T) {
 		srv := newServer(t)
 		srv.Close()
 		_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
-		if fault.KindOf(err) != fault.Transient {
-			t.Fatalf("kind = %s (%v), want Transient", fault.KindOf(err), err)
+		// What is wrong and which settings choose another model (local mode has no Bedrock).
+		msg := fault.Message(err)
+		if fault.KindOf(err) != fault.Transient || !strings.Contains(msg, "Bedrock could not be reached (") || !strings.Contains(msg, "connection refused") ||
+			!strings.Contains(msg, "SINEW_MODEL=openai:<model> with SINEW_OPENAI_BASE_URL") || !strings.Contains(msg, "scripted:<file>") {
+			t.Fatalf("err = %v (kind %s), want Transient saying what is wrong and which setting fixes it", err, fault.KindOf(err))
+		}
+	})
+	t.Run("credentials refused", func(t *testing.T) {
+		srv := newServer(t, func(*testing.T, map[string]any) (int, http.Header, any) {
+			return 403, http.Header{"X-Amzn-Errortype": {"UnrecognizedClientException"}}, map[string]any{"message": "The security token included in the request is invalid."}
+		})
+		_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+		if msg := fault.Message(err); fault.KindOf(err) != fault.Provider || !strings.Contains(msg, "refused the AWS credentials") || !strings.Contains(msg, "SINEW_MODEL=openai:<model>") {
+			t.Fatalf("err = %v (kind %s), want Provider naming the credentials and the settings", err, fault.KindOf(err))
 		}
 	})
 }
