@@ -114,7 +114,7 @@ func TestCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"stepfunctions", "send-task-success", "--task-token", tok, "--task-output", "{}"}, "(TaskDoesNotExist)"},
+		{[]string{"stepfunctions", "send-task-success", "--task-token", tok, "--task-output", "{}"}, "(TaskTimedOut)"},
 		{[]string{"stepfunctions", "send-task-failure", "--task-token", "not-a-token"}, "(InvalidToken)"},
 		{[]string{"stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`}, "(ExecutionAlreadyExists)"},
 		{[]string{"stepfunctions", "describe-execution", "--execution-arn", arn + "x"}, "(ExecutionDoesNotExist)"},

@@ -136,7 +136,8 @@ func serve(args []string) error {
 	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
 	// the deployed functions.
 	red := secrets.NewRedactor()
-	log := slog.New(red.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	// TeeLogs inside the redactor: a Lambda Invoke with LogType Tail gets the redacted lines.
+	log := slog.New(red.Handler(lambdaapi.TeeLogs(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

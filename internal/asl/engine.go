@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -117,6 +118,7 @@ type StartInput struct {
 	StateMachineArn string // default arn:aws:states:<region>:<account>:stateMachine:<name>
 	Name            string // execution name; default a random one
 	Input           string // JSON; default "{}"
+	RoleArn         string // the machine's role, $$.Execution.RoleArn; default Config.RoleArn
 }
 
 // Execution is one run of a machine.
@@ -208,7 +210,8 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": execArn, "Input": input, "Name": name, "RoleArn": e.cfg.RoleArn,
+	role := cmp.Or(in.RoleArn, e.cfg.RoleArn)
+	x.ctxExec = map[string]any{"Id": execArn, "Input": input, "Name": name, "RoleArn": role,
 		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
 	x.ctxMachine = map[string]any{"Id": smArn, "Name": smName}
 
@@ -230,7 +233,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 		x.ctxExec["StartTime"] = formatTime(x.startTime)
 	}
 	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
-		Input: raw, InputDetails: notTruncated, RoleArn: e.cfg.RoleArn}})
+		Input: raw, InputDetails: notTruncated, RoleArn: role}})
 	if in.Machine.TimeoutSeconds > 0 {
 		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
 		// Counted from the start time, which a replayed execution keeps.

@@ -579,14 +579,9 @@ func (r *stateRun) wait(ctx context.Context) (any, map[string]any, *StatesError)
 	var d time.Duration
 	switch {
 	case st.Seconds != nil:
-		n, err := r.intValue(ctx, st.Seconds, "Seconds", input)
-		if err != nil {
+		if d, err = r.waitSeconds(ctx, input); err != nil {
 			return nil, nil, err
 		}
-		if n < 0 {
-			return nil, nil, r.runtime("The value of the field 'Seconds' must be a non-negative integer")
-		}
-		d = time.Duration(n) * time.Second
 	case st.Timestamp != nil:
 		t := st.Timestamp.Value
 		if st.Timestamp.Path != nil || st.Timestamp.JSONata != nil {
@@ -610,12 +605,7 @@ func (r *stateRun) wait(ctx context.Context) (any, map[string]any, *StatesError)
 					return nil, nil, r.runtime("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.Timestamp.Path.String(), s)
 				}
 				// Recorded: EvaluationFailed right after WaitStateEntered, then ExecutionFailed.
-				e := r.runtime("The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
-				e.Name = ErrQueryEvaluation
-				e.query = &queryLocated{location: "Timestamp", reported: true}
-				r.f.emit(ctx, Event{Type: "EvaluationFailed", EvaluationFailedEventDetails: &EvaluationFailedDetails{
-					Error: ErrQueryEvaluation, Cause: e.Cause, Location: "Timestamp", State: st.Name}})
-				return nil, nil, e
+				return nil, nil, r.queryFailed(ctx, "Timestamp", "The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
 			}
 		}
 		d = t.Sub(clock.Now())

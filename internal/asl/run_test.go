@@ -291,7 +291,7 @@ func TestTaskTokenLifecycle(t *testing.T) {
 		}
 		err := eng.SendTaskSuccess(tok, `{}`)
 		var ae *asl.APIError
-		if !errors.As(err, &ae) || ae.Code != "TaskDoesNotExist" {
+		if !errors.As(err, &ae) || ae.Code != "TaskTimedOut" {
 			t.Fatalf("second answer: %v", err)
 		}
 	})

@@ -107,7 +107,7 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 	smName := s.StateMachineArn[strings.LastIndex(s.StateMachineArn, ":")+1:]
 	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: v.input,
 		inputJSON: s.Input, startTime: s.StartTime, status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": e.cfg.RoleArn,
+	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": snapshotRole(s, e.cfg.RoleArn),
 		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
 	x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": smName}
 	for _, ev := range s.Events {
@@ -234,4 +234,15 @@ func (e *Engine) restoreTask(x *Execution, r *stateRun, t *ParkedTask, now time.
 	}
 	x.setParked(r)
 	p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+}
+
+// snapshotRole is the role the snapshotted execution started with, as its ExecutionStarted event
+// shows it.
+func snapshotRole(s *Snapshot, def string) string {
+	for _, ev := range s.Events {
+		if d := ev.ExecutionStartedEventDetails; d != nil && d.RoleArn != "" {
+			return d.RoleArn
+		}
+	}
+	return def
 }

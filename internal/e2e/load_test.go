@@ -116,7 +116,7 @@ type loadExec struct {
 // calls answered by concurrent clients, half with SendTaskSuccess (aws-sdk-go-v2) and half with
 // POST /executions/{id}/calls/{call_id}/result, each answered twice at once. Nothing is lost: every
 // execution SUCCEEDS with its own call's result; every function call takes exactly one answer, and
-// a later answer is refused (409 / TaskDoesNotExist); every api_call reaches its server once (twice
+// a later answer is refused (409 / TaskTimedOut, as AWS answers a used token); every api_call reaches its server once (twice
 // for those answered 503 first, retried as the history shows).
 func TestLoad(t *testing.T) {
 	n, m := loadSize(t)
@@ -475,9 +475,9 @@ func checkLoadExec(t *testing.T, c *sfn.Client, a *api, x *loadExec, e types.Exe
 			t.Errorf("%s: function output %s, want the answer taken, %s", x.name, got, want)
 		}
 		// The refused twin and the late answer on the other channel.
-		wantRefusal, wantSecond := "TaskDoesNotExist", "409 "
+		wantRefusal, wantSecond := "TaskTimedOut", "409 "
 		if x.answerBy == "http" {
-			wantRefusal, wantSecond = "409 ", "TaskDoesNotExist"
+			wantRefusal, wantSecond = "409 ", "TaskTimedOut"
 		}
 		if !strings.HasPrefix(x.refused[0], wantRefusal) {
 			t.Errorf("%s: the concurrent second %s answer was refused with %q, want %s", x.name, x.answerBy, x.refused[0], wantRefusal)

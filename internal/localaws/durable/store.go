@@ -88,7 +88,8 @@ type Execution struct {
 	Output     string    `json:"output,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
-	Seq        uint64    `json:"seq"` // start order, for listing newest first
+	Seq        uint64    `json:"seq"`               // start order, for listing newest first
+	RoleArn    string    `json:"roleArn,omitempty"` // the machine's role when the execution started
 	// Definition is the state machine's definition the execution started with: an update of the
 	// machine does not change a running execution, before or after a restart.
 	Definition string          `json:"definition,omitempty"`

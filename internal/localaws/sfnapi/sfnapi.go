@@ -216,7 +216,7 @@ func (s *Service) run(ctx context.Context, e *execution, m *asl.Machine) error {
 		return err
 	}
 	x, err := s.opts.Engine.Start(durable.WithExecution(context.WithoutCancel(ctx), e.rec.Arn), asl.StartInput{
-		Machine: m, StateMachineArn: e.rec.MachineArn, Name: e.rec.Name, Input: e.rec.Input})
+		Machine: m, StateMachineArn: e.rec.MachineArn, Name: e.rec.Name, Input: e.rec.Input, RoleArn: e.rec.RoleArn})
 	if err != nil {
 		s.opts.Recorder.End(e.rec.Arn)
 		return err
