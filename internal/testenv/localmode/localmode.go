@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,9 +56,13 @@ type Proc struct {
 }
 
 // Start runs bin on dir with args after --dir, and env (KEY=VALUE) in place of the process's own
-// when not nil, and waits until it prints "ready" and has written loopback endpoints. On an error
-// the process has been stopped.
+// when not nil, and waits until it prints "ready" and has written loopback endpoints. The AWS
+// endpoint gets a free port unless args give --aws-port: tests run side by side. On an error the
+// process has been stopped.
 func Start(bin, dir string, args, env []string) (*Proc, error) {
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--aws-port") }) {
+		args = append([]string{"--aws-port", "0"}, args...)
+	}
 	p := &Proc{Cmd: exec.Command(bin, append([]string{"--dir", dir}, args...)...), Dir: dir,
 		Stdout: &Buffer{}, Stderr: &Buffer{}, done: make(chan struct{})}
 	p.Cmd.Env = env
@@ -95,7 +100,7 @@ func Start(bin, dir string, args, env []string) (*Proc, error) {
 	if err == nil {
 		err = json.Unmarshal(data, &p.Endpoints)
 	}
-	for _, k := range []string{"stepfunctions", "lambda", "http", "dynamodb"} {
+	for _, k := range []string{"aws", "stepfunctions", "lambda", "http", "dynamodb"} {
 		if err == nil && !strings.HasPrefix(p.Endpoints[k], "http://127.0.0.1:") {
 			err = fmt.Errorf("endpoints.json %s = %q, want a loopback URL", k, p.Endpoints[k])
 		}
