@@ -278,9 +278,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 			d = t
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d)
-	defer cancel()
-	out, ferr, err := s.run(ctx, name, inv, payload)
+	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
+		return s.run(ctx, name, inv, p)
+	}), d)
+	out, ferr, err := bounded.Invoke(context.WithoutCancel(r.Context()), payload)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
 		return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "The function %s could not be run: see the local-mode log", name))
