@@ -290,9 +290,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 			d = t
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d)
-	defer cancel()
-	out, ferr, logResult, err := s.runLogged(ctx, w.Header().Get("X-Amzn-RequestId"), name, inv, payload)
+	// The function's own time bound runs inside the logged run, so a time-out is logged as AWS logs it.
+	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
+		return s.run(ctx, name, inv, p)
+	}), d)
+	out, ferr, logResult, err := s.runLogged(context.WithoutCancel(r.Context()), w.Header().Get("X-Amzn-RequestId"), name, bounded, payload)
 	if tail {
 		w.Header().Set("X-Amz-Log-Result", logResult)
 	}
