@@ -253,9 +253,9 @@ func TestSDK(t *testing.T) {
 		t.Errorf("after SendTaskFailure: %s %s %s", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
 	}
 	_, err = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")})
-	var gone *types.TaskDoesNotExist
+	var gone *types.TaskTimedOut
 	if !errors.As(err, &gone) {
-		t.Errorf("reused token: %v, want TaskDoesNotExist", err)
+		t.Errorf("reused token: %v, want TaskTimedOut (AWS's answer to a used token)", err)
 	}
 
 	// History through the SDK's paginator, in pages of 3, forwards.

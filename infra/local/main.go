@@ -311,10 +311,12 @@ func proxyTo(endpoint string) (http.Handler, error) {
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
+	direct := directIntegrations()
+	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct}, asl.RealClock{}, log)
 	var sfn *sfnapi.Service
 	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
-		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
+		Integrations: journaledIntegrations(rec, direct),
+		Machines:     func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
 		// Child executions are executions of their own, journaled, and found again by a replayed parent.
 		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
