@@ -436,20 +436,30 @@ func registerRIE(ctx context.Context, o options, dir string, fns *functions, log
 	return func() { stopRIE(rie) }, nil
 }
 
-// serveEndpoints serves each endpoint's handler on its listener; errc hears a server that fails.
+// serveEndpoints serves each endpoint's handler on its listener under httpapi's limits (time for
+// headers, body and answer, idle time, connections at once); errc hears a server that fails. A
+// synchronous Lambda Invoke may take a function's whole timeout, so the endpoints that serve it
+// give an answer that long.
 func serveEndpoints(servers map[string]http.Handler, listeners map[string]net.Listener) (running []*http.Server, errc chan error) {
 	errc = make(chan error, len(servers))
 	for n, h := range servers {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		lim := httpapi.DefaultLimits
+		if n == "lambda" || n == "aws" {
+			lim.WriteTimeout = maxFunctionTimeout + time.Minute
+		}
+		srv := httpapi.NewServer(h, lim)
 		running = append(running, srv)
 		go func() {
-			if err := srv.Serve(listeners[n]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(httpapi.LimitListener(listeners[n], lim)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s endpoint: %w", n, err)
 			}
 		}()
 	}
 	return running, errc
 }
+
+// maxFunctionTimeout is Lambda's longest function timeout.
+const maxFunctionTimeout = 15 * time.Minute
 
 func machineArn(name string) string {
 	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", region, account, name)
