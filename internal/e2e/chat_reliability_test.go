@@ -60,7 +60,9 @@ func TestChatDiesBeforeItsHandOffStarts(t *testing.T) {
 	d := h.deps
 	d.Starter = &agentloop.Starter{Store: h.store, SFN: held, ARN: agentLoopARN}
 	dead := chat.New(d)
-	go func() { _, _ = dead.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, userReq("hello", true), "") }()
+	go func() {
+		_, _ = dead.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, userReq("hello", true), "")
+	}()
 	select {
 	case <-held.reached:
 	case <-time.After(time.Minute):
