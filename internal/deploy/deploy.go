@@ -61,6 +61,7 @@ const (
 	InvokeFunction     Action = "lambda:invoke"       // Target: a function's name
 	StartExecution     Action = "states:start"        // Target: a state machine's name
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
+	DescribeExecution  Action = "states:describe"     // Target: a state machine; whether an execution exists
 	SendTaskResult     Action = "states:task-result"  // Target: a state machine; SendTaskSuccess/Failure/Heartbeat
 	SecretsKeyEncrypt  Action = "kms:encrypt"         // generate data keys with the secrets key (seal)
 	SecretsKeyDecrypt  Action = "kms:decrypt"         // decrypt with the secrets key (unseal); only executors
@@ -176,6 +177,8 @@ func Functions() []Function {
 				{Action: StartExecution, Target: AgentLoop},
 				{Action: ManageExecution, Target: ToolCall},
 				{Action: ManageExecution, Target: AgentLoop},
+				{Action: DescribeExecution, Target: ToolCall},
+				{Action: DescribeExecution, Target: AgentLoop},
 				{Action: SendTaskResult, Target: ToolCall},
 				{Action: SendTaskResult, Target: AgentLoop},
 			},
@@ -193,6 +196,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemMessages, ItemFlags, ItemIdempotency, ItemPayloads}},
 				{Action: TableWrite, Items: []ItemKind{ItemSessions, ItemMessages, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads}},
 				{Action: StartExecution, Target: AgentLoop},
+				{Action: DescribeExecution, Target: AgentLoop},
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			}, invokes(executors...)...),

@@ -182,6 +182,12 @@ type harness struct {
 	dev     string
 	agentID string
 	session string
+	// deps are the chat service's, and db, table and sealer its store's parts, for a service made
+	// again as a restarted process would (restarted).
+	deps   chat.Deps
+	db     *dynamodb.Client
+	table  string
+	sealer store.Sealer
 }
 
 const weatherTool = `{"name": "get_weather", "type": "integration", "description": "the weather", "integration": {"provider": "weather", "method": "get"}}`
@@ -203,6 +209,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		t.Fatal(err)
 	}
 	h.store = store.New(db, table, sl)
+	h.db, h.table, h.sealer = db, table, sl
 	h.model = modelsrv.New(t, turns...)
 
 	reg := integrations.New(netguard.New())
@@ -220,8 +227,9 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		"integration": afterBackground{iv: h.iv, h: h.iv.handlers["sinew-integration"]},
 	})
 	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}
-	svc := chat.New(chat.Deps{
+	h.deps = chat.Deps{
 		Starter:      &agentloop.Starter{Store: h.store, SFN: h.sfn, ARN: agentLoopARN},
+		Liveness:     &executions.Liveness{Store: h.store, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}},
 		Now:          h.now,
 		Store:        h.store,
 		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
@@ -229,7 +237,8 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		Dispatcher:   &dispatch.Dispatcher{Invoker: h.iv, Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond},
 		FlagDefaults: map[string]bool{chat.FlagAutoRun: false, "auto_tool_calls_prompt_step": false},
 		Budget:       budget,
-	})
+	}
+	svc := chat.New(h.deps)
 	rt := httpapi.New(httpapi.Options{})
 	chat.Register(rt, svc)
 	h.starter = &agentloop.Starter{Store: h.store, SFN: &engineSFN{eng: h.eng, machine: h.machine}, ARN: agentLoopARN}
@@ -331,6 +340,15 @@ func (e *engineSFN) StartExecution(ctx context.Context, in *sfn.StartExecutionIn
 		return nil, err
 	}
 	return &sfn.StartExecutionOutput{ExecutionArn: &x.ARN}, nil
+}
+
+// DescribeExecution answers whether the engine knows the execution, as Step Functions does.
+func (e *engineSFN) DescribeExecution(_ context.Context, in *sfn.DescribeExecutionInput, _ ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error) {
+	x, ok := e.eng.Execution(*in.ExecutionArn)
+	if !ok {
+		return nil, &sfntypes.ExecutionDoesNotExist{Message: in.ExecutionArn}
+	}
+	return &sfn.DescribeExecutionOutput{ExecutionArn: &x.ARN, Status: sfntypes.ExecutionStatusRunning}, nil
 }
 
 // waitExecution waits for the agent_loop execution named name and answers its output.

@@ -13,6 +13,7 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/dispatch"
+	"sinew/internal/executions"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/all"
 	"sinew/internal/llm/models"
@@ -55,10 +56,12 @@ func ChatServiceFromEnv(ctx context.Context, log *slog.Logger) (*chat.Service, *
 		return nil, nil, err
 	}
 	st := env.Store(NoKey{})
+	// AWS_ENDPOINT_URL_SFN finds local mode's Step Functions.
+	sfnc := sfn.NewFromConfig(env.AWS)
 	svc := chat.New(chat.Deps{
-		Store: st,
-		// AWS_ENDPOINT_URL_SFN finds local mode's Step Functions.
-		Starter:   &agentloop.Starter{Store: st, SFN: sfn.NewFromConfig(env.AWS), ARN: cfg.AgentLoopARN},
+		Store:     st,
+		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
+		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     model,
 		Formatter: &toolfmt.Formatter{Integrations: reg, System: system.Schema},
 		Dispatcher: &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
