@@ -251,6 +251,8 @@ type harness struct {
 	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
 	db      *dynamodb.Client
 	table   string
+	// machines are the engine's state machines by ARN (add before starting executions).
+	machines map[string]*asl.Machine
 }
 
 func newHarness(t testing.TB) *harness {
@@ -320,6 +322,7 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	machines := map[string]*asl.Machine{toolCallARN: h.machine}
+	h.machines = machines
 	h.eng = asl.New(asl.Config{Clock: h.clock, Lambda: h.iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok },
 		// The deployed EventBridge rule: every final status goes to the settle function.
 		OnStatus: func(d asl.Description) {
