@@ -227,12 +227,49 @@ const (
 	lambdaPerGBs     = 0.0000133334 // Lambda duration, arm64
 	ddbPerRead       = 0.125 / 1e6  // DynamoDB on-demand, per read request unit
 	ddbPerWrite      = 0.625 / 1e6  // DynamoDB on-demand, per write request unit
+	apigwPerRequest  = 1.00 / 1e6   // API Gateway HTTP API, first 300 million a month
 	lambdaMemGB      = 128.0 / 1024 // assumed function memory
 	lambdaBilledSec  = 0.010        // assumed billed duration per invocation
-	lambdasPerCall   = 3            // Prepare, the executor, Settle
 )
 
-var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, DynamoDB map\[(.*)\] \((\d+) requests\)`)
+var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*)\] \((\d+) requests\)`)
+
+// callCost is the cost of one million calls from one line of TestRequestBudget.
+type callCost struct {
+	transitions, lambdas, https int
+	sfn, lam, ddb, apigw        float64
+}
+
+func costOf(m []string) callCost {
+	var c callCost
+	c.transitions, _ = strconv.Atoi(m[2])
+	in, _ := strconv.Atoi(m[3])
+	out, _ := strconv.Atoi(m[4])
+	c.https, _ = strconv.Atoi(m[5])
+	c.lambdas = in + out
+	reads, writes := 0.0, 0.0
+	for _, kv := range strings.Fields(m[6]) {
+		k, v, _ := strings.Cut(kv, ":")
+		n, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "GetItem", "BatchGetItem", "Query", "Scan":
+			reads += n
+		case "TransactGetItems":
+			reads += 2 * n
+		case "TransactWriteItems":
+			writes += 2 * n
+		default:
+			writes += n
+		}
+	}
+	c.sfn = float64(c.transitions) * sfnPerTransition * 1e6
+	c.lam = float64(c.lambdas) * (lambdaPerRequest + lambdaMemGB*lambdaBilledSec*lambdaPerGBs) * 1e6
+	c.ddb = (reads*ddbPerRead + writes*ddbPerWrite) * 1e6
+	c.apigw = float64(c.https) * apigwPerRequest * 1e6
+	return c
+}
+
+func (c callCost) total() float64 { return c.sfn + c.lam + c.ddb + c.apigw }
 
 func partCost(ctx context.Context, o options, r *report) error {
 	argv := wrapDDB(true, []string{"go", "test", "-run", "^TestRequestBudget$", "-v", "-count=1", "./internal/workflow"})
@@ -241,49 +278,40 @@ func partCost(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)", "list_agents": "system (agent list)"}
-	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware) and the engine's history in `TestRequestBudget`; "+
-		"one call of each type end to end. Cost of one million calls at AWS list prices (us-east-1).\n\n")
-	r.printf("cost", "| type | state transitions | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|\n")
+	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware), the engine's history and the Lambda invocations in `TestRequestBudget`; "+
+		"one call of each type end to end, from its start to its recorded outcome (the status-change event included), through `POST /tool-calls` "+
+		"(a function call answered through `POST /executions/{id}/calls/{call_id}/result`) and through a bare `StartExecution` naming the tool. "+
+		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")
+	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	seen := 0
 	for _, m := range budgetLine.FindAllStringSubmatch(string(out), -1) {
 		seen++
-		tr, _ := strconv.Atoi(m[2])
-		reads, writes := 0.0, 0.0
-		for _, kv := range strings.Fields(m[3]) {
-			k, v, _ := strings.Cut(kv, ":")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "GetItem", "BatchGetItem", "Query", "Scan":
-				reads += n
-			case "TransactGetItems":
-				reads += 2 * n
-			case "TransactWriteItems":
-				writes += 2 * n
-			default:
-				writes += n
-			}
-		}
-		sfn := float64(tr) * sfnPerTransition * 1e6
-		lam := lambdasPerCall * (lambdaPerRequest + lambdaMemGB*lambdaBilledSec*lambdaPerGBs) * 1e6
-		ddb := (reads*ddbPerRead + writes*ddbPerWrite) * 1e6
-		name := types[m[1]]
+		c := costOf(m)
+		base, bare := strings.CutSuffix(m[1], "/start")
+		name, entry := types[base], "POST /tool-calls"
 		if name == "" {
-			name = m[1]
+			name = base
 		}
-		r.printf("cost", "| %s | %d | %s | %s | %.2f | %.2f | %.2f | **%.2f** |\n", name, tr, m[4], m[3], sfn, lam, ddb, sfn+lam+ddb)
-		r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, sfn+lam+ddb, tr, m[4])
+		if bare {
+			entry = "StartExecution"
+		}
+		r.printf("cost", "| %s | %s | %d | %d | %d | %s | %s | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
+			name, entry, c.transitions, c.lambdas, c.https, m[7], m[6], c.sfn, c.lam, c.ddb, c.apigw, c.total())
+		if !bare {
+			r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, c.total(), c.transitions, m[7])
+		}
 	}
 	if seen == 0 {
 		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
 	}
-	r.printf("cost", "\nThe transition counts are every state a successful call enters: "+
-		"`statemachines/tool_call.asl.json` has only Task, Choice and Fail states, and the test counts Task and Choice entries. "+
-		"Step Functions is over 95%% of the cost: fewer states per call (e.g. folding Settle into an EventBridge rule on the "+
-		"execution's status change, which Settle already serves, if the result may be recorded after the execution closes) would cut it by a quarter.\n\n")
+	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
+		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
+		"a bare start runs Prepare and Route once more. Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
 	r.printf("cost", "Assumptions: each request item is one request unit (items under 1 KB written, under 4 KB read strongly "+
-		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: %d invocations per call (Prepare, the "+
-		"executor, Settle) at %.0f MB arm64 and an assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB "+
-		"round trips); free tiers ignored.\n\n", lambdasPerCall, lambdaMemGB*1024, lambdaBilledSec*1000)
+		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: every invocation counted (the executor or Prepare "+
+		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
+		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
+		"request; EventBridge's delivery of Step Functions' own events is free; free tiers ignored.\n\n", lambdaMemGB*1024, lambdaBilledSec*1000)
 	r.printf("cost", "Sources (list prices, us-east-1):\n\n"+
 		"- Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/>\n"+
 		"- Lambda $0.20 per million requests: <https://aws.amazon.com/lambda/pricing/>; arm64 duration $0.0000133334 per GB-s "+
@@ -292,7 +320,8 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"<https://aws.amazon.com/dynamodb/pricing/on-demand/> (the page's unit definitions were read from the docs corpus; "+
 		"the two rates are the us-east-1 Standard-table figures since the November 2024 on-demand price cut; the stored copy of the "+
 		"page here lacks its rate table, so they were checked against several independent cost notes in public repositories "+
-		"that quote the page, all agreeing; confirm on the page before relying on them)\n\n")
+		"that quote the page, all agreeing; confirm on the page before relying on them)\n"+
+		"- API Gateway HTTP APIs $1.00 per million requests (the first 300 million a month): <https://aws.amazon.com/api-gateway/pricing/>\n\n")
 	r.printf("cost", "Command:\n\n```\n%s\n```\n", shellJoin(argv))
 	return nil
 }
