@@ -312,6 +312,10 @@ func (x *Execution) abort(cause *abortCause) {
 }
 
 func (x *Execution) setParked(r *stateRun) {
+	if r != nil {
+		// A parked execution may wait for long: its history keeps text, not the values it renders.
+		x.hist.render()
+	}
 	x.mu.Lock()
 	x.parked, x.parkedP, x.parkedW, x.unwound = r, nil, nil, nil
 	if r != nil && r.waiting != nil {

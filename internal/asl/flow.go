@@ -78,25 +78,16 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var (
-		mu       sync.Mutex
-		firstErr *StatesError
-		failures int
-		wg       sync.WaitGroup
-	)
-	sem := make(chan struct{}, conc)
-	hist := &r.f.x.hist
-	tolerated := func() bool {
-		if tolCount < 0 && tolPct < 0 {
-			return false
-		}
-		okCount := tolCount >= 0 && float64(failures) <= tolCount
-		okPct := tolPct >= 0 && float64(failures)*100/float64(n) <= tolPct
-		return okCount || okPct
-	}
+	fo := &fan{r: r, ctx: cctx, cancel: cancel, n: n, tolCount: tolCount, tolPct: tolPct, hooks: hooks,
+		results: results, sem: make(chan struct{}, conc)}
+	// Children run on a pool of at most conc goroutines, started as needed: a goroutine per child
+	// would grow a fresh stack for each (most of a large inline Map's time). One at a time, a
+	// child runs on this goroutine, so events and chains follow AWS's order exactly.
+	var jobs chan fanJob
+	workers := 0
 	for i := 0; i < n; i++ {
 		select {
-		case sem <- struct{}{}:
+		case fo.sem <- struct{}{}:
 		case <-cctx.Done():
 		}
 		if cctx.Err() != nil {
@@ -104,70 +95,133 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 		}
 		child, input, err := mk(i)
 		if err != nil {
-			mu.Lock()
-			if firstErr == nil {
-				firstErr = err
-			}
-			mu.Unlock()
-			cancel(errCancelled)
-			<-sem
+			fo.fail(err)
+			<-fo.sem
 			break
 		}
 		c := &chain{}
 		if hooks != nil {
 			c.last = hooks.started(i)
 		} else {
-			c.last = hist.lastOf(r.f.chain)
+			c.last = r.f.x.hist.lastOf(r.f.chain)
 		}
 		child.chain = c
-		wg.Add(1)
-		go func(i int, child *frame, input any) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out, _, err := child.runMachine(cctx, input, "")
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && cctx.Err() != nil && firstErr != nil {
-				if hooks != nil {
-					hooks.aborted(c, i)
-				}
-				return
-			}
-			if err != nil {
-				if hooks != nil {
-					hooks.failed(c, i)
-				}
-				failures++
-				if tolerated() {
-					results[i] = err.errorOutput()
-				} else if firstErr == nil {
-					firstErr = err
-					if tolCount >= 0 || tolPct >= 0 {
-						firstErr = newErr(ErrExceedToleratedFailures, "The specified tolerated failure threshold was exceeded")
-					}
-					cancel(errCancelled)
-				}
+		j := fanJob{i: i, child: child, input: input}
+		if conc == 1 {
+			fo.run(j)
+			continue
+		}
+		if jobs == nil {
+			jobs = make(chan fanJob)
+		}
+		select {
+		case jobs <- j:
+		default:
+			if workers < conc {
+				workers++
+				fo.wg.Add(1)
+				go fo.work(j, jobs)
 			} else {
-				results[i] = out
-				if hooks != nil {
-					hooks.succeeded(c, i)
-				}
+				jobs <- j
 			}
-			hist.link(r.f.chain, hist.lastOf(c))
-		}(i, child, input)
-		if hooks != nil && conc == 1 {
-			// Sequential iterations: wait, so events and chains follow AWS's order exactly.
-			wg.Wait()
 		}
 	}
-	wg.Wait()
+	if jobs != nil {
+		close(jobs)
+	}
+	fo.wg.Wait()
 	if ctx.Err() != nil {
 		return nil, stopped(ctx)
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	if fo.firstErr != nil {
+		return nil, fo.firstErr
 	}
 	return results, nil
+}
+
+// fan is one fanOut's shared state.
+type fan struct {
+	r                *stateRun
+	ctx              context.Context
+	cancel           context.CancelCauseFunc
+	n                int
+	tolCount, tolPct float64
+	hooks            *iterHooks
+	results          []any
+	sem              chan struct{}
+	wg               sync.WaitGroup
+
+	mu       sync.Mutex
+	firstErr *StatesError
+	failures int
+}
+
+type fanJob struct {
+	i     int
+	child *frame
+	input any
+}
+
+// work runs j, then whatever else comes on jobs, until it is closed.
+func (fo *fan) work(j fanJob, jobs <-chan fanJob) {
+	defer fo.wg.Done()
+	for ok := true; ok; j, ok = <-jobs {
+		fo.run(j)
+	}
+}
+
+func (fo *fan) fail(err *StatesError) {
+	fo.mu.Lock()
+	if fo.firstErr == nil {
+		fo.firstErr = err
+	}
+	fo.mu.Unlock()
+	fo.cancel(errCancelled)
+}
+
+func (fo *fan) tolerated() bool {
+	if fo.tolCount < 0 && fo.tolPct < 0 {
+		return false
+	}
+	okCount := fo.tolCount >= 0 && float64(fo.failures) <= fo.tolCount
+	okPct := fo.tolPct >= 0 && float64(fo.failures)*100/float64(fo.n) <= fo.tolPct
+	return okCount || okPct
+}
+
+// run runs one child frame and records its outcome, then frees its slot.
+func (fo *fan) run(j fanJob) {
+	defer func() { <-fo.sem }()
+	out, _, err := j.child.runMachine(fo.ctx, j.input, "")
+	c, hooks, hist := j.child.chain, fo.hooks, &fo.r.f.x.hist
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	if err != nil && fo.ctx.Err() != nil && fo.firstErr != nil {
+		if hooks != nil {
+			hooks.aborted(c, j.i)
+		}
+		return
+	}
+	if err != nil {
+		if hooks != nil {
+			hooks.failed(c, j.i)
+		}
+		fo.failures++
+		if fo.tolerated() {
+			fo.results[j.i] = err.errorOutput()
+		} else if fo.firstErr == nil {
+			fo.firstErr = err
+			if fo.tolCount >= 0 || fo.tolPct >= 0 {
+				fo.firstErr = newErr(ErrExceedToleratedFailures, "The specified tolerated failure threshold was exceeded")
+			}
+			fo.cancel(errCancelled)
+		}
+	} else {
+		fo.results[j.i] = out
+		if hooks != nil {
+			hooks.succeeded(c, j.i)
+		}
+	}
+	hist.link(fo.r.f.chain, hist.lastOf(c))
 }
 
 func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesError) {

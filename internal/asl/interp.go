@@ -25,6 +25,15 @@ type frame struct {
 // abortable are the state types with a <Type>StateAborted history event.
 var abortable = map[string]bool{TypeTask: true, TypeMap: true, TypeParallel: true, TypeWait: true}
 
+// stateEvents are each state type's entered and exited event types, built once.
+var stateEvents = func() map[string][2]string {
+	m := map[string][2]string{}
+	for _, t := range []string{TypeTask, TypePass, TypeChoice, TypeWait, TypeSucceed, TypeFail, TypeParallel, TypeMap} {
+		m[t] = [2]string{t + "StateEntered", t + "StateExited"}
+	}
+	return m
+}()
+
 // errCancelled marks a branch or iteration stopped because a sibling failed.
 var errCancelled = errors.New("cancelled by a failing sibling")
 
@@ -33,7 +42,12 @@ var errCancelled = errors.New("cancelled by a failing sibling")
 var errParked = &StatesError{Name: "sinew.parked"}
 
 func (f *frame) emit(ctx context.Context, e Event) int64 {
-	id, ok := f.x.hist.add(f.chain, f.x.eng.clock.Now(), e)
+	return f.emitDetails(e.Type, e.details())
+}
+
+// emitDetails records an event of type typ with details d (a *...Details, a deferred or nil).
+func (f *frame) emitDetails(typ string, d any) int64 {
+	id, ok := f.x.hist.addDetails(f.chain, f.x.eng.clock.Now(), typ, d)
 	if !ok {
 		f.x.abort(&abortCause{status: StatusFailed, err: newErr(ErrRuntime, fmt.Sprintf("The execution reached the maximum number of history events (%d).", MaxHistoryEvents))})
 	}
@@ -91,9 +105,9 @@ type stateRun struct {
 	pwait   *parkedWait // a Wait state this execution is parked in
 }
 
-// step is what one visit of a state gives: its output, the output as JSON text (set as the state
-// exits, so each value is encoded once for the history), the state to go to next ("" when the
-// machine ends) and the variables it assigns, which take effect as it exits.
+// step is what one visit of a state gives: its output, the output as JSON text when it is at hand
+// (else ""), the state to go to next ("" when the machine ends) and the variables it assigns,
+// which take effect as it exits.
 type step struct {
 	out      any
 	outJSON  string
@@ -103,12 +117,12 @@ type step struct {
 
 func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string) (step, *StatesError) {
 	now := f.x.eng.clock.Now()
-	if rawJSON == "" {
-		rawJSON = compactJSON(raw)
+	var d any = &enteredLater{name: st.Name, input: raw}
+	if rawJSON != "" {
+		d = &StateEnteredDetails{Name: st.Name, Input: rawJSON, InputDetails: notTruncated}
 	}
 	before := f.x.hist.lastOf(f.chain)
-	entered := f.emit(ctx, Event{Type: st.Type + "StateEntered", StateEnteredEventDetails: &StateEnteredDetails{
-		Name: st.Name, Input: rawJSON, InputDetails: notTruncated}})
+	entered := f.emitDetails(stateEvents[st.Type][0], d)
 	if f.x.hist.stamp != nil && entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
 		now = f.x.hist.timeOf(entered)
@@ -156,21 +170,13 @@ func (f *frame) complete(ctx context.Context, r *stateRun, s step, err *StatesEr
 	return f.exit(ctx, r, s)
 }
 
-// exit records the state's exit with s's output and assignments, and gives s with its JSON text.
+// exit records the state's exit with s's output and assignments (rendered as JSON when the history
+// is read).
 func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesError) {
-	s.outJSON = compactJSON(s.out)
-	if len(s.outJSON) > MaxPayloadBytes {
+	if jsonOver(s.out, MaxPayloadBytes) {
 		return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
 	}
-	d := &StateExitedDetails{Name: r.st.Name, Output: s.outJSON, OutputDetails: notTruncated}
-	if len(s.assigned) > 0 {
-		d.AssignedVariables = make(map[string]string, len(s.assigned))
-		for k, v := range s.assigned {
-			d.AssignedVariables[k] = compactJSON(v)
-		}
-		d.AssignedVariablesDetails = notTruncated
-	}
-	f.emit(ctx, Event{Type: r.st.Type + "StateExited", StateExitedEventDetails: d})
+	f.emitDetails(stateEvents[r.st.Type][1], &exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned})
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
 	return s, nil
@@ -240,8 +246,10 @@ func (r *stateRun) contextObject() map[string]any {
 	return c
 }
 
+func (r *stateRun) contextAny() any { return r.contextObject() }
+
 func (r *stateRun) env(input any) pathEnv {
-	return pathEnv{Input: input, Context: r.contextObject(), Var: r.f.scope.get}
+	return pathEnv{Input: input, ContextFn: r.contextAny, Var: r.f.scope.get}
 }
 
 func (r *stateRun) jenv(extra map[string]any) *jsonataEnv {

@@ -163,15 +163,14 @@ func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
 // events of its own) and gives the recorder of its outcome.
 func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
 	ref := r.st.resource
-	paramsJSON := compactJSON(params)
 	if ref.Legacy {
-		r.f.emit(ctx, Event{Type: "LambdaFunctionScheduled", LambdaFunctionScheduledEventDetails: &LambdaScheduledDetails{
-			Resource: ref.Function, Input: paramsJSON, InputDetails: notTruncated, TimeoutInSeconds: timeout}})
+		r.f.emitDetails("LambdaFunctionScheduled", &lambdaScheduledLater{
+			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params})
 		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
 	} else {
-		r.f.emit(ctx, Event{Type: "TaskScheduled", TaskScheduledEventDetails: &TaskScheduledDetails{
-			ResourceType: ref.Service, Resource: ref.historyResource(), Region: r.f.x.eng.cfg.Region, Parameters: paramsJSON,
-			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}})
+		r.f.emitDetails("TaskScheduled", &scheduledLater{d: TaskScheduledDetails{
+			ResourceType: ref.Service, Resource: ref.historyResource(), Region: r.f.x.eng.cfg.Region,
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params})
 		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
 	}
 	return &taskEvents{r: r, ref: ref}
@@ -279,7 +278,7 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 
 // settle writes the attempt's closing event and gives its result or failure.
 func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
-	if serr == nil && len(compactJSON(result)) > MaxPayloadBytes {
+	if serr == nil && jsonOver(result, MaxPayloadBytes) {
 		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the
 		// function ARN for the legacy resource).
 		who := r.st.resource.Service
@@ -382,21 +381,15 @@ func (t *taskEvents) base() *TaskDetails {
 }
 
 func (t *taskEvents) submitted(out any) {
-	d := t.base()
-	s := compactJSON(out)
-	d.Output, d.OutputDetails = &s, notTruncated
-	t.emit(Event{Type: "TaskSubmitted", TaskSubmittedEventDetails: d})
+	t.r.f.emitDetails("TaskSubmitted", &taskOutputLater{d: *t.base(), out: out})
 }
 
 func (t *taskEvents) succeeded(out any) {
-	s := compactJSON(out)
 	if t.ref.Legacy {
-		t.emit(Event{Type: "LambdaFunctionSucceeded", LambdaFunctionSucceededEventDetails: &OutputDetails{Output: s, OutputDetails: notTruncated}})
+		t.r.f.emitDetails("LambdaFunctionSucceeded", &outputLater{out: out})
 		return
 	}
-	d := t.base()
-	d.Output, d.OutputDetails = &s, notTruncated
-	t.emit(Event{Type: "TaskSucceeded", TaskSucceededEventDetails: d})
+	t.r.f.emitDetails("TaskSucceeded", &taskOutputLater{d: *t.base(), out: out})
 }
 
 func (t *taskEvents) failed(e *StatesError) {

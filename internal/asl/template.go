@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"sinew/internal/asl/jsonpath"
 )
 
 // template is a payload template (Parameters, ResultSelector, ItemSelector, Assign): in JSONPath
@@ -137,7 +139,7 @@ func (n *tnode) evalExpr(env pathEnv, field string) (any, error) {
 	if err != nil {
 		src := env.Input
 		if strings.HasPrefix(n.src, "$$") {
-			src = env.Context
+			src = jsonpath.Env(env).ContextObject()
 		}
 		return nil, &templateError{name: ErrRuntime, cause: fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", n.src, field, mustJSON(src))}
 	}

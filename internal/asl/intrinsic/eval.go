@@ -75,7 +75,7 @@ func pathError(p *jsonpath.Path, env jsonpath.Env, err error) *Error {
 	root := env.Input
 	switch s := p.String(); {
 	case len(s) > 1 && s[1] == '$':
-		root = env.Context
+		root = env.ContextObject()
 	case len(s) > 1 && s[1] != '.' && s[1] != '[':
 		root = nil
 		if env.Var != nil {

@@ -23,7 +23,18 @@ import (
 type Env struct {
 	Input   any
 	Context any
-	Var     func(name string) (any, bool) // nil: no variables
+	// ContextFn, when Context is nil, gives the context object on demand: most paths never read
+	// it, so an engine need not build it for each state.
+	ContextFn func() any
+	Var       func(name string) (any, bool) // nil: no variables
+}
+
+// ContextObject is `$$`: Context, else what ContextFn gives.
+func (e Env) ContextObject() any {
+	if e.Context == nil && e.ContextFn != nil {
+		return e.ContextFn()
+	}
+	return e.Context
 }
 
 type rootKind int
@@ -42,6 +53,7 @@ type Path struct {
 	varName  string
 	toks     []token
 	definite bool
+	simple   bool // only single names and single non-negative indexes: walkSimple applies
 }
 
 type tokKind int
@@ -102,7 +114,7 @@ func (p *Path) Eval(env Env) (any, error) {
 	case rootInput:
 		root = env.Input
 	case rootContext:
-		root = env.Context
+		root = env.ContextObject()
 	case rootVar:
 		var ok bool
 		if env.Var != nil {
@@ -112,11 +124,41 @@ func (p *Path) Eval(env Env) (any, error) {
 			return nil, &Error{Kind: ErrNotFound, Path: p.src, Msg: "Variable '" + p.varName + "' is not defined"}
 		}
 	}
+	if p.simple {
+		if v, ok := p.walkSimple(root); ok {
+			return v, nil
+		}
+	}
 	v, err := p.eval(root, root)
 	if err != nil {
 		return nil, &Error{Kind: ErrNotFound, Path: p.src, Msg: err.Error()}
 	}
 	return v, nil
+}
+
+// walkSimple evaluates a path of single names and non-negative indexes without allocating; false
+// when a step finds nothing (eval then gives Jayway's message for it).
+func (p *Path) walkSimple(v any) (any, bool) {
+	for i := range p.toks {
+		t := &p.toks[i]
+		switch t.kind {
+		case tProp:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[t.props[0]]; !ok {
+				return nil, false
+			}
+		default: // tIndex
+			a, ok := v.([]any)
+			if !ok || t.indexes[0] >= len(a) {
+				return nil, false
+			}
+			v = a[t.indexes[0]]
+		}
+	}
+	return v, true
 }
 
 // eval runs the tokens on model; root is what `$` means inside filters.
