@@ -137,7 +137,7 @@ var notTruncated = &DataDetails{}
 // Events are kept compact (type, ids, time and one details pointer) and expanded on read: a
 // waiting execution should cost little memory.
 type history struct {
-	mu      sync.Mutex
+	mu       sync.Mutex
 	records  []record
 	rendered int // records before this index hold no deferred details
 	full     bool
