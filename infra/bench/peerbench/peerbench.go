@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"sinew/internal/asl"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 )
 
 // Names are the definitions, in report order.
@@ -85,31 +87,42 @@ var checks = map[string]func(map[string]any, []any) error{
 }
 
 // Functions are the in-process stand-ins for the Lambda functions, as in run.cjs: Prepare builds
-// the envelope {id, type, <type>: {name, arguments}}; the tool functions echo {name, output}.
+// the envelope {id, type, <type>: {name, arguments}}; the tool functions echo {name, output}. Like
+// the peer's local handlers, which get and give JS objects, they take and give the values
+// themselves (asl.LambdaValueInvoker); Invoke is the same over JSON bytes.
 type Functions struct{ seq atomic.Int64 }
 
-// Invoke implements asl.LambdaInvoker.
-func (f *Functions) Invoke(_ context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
-	var in struct {
-		Type      string         `json:"type"`
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
+// InvokeValue implements asl.LambdaValueInvoker.
+func (f *Functions) InvokeValue(_ context.Context, req asl.LambdaValueRequest) (asl.LambdaValueResponse, error) {
+	in, ok := req.Payload.(map[string]any)
+	if !ok {
+		return asl.LambdaValueResponse{FunctionError: "Unhandled",
+			Payload: map[string]any{"errorType": "InvalidInput", "errorMessage": "payload: not an object"}}, nil
 	}
-	if err := json.Unmarshal(req.Payload, &in); err != nil {
+	typ, _ := in["type"].(string)
+	if strings.HasSuffix(req.FunctionName, ":sinew-prepare") {
+		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": id, "type": typ,
+			typ: map[string]any{"name": in["name"], "arguments": in["arguments"]}}}, nil
+	}
+	return asl.LambdaValueResponse{Payload: map[string]any{"name": in["name"], "output": in["arguments"]}}, nil
+}
+
+// Invoke implements asl.LambdaInvoker: InvokeValue over JSON bytes.
+func (f *Functions) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	v, err := jsonv.Decode(req.Payload)
+	if err != nil {
 		return asl.FunctionErrorResponse("InvalidInput", "payload: "+err.Error()), nil
 	}
-	var out any
-	if strings.HasSuffix(req.FunctionName, ":sinew-prepare") {
-		out = map[string]any{"id": fmt.Sprintf("call_%d", f.seq.Add(1)), "type": in.Type,
-			in.Type: map[string]any{"name": in.Name, "arguments": in.Arguments}}
-	} else {
-		out = map[string]any{"name": in.Name, "output": in.Arguments}
+	out, err := f.InvokeValue(ctx, asl.LambdaValueRequest{FunctionName: req.FunctionName, Qualifier: req.Qualifier, Payload: v})
+	if err != nil {
+		return nil, err
 	}
-	p, err := json.Marshal(out)
+	p, err := jsonv.Encode(out.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("stand-in %s: %w", req.FunctionName, err)
 	}
-	return &asl.LambdaResponse{Payload: p}, nil
+	return &asl.LambdaResponse{Payload: p, FunctionError: out.FunctionError}, nil
 }
 
 // NewEngine is an engine whose Lambda functions are the stand-ins.
