@@ -10,10 +10,10 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sinew/internal/fault"
-	"sinew/internal/jsonv"
 )
 
 // Rand is the engine's randomness for retry jitter, injectable so tests are deterministic.
@@ -56,6 +56,9 @@ type Engine struct {
 	mu    sync.Mutex
 	execs map[string]*Execution
 
+	work chan func() // idle workers wait here (goRun)
+	idle atomic.Int32 // how many
+
 	tokMu   sync.Mutex
 	pending map[string]*pendingTask
 	closed  map[string]string // token -> "timedout" | "done"
@@ -65,7 +68,7 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	e := &Engine{cfg: cfg, clock: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger,
 		execs: map[string]*Execution{}, pending: map[string]*pendingTask{}, closed: map[string]string{},
-		integrations: map[string]Integration{}}
+		integrations: map[string]Integration{}, work: make(chan func())}
 	if e.clock == nil {
 		e.clock = RealClock{}
 	}
@@ -188,7 +191,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if len(raw) > MaxPayloadBytes {
 		return nil, &fault.Error{Kind: fault.TooLarge, Field: "input", Msg: "InvalidExecutionInput: the input is larger than 262144 bytes"}
 	}
-	input, err := jsonv.DecodeString(raw)
+	input, err := decodeJSONString(raw)
 	if err != nil {
 		return nil, &fault.Error{Kind: fault.InvalidInput, Field: "input", Msg: "Invalid State Machine Execution Input: '" + err.Error() + "'", Err: err}
 	}
@@ -242,7 +245,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if e.cfg.OnStatus != nil {
 		e.cfg.OnStatus(x.Describe())
 	}
-	go x.run()
+	e.goRun(x.run)
 	return x, nil
 }
 
@@ -452,11 +455,8 @@ func abortOf(ctx context.Context) *abortCause {
 	return nil
 }
 
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// newID is a random execution name (the runtime's random source: a name is not a secret).
+func newID() string { return randomUUID() }
 
 func newToken() string {
 	var b [48]byte

@@ -270,6 +270,9 @@ func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, 
 		h.full = true
 		return 0, false
 	}
+	if h.records == nil {
+		h.records = make([]record, 0, 8) // the room appending would grow to, without the copies
+	}
 	r := record{at: at, typ: typ, id: int64(len(h.records) + 1), d: d}
 	r.at = h.at(r.id, r.typ, at)
 	if c != nil {

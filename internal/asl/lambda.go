@@ -8,8 +8,6 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
-
-	"sinew/internal/jsonv"
 )
 
 // LambdaInvoker calls a Lambda function: local mode runs Go handlers in-process, deployed code is
@@ -79,7 +77,7 @@ func (e *LambdaServiceError) Error() string { return e.Code + ": " + e.Message }
 func functionError(resp *LambdaResponse, compact bool) *StatesError {
 	name := "Lambda.Unknown"
 	cause := string(resp.Payload)
-	if v, err := jsonv.Decode(resp.Payload); err == nil {
+	if v, err := decodeJSON(resp.Payload); err == nil {
 		if m, ok := v.(map[string]any); ok {
 			if t, ok := m["errorType"].(string); ok && t != "" {
 				name = t
@@ -149,7 +147,7 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 		return nil, functionError(resp, true)
 	}
 	var out any = string(resp.Payload)
-	if v, err := jsonv.Decode(resp.Payload); err == nil {
+	if v, err := decodeJSON(resp.Payload); err == nil {
 		out = v
 	} else if len(strings.TrimSpace(string(resp.Payload))) == 0 {
 		out = nil
@@ -179,7 +177,7 @@ func invokeResult(version string, out any, size int) map[string]any {
 	if version == "" {
 		version = "$LATEST"
 	}
-	reqID, length := requestID(), strconv.Itoa(size)
+	reqID, length := randomUUID(), strconv.Itoa(size)
 	return map[string]any{
 		"ExecutedVersion": version,
 		"Payload":         out,
@@ -206,9 +204,9 @@ func invokeResult(version string, out any, size int) map[string]any {
 // contentTypeJSON is shared by every result: values are never modified once made.
 var contentTypeJSON = []any{"application/json"}
 
-// requestID is a random UUID-shaped id, as Lambda's x-amzn-RequestId. It names a response and
+// randomUUID is a random UUID-shaped id, as Lambda's x-amzn-RequestId. It names something and
 // guards nothing, so the runtime's fast random source serves.
-func requestID() string {
+func randomUUID() string {
 	var b [36]byte
 	hi, lo := mrand.Uint64(), mrand.Uint64()
 	var raw [16]byte

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"sinew/internal/jsonv"
 )
 
 var errTaskTimeout = errors.New("task timed out")
@@ -236,7 +234,7 @@ func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound,
 		w.unwound = make(chan struct{})
 		x := r.f.x
 		x.setParked(r)
-		p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+		p.setHandler(func(o taskOutcome) { x.eng.goRun(func() { x.resume(r, w, o) }) })
 		if ctx.Err() != nil {
 			// Stopped while parking: abort may have looked before we were parked.
 			p.deliver(taskOutcome{aborted: true})
@@ -324,7 +322,7 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 		if resp.FunctionError != "" {
 			return nil, functionError(resp, false)
 		}
-		v, derr := jsonv.Decode(resp.Payload)
+		v, derr := decodeJSON(resp.Payload)
 		if derr != nil {
 			return string(resp.Payload), nil
 		}
