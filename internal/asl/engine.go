@@ -56,7 +56,7 @@ type Engine struct {
 	mu    sync.Mutex
 	execs map[string]*Execution
 
-	work chan func() // idle workers wait here (goRun)
+	work chan func()  // idle workers wait here (goRun)
 	idle atomic.Int32 // how many
 
 	tokMu   sync.Mutex
