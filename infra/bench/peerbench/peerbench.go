@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -194,4 +195,75 @@ func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Dur
 		perSec = append(perSec, float64(n)/time.Since(t0).Seconds())
 	}
 	return perSec, nil
+}
+
+// The real definition: statemachines/tool_call.asl.json with its function ARNs filled in, run on
+// the integration branch with stand-ins of the real functions' shapes (RealFunctions).
+var arnPlaceholder = regexp.MustCompile(`\$\{([A-Z][a-z]*)FunctionArn\}`)
+
+// RealInput is the real definition's input: one integration call.
+const RealInput = `{"developer_id":"dev_1","agent_id":"agent_1","task_id":null,"session_id":null,"tool":"dummy",` +
+	`"arguments":{"city":"Lisbon","units":"metric","days":[1,2,3]}}`
+
+// LoadReal parses the real tool_call definition at path.
+func LoadReal(path string) (Case, error) {
+	def, err := os.ReadFile(path)
+	if err != nil {
+		return Case{}, fmt.Errorf("tool_call definition: %w", err)
+	}
+	def = arnPlaceholder.ReplaceAllFunc(def, func(p []byte) []byte {
+		name := strings.ToLower(string(arnPlaceholder.FindSubmatch(p)[1]))
+		return []byte("arn:aws:lambda:us-east-1:123456789012:function:sinew-" + name)
+	})
+	m, err := asl.Parse(def, asl.Options{})
+	if err != nil {
+		return Case{}, fmt.Errorf("tool_call definition %s: %w", path, err)
+	}
+	check := func(o map[string]any, _ []any) error {
+		out, _ := o["output"].(map[string]any)
+		if o["type"] != "integration" || out == nil || out["city"] != "Lisbon" {
+			return fmt.Errorf("tool_call.asl.json: unexpected output %v", o)
+		}
+		return nil
+	}
+	return Case{Name: "tool_call.asl.json", Machine: m, Input: RealInput, check: check}, nil
+}
+
+// RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
+// real ones: Prepare gives {call, tool, context, wait}, the executor {output}, Settle the result
+// object.
+type RealFunctions struct{ seq atomic.Int64 }
+
+// InvokeValue implements asl.LambdaValueInvoker.
+func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueRequest) (asl.LambdaValueResponse, error) {
+	in, _ := req.Payload.(map[string]any)
+	fn := req.FunctionName[strings.LastIndex(req.FunctionName, ":")+1:]
+	switch fn {
+	case "sinew-prepare":
+		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		return asl.LambdaValueResponse{Payload: map[string]any{
+			"call":    map[string]any{"id": id, "type": "integration", "integration": map[string]any{"name": in["tool"], "arguments": in["arguments"]}},
+			"tool":    map[string]any{"name": in["tool"], "type": "integration"},
+			"context": map[string]any{"developer_id": in["developer_id"], "agent_id": in["agent_id"], "execution_id": in["execution_id"]},
+			"wait":    nil}}, nil
+	case "sinew-integration":
+		call, _ := in["call"].(map[string]any)
+		integ, _ := call["integration"].(map[string]any)
+		return asl.LambdaValueResponse{Payload: map[string]any{"output": integ["arguments"]}}, nil
+	case "sinew-settle":
+		call, _ := in["call"].(map[string]any)
+		result, _ := in["result"].(map[string]any)
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "output": result["output"]}}, nil
+	}
+	return asl.LambdaValueResponse{FunctionError: "Unhandled", Payload: map[string]any{"errorType": "ResourceNotFound", "errorMessage": fn}}, nil
+}
+
+// Invoke implements asl.LambdaInvoker (never used: every payload here is an object).
+func (f *RealFunctions) Invoke(context.Context, asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	return asl.FunctionErrorResponse("InvalidInput", "the stand-ins take values"), nil
+}
+
+// NewRealEngine is an engine whose Lambda functions are the real-shaped stand-ins.
+func NewRealEngine() *asl.Engine {
+	return asl.New(asl.Config{Lambda: &RealFunctions{}})
 }

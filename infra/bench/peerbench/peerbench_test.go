@@ -108,3 +108,14 @@ func TestValueInvokerHistory(t *testing.T) {
 		t.Errorf("history lacks the invoke metadata or the call id: %s", got[0])
 	}
 }
+
+// TestRealDefinition runs statemachines/tool_call.asl.json once on the integration branch.
+func TestRealDefinition(t *testing.T) {
+	c, err := peerbench.LoadReal("../../../statemachines/tool_call.asl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := peerbench.Check(context.Background(), peerbench.NewRealEngine(), c); err != nil {
+		t.Fatal(err)
+	}
+}
