@@ -46,8 +46,11 @@ func (f *frame) emit(ctx context.Context, e Event) int64 {
 }
 
 // emitDetails records an event of type typ with details d (a *...Details, a deferred or nil).
-func (f *frame) emitDetails(typ string, d any) int64 {
-	id, ok := f.x.hist.addDetails(f.chain, f.x.eng.clock.Now(), typ, d)
+func (f *frame) emitDetails(typ string, d any) int64 { return f.emitAt(typ, d, f.x.eng.clock.Now()) }
+
+// emitAt is emitDetails of an event that happened at the time at.
+func (f *frame) emitAt(typ string, d any, at time.Time) int64 {
+	id, ok := f.x.hist.addDetails(f.chain, at, typ, d)
 	if !ok {
 		f.x.abort(&abortCause{status: StatusFailed, err: newErr(ErrRuntime, fmt.Sprintf("The execution reached the maximum number of history events (%d).", MaxHistoryEvents))})
 	}
@@ -70,19 +73,20 @@ func (f *frame) runMachine(ctx context.Context, input any, inputJSON string) (an
 
 // runFrom runs the machine from the state name.
 func (f *frame) runFrom(ctx context.Context, name string, input any, inputJSON string) (any, string, *StatesError) {
+	var at time.Time
 	for {
 		if ctx.Err() != nil {
 			return nil, "", stopped(ctx)
 		}
 		st := f.m.States[name]
-		s, err := f.runState(ctx, st, input, inputJSON)
+		s, err := f.runState(ctx, st, input, inputJSON, at)
 		if err != nil {
 			return nil, "", err
 		}
 		if s.next == "" {
 			return s.out, s.outJSON, nil
 		}
-		name, input, inputJSON = s.next, s.out, s.outJSON
+		name, input, inputJSON, at = s.next, s.out, s.outJSON, s.at
 	}
 }
 
@@ -113,16 +117,21 @@ type step struct {
 	outJSON  string
 	next     string
 	assigned map[string]any
+	at       time.Time // when the state exited: the next one is entered at the same time
 }
 
-func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string) (step, *StatesError) {
-	now := f.x.eng.clock.Now()
+// runState visits st, entered at the time at (the previous state's exit), or now when zero.
+func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time) (step, *StatesError) {
+	now := at
+	if now.IsZero() {
+		now = f.x.eng.clock.Now()
+	}
 	var d any = &enteredLater{name: st.Name, input: raw}
 	if rawJSON != "" {
 		d = &StateEnteredDetails{Name: st.Name, Input: rawJSON, InputDetails: notTruncated}
 	}
 	before := f.x.hist.lastOf(f.chain)
-	entered := f.emitDetails(stateEvents[st.Type][0], d)
+	entered := f.emitAt(stateEvents[st.Type][0], d, now)
 	if f.x.hist.stamp != nil && entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
 		now = f.x.hist.timeOf(entered)
@@ -176,7 +185,8 @@ func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesErr
 	if jsonOver(s.out, MaxPayloadBytes) {
 		return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
 	}
-	f.emitDetails(stateEvents[r.st.Type][1], &exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned})
+	s.at = f.x.eng.clock.Now()
+	f.emitAt(stateEvents[r.st.Type][1], &exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}, s.at)
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
 	return s, nil

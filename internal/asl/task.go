@@ -161,15 +161,17 @@ func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
 // events of its own) and gives the recorder of its outcome.
 func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
 	ref := r.st.resource
+	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
-		r.f.emitDetails("LambdaFunctionScheduled", &lambdaScheduledLater{
-			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params})
-		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
+		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{
+			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}, now)
+		r.f.emitAt("LambdaFunctionStarted", nil, now)
 	} else {
-		r.f.emitDetails("TaskScheduled", &scheduledLater{d: TaskScheduledDetails{
-			ResourceType: ref.Service, Resource: ref.historyResource(), Region: r.f.x.eng.cfg.Region,
-			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params})
-		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
+		res := ref.historyResource()
+		r.f.emitAt("TaskScheduled", &scheduledLater{d: TaskScheduledDetails{
+			ResourceType: ref.Service, Resource: res, Region: r.f.x.eng.cfg.Region,
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params}, now)
+		r.f.emitAt("TaskStarted", &TaskDetails{ResourceType: ref.Service, Resource: res}, now)
 	}
 	return &taskEvents{r: r, ref: ref}
 }
