@@ -147,11 +147,17 @@ func appendString(b []byte, s string) []byte {
 // without writing it: every state's output is checked against the payload limit, and most are
 // never rendered at all.
 func jsonOver(v any, limit int) bool {
+	_, over := jsonLen(v, limit)
+	return over
+}
+
+// jsonLen is v's JSON length and whether it is over limit (the length is exact when it is not).
+func jsonLen(v any, limit int) (int, bool) {
 	n, ok := jsonSize(v, limit)
 	if !ok {
-		return len(mustJSON(v)) > limit
+		n = len(mustJSON(v))
 	}
-	return n > limit
+	return n, n > limit
 }
 
 // jsonSize adds up the length of v's JSON text, stopping once it passes limit; false for a value

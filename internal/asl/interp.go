@@ -74,19 +74,20 @@ func (f *frame) runMachine(ctx context.Context, input any, inputJSON string) (an
 // runFrom runs the machine from the state name.
 func (f *frame) runFrom(ctx context.Context, name string, input any, inputJSON string) (any, string, *StatesError) {
 	var at time.Time
+	bound := len(inputJSON) // 0 when unknown
 	for {
 		if ctx.Err() != nil {
 			return nil, "", stopped(ctx)
 		}
 		st := f.m.States[name]
-		s, err := f.runState(ctx, st, input, inputJSON, at)
+		s, err := f.runState(ctx, st, input, inputJSON, at, bound)
 		if err != nil {
 			return nil, "", err
 		}
 		if s.next == "" {
 			return s.out, s.outJSON, nil
 		}
-		name, input, inputJSON, at = s.next, s.out, s.outJSON, s.at
+		name, input, inputJSON, at, bound = s.next, s.out, s.outJSON, s.at, s.bound
 	}
 }
 
@@ -101,6 +102,10 @@ type stateRun struct {
 	retryCount int
 	token      string
 	ctxObj     map[string]any // cached context object; nil after retryCount or token change
+
+	// Upper bounds of JSON lengths (0: unknown): the input's, the task result's (or other result
+	// given to finishJSONPath), and the output's as the state's data flow gives it.
+	rawBound, resultBound, outBound int
 
 	// Task state only: the effective input, retry counters and the attempt waiting on its token.
 	eff     any
@@ -118,10 +123,12 @@ type step struct {
 	next     string
 	assigned map[string]any
 	at       time.Time // when the state exited: the next one is entered at the same time
+	bound    int       // at least out's JSON length (0: unknown), so the payload check can skip it
 }
 
-// runState visits st, entered at the time at (the previous state's exit), or now when zero.
-func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time) (step, *StatesError) {
+// runState visits st, entered at the time at (the previous state's exit), or now when zero; raw's
+// JSON is at most inBound bytes long (0: unknown).
+func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time, inBound int) (step, *StatesError) {
 	now := at
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()
@@ -136,7 +143,7 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
 		now = f.x.hist.timeOf(entered)
 	}
-	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before}
+	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before, rawBound: inBound}
 	s, err := r.run(ctx)
 	return f.complete(ctx, r, s, err)
 }
@@ -182,8 +189,14 @@ func (f *frame) complete(ctx context.Context, r *stateRun, s step, err *StatesEr
 // exit records the state's exit with s's output and assignments (rendered as JSON when the history
 // is read).
 func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesError) {
-	if jsonOver(s.out, MaxPayloadBytes) {
-		return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
+	// A bound comfortably under the limit spares the walk (the slack covers the "{}" a null
+	// InputPath or OutputPath gives).
+	if s.bound <= 0 || s.bound+16 > MaxPayloadBytes {
+		n, over := jsonLen(s.out, MaxPayloadBytes)
+		if over {
+			return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
+		}
+		s.bound = n
 	}
 	s.at = f.x.eng.clock.Now()
 	f.emitAt(stateEvents[r.st.Type][1], &exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}, s.at)
@@ -340,7 +353,9 @@ func (r *stateRun) finishJSONPath(ctx context.Context, result any, selected bool
 		if result, err = r.applyTemplate(r.st.ResultSelector, result); err != nil {
 			return nil, nil, err
 		}
+		r.resultBound = r.st.ResultSelector.sizeBound(r.resultBound)
 	}
+	r.outBound = r.resultPathBound()
 	out, err := r.resultPath(r.st.ResultPath, r.raw, result)
 	if err != nil {
 		return nil, nil, err
@@ -353,6 +368,22 @@ func (r *stateRun) finishJSONPath(ctx context.Context, result any, selected bool
 		return nil, nil, err
 	}
 	return out, assigned, nil
+}
+
+// resultPathBound bounds the JSON length of ResultPath's output from those of the input and the
+// result (0: unknown). OutputPath then gives a part of it.
+func (r *stateRun) resultPathBound() int {
+	p := r.st.ResultPath
+	switch {
+	case p.Null:
+		return r.rawBound
+	case !p.Set || p.Path.String() == "$":
+		return r.resultBound
+	case r.rawBound <= 0 || r.resultBound <= 0:
+		return 0
+	}
+	// The result goes in under names and indexes no longer than the path's text.
+	return r.rawBound + r.resultBound + 2*len(p.Path.String()) + 16
 }
 
 // assign evaluates an Assign: in JSONPath `$` is v; in JSONata $states carries extra.
@@ -419,6 +450,7 @@ func (r *stateRun) run(ctx context.Context) (step, *StatesError) {
 	if err != nil {
 		return step{}, err
 	}
+	s.bound = r.outBound
 	return s, nil
 }
 
@@ -432,13 +464,15 @@ func (r *stateRun) pass(ctx context.Context) (any, map[string]any, *StatesError)
 		return nil, nil, err
 	}
 	result := eff
+	r.resultBound = r.rawBound // InputPath gives a part of the input
 	switch {
 	case st.HasResult:
-		result = st.Result
+		result, r.resultBound = st.Result, 0
 	case st.Parameters != nil:
 		if result, err = r.applyTemplate(st.Parameters, eff); err != nil {
 			return nil, nil, err
 		}
+		r.resultBound = st.Parameters.sizeBound(r.rawBound)
 	}
 	return r.finishJSONPath(ctx, result, true)
 }
@@ -543,6 +577,7 @@ func (r *stateRun) choice(ctx context.Context) (any, string, map[string]any, *St
 		if err != nil {
 			return nil, "", nil, err
 		}
+		r.outBound = r.rawBound // parts of the input
 		assigned, err := r.assign(ctx, st.Assign, input, nil)
 		if err != nil {
 			return nil, "", nil, err

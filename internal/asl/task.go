@@ -278,7 +278,11 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 
 // settle writes the attempt's closing event and gives its result or failure.
 func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
-	if serr == nil && jsonOver(result, MaxPayloadBytes) {
+	var over bool
+	if serr == nil {
+		r.resultBound, over = jsonLen(result, MaxPayloadBytes)
+	}
+	if over {
 		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the
 		// function ARN for the legacy resource).
 		who := r.st.resource.Service
