@@ -53,6 +53,8 @@ type Engine struct {
 	integrations map[string]Integration
 	log          *slog.Logger
 
+	defaultMachineArn string // of a StartInput without one
+
 	mu    sync.Mutex
 	execs map[string]*Execution
 
@@ -87,6 +89,7 @@ func New(cfg Config) *Engine {
 	if e.cfg.Partition == "" {
 		e.cfg.Partition = "aws"
 	}
+	e.defaultMachineArn = fmt.Sprintf("arn:%s:states:%s:%s:stateMachine:machine", e.cfg.Partition, e.cfg.Region, e.cfg.Account)
 	if e.cfg.RoleArn == "" {
 		e.cfg.RoleArn = fmt.Sprintf("arn:%s:iam::%s:role/sinew-local", e.cfg.Partition, e.cfg.Account)
 	}
@@ -132,8 +135,9 @@ type Execution struct {
 	input      any
 	inputJSON  string
 	startTime  time.Time
-	ctxExec    map[string]any // the context object's Execution and StateMachine parts, read-only
-	ctxMachine map[string]any
+	ctxOnce    sync.Once
+	ctxExec    map[string]any // the context object's Execution and StateMachine parts, read-only,
+	ctxMachine map[string]any // built when first read (contextParts) unless set before the run
 
 	hist  history
 	chain chain
@@ -204,16 +208,12 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	}
 	smArn := in.StateMachineArn
 	if smArn == "" {
-		smArn = fmt.Sprintf("arn:%s:states:%s:%s:stateMachine:machine", e.cfg.Partition, e.cfg.Region, e.cfg.Account)
+		smArn = e.defaultMachineArn
 	}
-	smName := smArn[strings.LastIndex(smArn, ":")+1:]
 	execArn := strings.Replace(smArn, ":stateMachine:", ":execution:", 1) + ":" + name
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": execArn, "Input": input, "Name": name, "RoleArn": e.cfg.RoleArn,
-		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
-	x.ctxMachine = map[string]any{"Id": smArn, "Name": smName}
 
 	e.mu.Lock()
 	if _, dup := e.execs[execArn]; dup {
@@ -230,7 +230,6 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 		xctx := x.ctx
 		x.hist.stamp = func(id int64, typ string, at time.Time) time.Time { return tc.EventTime(xctx, id, typ, at) }
 		x.startTime = x.hist.stamp(1, "ExecutionStarted", x.startTime)
-		x.ctxExec["StartTime"] = formatTime(x.startTime)
 	}
 	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
 		Input: raw, InputDetails: notTruncated, RoleArn: e.cfg.RoleArn}})
@@ -247,6 +246,20 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	}
 	e.goRun(x.run)
 	return x, nil
+}
+
+// contextParts gives the context object's Execution and StateMachine parts, built on first use:
+// most executions never read `$$`.
+func (x *Execution) contextParts() (exec, machine map[string]any) {
+	x.ctxOnce.Do(func() {
+		if x.ctxExec != nil {
+			return
+		}
+		x.ctxExec = map[string]any{"Id": x.ARN, "Input": x.input, "Name": x.Name, "RoleArn": x.eng.cfg.RoleArn,
+			"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
+		x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": x.MachineARN[strings.LastIndex(x.MachineARN, ":")+1:]}
+	})
+	return x.ctxExec, x.ctxMachine
 }
 
 // Execution finds an execution by ARN.

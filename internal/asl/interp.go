@@ -103,6 +103,10 @@ type stateRun struct {
 	token      string
 	ctxObj     map[string]any // cached context object; nil after retryCount or token change
 
+	// The details of its entered and exited events, allocated with the visit.
+	enteredEv enteredLater
+	exitedEv  exitedLater
+
 	// Upper bounds of JSON lengths (0: unknown): the input's, the task result's (or other result
 	// given to finishJSONPath), and the output's as the state's data flow gives it.
 	rawBound, resultBound, outBound int
@@ -133,17 +137,18 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()
 	}
-	var d any = &enteredLater{name: st.Name, input: raw}
+	r := &stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
+	r.enteredEv = enteredLater{name: st.Name, input: raw}
+	var d any = &r.enteredEv // one allocation with the visit
 	if rawJSON != "" {
 		d = &StateEnteredDetails{Name: st.Name, Input: rawJSON, InputDetails: notTruncated}
 	}
-	before := f.x.hist.lastOf(f.chain)
-	entered := f.emitAt(stateEvents[st.Type][0], d, now)
-	if f.x.hist.stamp != nil && entered > 0 {
+	r.entered = f.emitAt(stateEvents[st.Type][0], d, now)
+	if f.x.hist.stamp != nil && r.entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
-		now = f.x.hist.timeOf(entered)
+		now = f.x.hist.timeOf(r.entered)
 	}
-	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before, rawBound: inBound}
+	r.enteredAt = now
 	s, err := r.run(ctx)
 	return f.complete(ctx, r, s, err)
 }
@@ -199,7 +204,8 @@ func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesErr
 		s.bound = n
 	}
 	s.at = f.x.eng.clock.Now()
-	f.emitAt(stateEvents[r.st.Type][1], &exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}, s.at)
+	r.exitedEv = exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}
+	f.emitAt(stateEvents[r.st.Type][1], &r.exitedEv, s.at)
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
 	return s, nil
@@ -258,7 +264,8 @@ func (r *stateRun) contextObject() map[string]any {
 	if r.st.Type == TypeTask || r.st.Type == TypeMap || r.st.Type == TypeParallel {
 		state["RetryCount"] = int64(r.retryCount)
 	}
-	c := map[string]any{"Execution": r.f.x.ctxExec, "State": state, "StateMachine": r.f.x.ctxMachine}
+	exec, machine := r.f.x.contextParts()
+	c := map[string]any{"Execution": exec, "State": state, "StateMachine": machine}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
 	}
@@ -269,10 +276,14 @@ func (r *stateRun) contextObject() map[string]any {
 	return c
 }
 
-func (r *stateRun) contextAny() any { return r.contextObject() }
+// ContextObject implements jsonpath.Source.
+func (r *stateRun) ContextObject() any { return r.contextObject() }
+
+// Variable implements jsonpath.Source.
+func (r *stateRun) Variable(name string) (any, bool) { return r.f.scope.get(name) }
 
 func (r *stateRun) env(input any) pathEnv {
-	return pathEnv{Input: input, ContextFn: r.contextAny, Var: r.f.scope.get}
+	return pathEnv{Input: input, Source: r}
 }
 
 func (r *stateRun) jenv(extra map[string]any) *jsonataEnv {

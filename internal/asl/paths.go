@@ -14,10 +14,10 @@ import (
 // pathEnv is what a path or intrinsic is evaluated against: `$` is Input, `$$` is Context, `$name`
 // is a variable.
 type pathEnv struct {
-	Input     any
-	Context   any
-	ContextFn func() any // builds Context on first use when Context is nil
-	Var       func(name string) (any, bool)
+	Input   any
+	Context any
+	Var     func(name string) (any, bool)
+	Source  jsonpath.Source // the context object and variables on demand (a state visit)
 }
 
 // compiledPath is a parsed JSONPath (or Reference Path).

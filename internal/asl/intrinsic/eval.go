@@ -77,10 +77,7 @@ func pathError(p *jsonpath.Path, env jsonpath.Env, err error) *Error {
 	case len(s) > 1 && s[1] == '$':
 		root = env.ContextObject()
 	case len(s) > 1 && s[1] != '.' && s[1] != '[':
-		root = nil
-		if env.Var != nil {
-			root, _ = env.Var(varName(s))
-		}
+		root, _ = env.Variable(varName(s))
 	}
 	var je *jsonpath.Error
 	msg := err.Error()

@@ -23,18 +23,35 @@ import (
 type Env struct {
 	Input   any
 	Context any
-	// ContextFn, when Context is nil, gives the context object on demand: most paths never read
-	// it, so an engine need not build it for each state.
-	ContextFn func() any
-	Var       func(name string) (any, bool) // nil: no variables
+	Var     func(name string) (any, bool) // nil: no variables
+	// Source, when set, gives the context object (if Context is nil) and the variables (if Var
+	// is nil) on demand: most paths read neither, so an engine need not build them for each state.
+	Source Source
 }
 
-// ContextObject is `$$`: Context, else what ContextFn gives.
+// Source is where an Env finds `$$` and `$name` when it does not hold them itself.
+type Source interface {
+	ContextObject() any
+	Variable(name string) (any, bool)
+}
+
+// ContextObject is `$$`: Context, else what Source gives.
 func (e Env) ContextObject() any {
-	if e.Context == nil && e.ContextFn != nil {
-		return e.ContextFn()
+	if e.Context == nil && e.Source != nil {
+		return e.Source.ContextObject()
 	}
 	return e.Context
+}
+
+// Variable is `$name`: from Var, else from Source.
+func (e Env) Variable(name string) (any, bool) {
+	switch {
+	case e.Var != nil:
+		return e.Var(name)
+	case e.Source != nil:
+		return e.Source.Variable(name)
+	}
+	return nil, false
 }
 
 type rootKind int
@@ -117,10 +134,7 @@ func (p *Path) Eval(env Env) (any, error) {
 		root = env.ContextObject()
 	case rootVar:
 		var ok bool
-		if env.Var != nil {
-			root, ok = env.Var(p.varName)
-		}
-		if !ok {
+		if root, ok = env.Variable(p.varName); !ok {
 			return nil, &Error{Kind: ErrNotFound, Path: p.src, Msg: "Variable '" + p.varName + "' is not defined"}
 		}
 	}
