@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 )
 
@@ -37,6 +38,18 @@ func (r *stateRun) parallel(ctx context.Context) (any, map[string]any, *StatesEr
 		return r.finishJSONPath(ctx, result, false)
 	}
 	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+}
+
+// mayBlock reports whether a run of m can wait on something (a task, a timer, a nested Map or
+// Parallel); one that cannot only computes.
+func mayBlock(m *Machine) bool {
+	for _, st := range m.States {
+		switch st.Type {
+		case TypeTask, TypeWait, TypeMap, TypeParallel:
+			return true
+		}
+	}
+	return false
 }
 
 // branchInput is what Parallel's branches get: the effective input through Parameters (JSONPath),
@@ -79,56 +92,19 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fo := &fan{r: r, ctx: cctx, cancel: cancel, n: n, tolCount: tolCount, tolPct: tolPct, hooks: hooks,
-		results: results, sem: make(chan struct{}, conc)}
-	// Children run on a pool of at most conc goroutines, started as needed: a goroutine per child
-	// would grow a fresh stack for each (most of a large inline Map's time). One at a time, a
-	// child runs on this goroutine, so events and chains follow AWS's order exactly.
-	var jobs chan fanJob
-	workers := 0
-	for i := 0; i < n; i++ {
-		select {
-		case fo.sem <- struct{}{}:
-		case <-cctx.Done():
-		}
-		if cctx.Err() != nil {
-			break
-		}
-		child, input, err := mk(i)
-		if err != nil {
-			fo.fail(err)
-			<-fo.sem
-			break
-		}
-		c := &chain{}
-		if hooks != nil {
-			c.last = hooks.started(i)
-		} else {
-			c.last = r.f.x.hist.lastOf(r.f.chain)
-		}
-		child.chain = c
-		j := fanJob{i: i, child: child, input: input}
-		if conc == 1 {
-			fo.run(j)
-			continue
-		}
-		if jobs == nil {
-			jobs = make(chan fanJob)
-		}
-		select {
-		case jobs <- j:
-		default:
-			if workers < conc {
-				workers++
-				fo.wg.Add(1)
-				go fo.work(j, jobs)
-			} else {
-				jobs <- j
-			}
-		}
+		results: results, mk: mk, base: r.f.x.hist.lastOf(r.f.chain)}
+	// conc workers take the children in order, this goroutine one of them: one handoff per
+	// worker, not per child, and the helpers are the engine's pooled goroutines, whose stacks
+	// have grown already. One at a time, children run here in order, so events and chains
+	// follow AWS's order exactly.
+	for range min(conc, n) - 1 {
+		fo.wg.Add(1)
+		r.f.x.eng.goRun(func() {
+			defer fo.wg.Done()
+			fo.work()
+		})
 	}
-	if jobs != nil {
-		close(jobs)
-	}
+	fo.work()
 	fo.wg.Wait()
 	if ctx.Err() != nil {
 		return nil, stopped(ctx)
@@ -148,8 +124,12 @@ type fan struct {
 	tolCount, tolPct float64
 	hooks            *iterHooks
 	results          []any
-	sem              chan struct{}
+	mk               func(i int) (*frame, any, *StatesError)
 	wg               sync.WaitGroup
+
+	startMu sync.Mutex // children are taken, and their first events written, in order
+	next    int
+	base    int64 // the parent's last event as the fan-out began: each branch's first links to it
 
 	mu       sync.Mutex
 	firstErr *StatesError
@@ -162,12 +142,39 @@ type fanJob struct {
 	input any
 }
 
-// work runs j, then whatever else comes on jobs, until it is closed.
-func (fo *fan) work(j fanJob, jobs <-chan fanJob) {
-	defer fo.wg.Done()
-	for ok := true; ok; j, ok = <-jobs {
+// work runs children until none is left or the fan-out is stopped.
+func (fo *fan) work() {
+	for {
+		j, ok := fo.take()
+		if !ok {
+			return
+		}
 		fo.run(j)
 	}
+}
+
+// take gives the next child, with its first event written.
+func (fo *fan) take() (fanJob, bool) {
+	fo.startMu.Lock()
+	defer fo.startMu.Unlock()
+	if fo.next >= fo.n || fo.ctx.Err() != nil {
+		return fanJob{}, false
+	}
+	i := fo.next
+	fo.next++
+	child, input, err := fo.mk(i)
+	if err != nil {
+		fo.fail(err)
+		return fanJob{}, false
+	}
+	c := &chain{}
+	if fo.hooks != nil {
+		c.last = fo.hooks.started(i)
+	} else {
+		c.last = fo.base
+	}
+	child.chain = c
+	return fanJob{i: i, child: child, input: input}, true
 }
 
 func (fo *fan) fail(err *StatesError) {
@@ -188,9 +195,8 @@ func (fo *fan) tolerated() bool {
 	return okCount || okPct
 }
 
-// run runs one child frame and records its outcome, then frees its slot.
+// run runs one child frame and records its outcome.
 func (fo *fan) run(j fanJob) {
-	defer func() { <-fo.sem }()
 	out, _, err := j.child.runMachine(fo.ctx, j.input, "")
 	c, hooks, hist := j.child.chain, fo.hooks, &fo.r.f.x.hist
 	fo.mu.Lock()
@@ -248,6 +254,10 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 	if conc <= 0 || conc > maxInlineConcurrency {
 		conc = maxInlineConcurrency
 	}
+	if !mayBlock(st.Processor) {
+		// Iterations that never wait gain nothing from more goroutines than processors.
+		conc = min(conc, float64(runtime.GOMAXPROCS(0)))
+	}
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
 		return r.mapIterations(ctx, items, eff, int(conc), tolCount, tolPct)
 	})
@@ -304,6 +314,8 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 	st := r.st
 	hist := &r.f.x.hist
 	r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
+	// Each iteration writes its started and ended events and at least two per state it visits.
+	hist.reserve(len(items) * (2 + 2*len(st.Processor.States)))
 	var lastSucceeded int64
 	now := r.f.x.eng.clock.Now
 	hooks := &iterHooks{

@@ -285,6 +285,17 @@ func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, 
 	return r.id, true
 }
 
+// reserve makes room for n more events at once, so a large Map's history is not copied again at
+// every doubling.
+func (h *history) reserve(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n = min(n, MaxHistoryEvents-len(h.records))
+	if cap(h.records)-len(h.records) < n {
+		h.records = append(make([]record, 0, len(h.records)+n), h.records...)
+	}
+}
+
 // addAfter appends an event whose previous event is prev rather than the chain's last; the
 // chain then continues from it.
 func (h *history) addAfter(c *chain, prev int64, at time.Time, e Event) {
