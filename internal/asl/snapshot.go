@@ -107,7 +107,8 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 	smName := s.StateMachineArn[strings.LastIndex(s.StateMachineArn, ":")+1:]
 	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: v.input,
 		inputJSON: s.Input, startTime: s.StartTime, status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": snapshotRole(s, e.cfg.RoleArn),
+	x.role = snapshotRole(s, e.cfg.RoleArn)
+	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": x.role,
 		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
 	x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": smName}
 	for _, ev := range s.Events {

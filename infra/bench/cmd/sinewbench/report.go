@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,12 @@ type report struct {
 	sections  map[string]*strings.Builder
 	order     []string
 }
+
+// engineProfiles is the method note on the engine's CPU profiles before and after its rework: a
+// record of how the part 3 figures were got, not measured by this command.
+//
+//go:embed engine_profiles.md
+var engineProfiles string
 
 var titles = map[string]string{
 	"dispatch": "1. Dispatch overhead per tool call, in-process, beside the JSON floor",
@@ -111,6 +118,7 @@ func (r *report) write(path string) error {
 	fmt.Fprintf(&b, "- Rounds per engine figure: %d of %s each; cold starts per function: %d.\n", r.o.rounds, r.o.roundDur, r.o.colds)
 	b.WriteString("- The machine has 2 cores shared with other engineers' builds and tests, so spreads can be wide; " +
 		"compare figures within one run, not across runs.\n")
+	b.WriteString("\n" + engineProfiles)
 	b.WriteString("\n## Headline figures\n\n")
 	if len(r.headlines) == 0 {
 		b.WriteString("None (no part produced a figure).\n")
