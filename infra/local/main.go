@@ -148,6 +148,13 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	counts := &requestCounts{ops: map[string]int64{}}
+	configureAWSClients(counts)
+	stopStats, err := startStats(log, dir, counts)
+	if err != nil {
+		return err
+	}
+	defer stopStats()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
