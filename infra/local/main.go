@@ -72,6 +72,7 @@ func main() {
 		// local mode's, or AWS's.
 		err = rotate.Run(context.Background(), os.Stdout, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	default:
+		tuneGC()
 		err = serve(args)
 	}
 	if err != nil {
