@@ -36,7 +36,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per figure (after a warm-up)")
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load)")
 	flag.Parse()
 	o.skip = map[string]bool{}
 	for _, s := range splitComma(skip) {
@@ -83,6 +83,7 @@ func run(ctx context.Context, o options) error {
 		{"cost", partCost},
 		{"lambda", partLambda},
 		{"memory", partMemory},
+		{"load", partLoad},
 	}
 	failed := 0
 	for _, p := range parts {
