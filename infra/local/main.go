@@ -78,6 +78,7 @@ func main() {
 		// local mode's, or AWS's.
 		err = rotate.Run(context.Background(), os.Stdout, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	default:
+		tuneGC()
 		err = serve(args)
 	}
 	if err != nil {
@@ -163,6 +164,13 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	counts := &requestCounts{ops: map[string]int64{}}
+	configureAWSClients(counts)
+	stopStats, err := startStats(log, dir, counts)
+	if err != nil {
+		return err
+	}
+	defer stopStats()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

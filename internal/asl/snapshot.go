@@ -16,10 +16,11 @@ import (
 // was due. The durable store of local mode saves a snapshot when an execution parks and deletes it
 // when the execution ends.
 //
-// TODO(persistence): what a snapshot does not cover yet, and a durable engine must: executions
-// that are running (they re-run from their last saved point: at-least-once, which the executors'
-// idempotency by call id absorbs), retry back-offs (they hold a goroutine; they should park like
-// waits do), and waits or tasks inside Map iterations and Parallel branches.
+// A snapshot covers an execution parked at its top level only: not one that is running, in a retry
+// back-off, or waiting inside a Map iteration or Parallel branch. Local mode does not rely on it:
+// its journal (internal/localaws/durable) replays an execution from its start after a restart,
+// answering every completed invocation, inside iterations and branches too, from the journal and
+// ending every wait, back-off and timeout at its first deadline.
 
 // Snapshot is a parked execution, serialisable as JSON.
 type Snapshot struct {

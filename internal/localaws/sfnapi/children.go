@@ -103,9 +103,11 @@ type child struct {
 }
 
 func newChild(e *execution) *child {
-	_, x := e.snapshot()
+	e.mu.Lock()
+	x, closed := e.x, e.closed
+	e.mu.Unlock()
 	if x != nil {
-		return &child{e: e, done: x.Done()}
+		return &child{e: e, done: closed}
 	}
 	ended := make(chan struct{})
 	close(ended)

@@ -415,12 +415,7 @@ func (s *Service) lookupExecution(arn string) (*execution, error) {
 func (e *execution) snapshot() (durable.Execution, *asl.Execution) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	rec, x := e.rec, e.x
-	if x != nil {
-		d := x.Describe()
-		rec.Status, rec.Stop, rec.Output, rec.Error, rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
-	}
-	return rec, x
+	return e.rec, e.x
 }
 
 func describeOut(rec durable.Execution) map[string]any {

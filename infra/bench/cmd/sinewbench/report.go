@@ -33,6 +33,7 @@ var titles = map[string]string{
 	"cost":     "5. DynamoDB requests and state transitions per tool call; cost of one million calls",
 	"lambda":   "6. Lambda: bootstrap size and cold start",
 	"memory":   "7. Memory per function-tool execution waiting on its token",
+	"load":     "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
 }
 
 func newReport(o options) *report {
@@ -126,7 +127,7 @@ func (r *report) write(path string) error {
 	for _, h := range r.headlines {
 		b.WriteString("- " + h + "\n")
 	}
-	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory"} {
+	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
 		if s, ok := r.sections[part]; ok {
 			b.WriteString(s.String())
