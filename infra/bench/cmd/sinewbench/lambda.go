@@ -108,7 +108,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		}
 	}
 	r.headline("Cold start under the RIE: hello-world %.1f ms, slowest sinew function (%s) %.1f ms (median of %d)", base, worst, cold[worst].median(), o.colds)
-	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -skip dispatch,engine,peer,local,cost,memory` runs this part alone.\n")
+	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -only lambda -out /tmp/lambda.md` runs this part alone.\n")
 	return nil
 }
 
