@@ -45,16 +45,12 @@ func Service(ctx context.Context, env *handler.Env, log *slog.Logger) (*chat.Ser
 	if err != nil {
 		return nil, err
 	}
-	formatter, err := modelenv.Formatter(cfg)
-	if err != nil {
-		return nil, err
-	}
 	st := env.Store(handler.NoKey{})
 	svc := chat.New(chat.Deps{
 		Store:     st,
 		Starter:   Starter(env, st),
 		Model:     model,
-		Formatter: formatter,
+		Formatter: modelenv.Formatter(cfg),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
 			tool.TypeIntegration: cfg.FunctionNames["integration"],
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],

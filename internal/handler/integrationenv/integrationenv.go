@@ -12,18 +12,15 @@ import (
 	"sinew/internal/secrets"
 )
 
-// Deps builds the dependencies from the environment: every provider of package all, connecting
-// through the guarded dialer with SINEW_APICALL_ALLOW; red is the redactor of the process's log
-// handler.
+// Deps builds the dependencies from the environment: every provider of package all, each set up at
+// its first call (all.Lazy), connecting through the guarded dialer with SINEW_APICALL_ALLOW; red
+// is the redactor of the process's log handler.
 func Deps(ctx context.Context, red *secrets.Redactor) (handler.IntegrationDeps, error) {
 	env, err := handler.Load(ctx)
 	if err != nil {
 		return handler.IntegrationDeps{}, err
 	}
-	reg, err := all.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))
-	if err != nil {
-		return handler.IntegrationDeps{}, err
-	}
+	reg := all.NewLazy(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))
 	sealer, err := env.Sealer()
 	if err != nil {
 		return handler.IntegrationDeps{}, err

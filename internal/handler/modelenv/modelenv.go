@@ -46,13 +46,9 @@ func Stepper(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, error) 
 	if err != nil {
 		return nil, err
 	}
-	f, err := Formatter(cfg)
-	if err != nil {
-		return nil, err
-	}
 	return agentloop.New(agentloop.Deps{
 		Store: env.Store(handler.NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: log,
-		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn, Formatter: f,
+		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn, Formatter: Formatter(cfg),
 	}), nil
 }
 
@@ -66,14 +62,11 @@ func Model(ctx context.Context, env *handler.Env) (llm.Model, error) {
 	return m, nil
 }
 
-// Formatter gives the model every provider's tool schemas and the system tools'. The registry is
-// used only for schemas here; its guard matters to the executors.
-func Formatter(cfg *config.Config) (*toolfmt.Formatter, error) {
-	reg, err := all.New(netguard.New(netguard.WithAllowlist(cfg.APICallAllow)))
-	if err != nil {
-		return nil, err
-	}
-	return &toolfmt.Formatter{Integrations: reg, System: system.Schema}, nil
+// Formatter gives the model every provider's tool schemas, each made at its first use (all.Lazy),
+// and the system tools'. The registry is used only for schemas here; its guard matters to the
+// executors.
+func Formatter(cfg *config.Config) *toolfmt.Formatter {
+	return &toolfmt.Formatter{Integrations: all.NewLazy(netguard.New(netguard.WithAllowlist(cfg.APICallAllow))), System: system.Schema}
 }
 
 // secretValue reads a Secrets Manager secret's string (the OpenAI-compatible endpoint's key).
