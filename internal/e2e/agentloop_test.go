@@ -20,6 +20,7 @@ import (
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
 	"sinew/internal/handler"
+	"sinew/internal/handler/modelenv"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
 	"sinew/internal/lambdaboundary"
@@ -156,7 +157,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
-	iv.handlers["model"] = lambdaboundary.Handler(handler.NewModel(stepper))
+	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
 	iv.handlers["integration"] = lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
 	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc}))
 

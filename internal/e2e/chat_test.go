@@ -32,6 +32,7 @@ import (
 	"sinew/internal/executions"
 	"sinew/internal/fault"
 	"sinew/internal/handler"
+	"sinew/internal/handler/modelenv"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
@@ -223,7 +224,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.engine(map[string]lambda.Handler{
-		"model":       lambdaboundary.Handler(handler.NewModel(stepper)),
+		"model":       lambdaboundary.Handler(modelenv.NewModel(stepper)),
 		"integration": afterBackground{iv: h.iv, h: h.iv.handlers["sinew-integration"]},
 	})
 	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}

@@ -2,13 +2,9 @@ package handler
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 
-	"sinew/internal/chat"
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
-	"sinew/internal/resources"
 	"sinew/internal/system"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -55,25 +51,4 @@ func NewSystem(x *system.Executor) func(context.Context, SystemEvent) (map[strin
 		}
 		return workflow.ResultObject(tool.ResultOf(&ev.Call, out)), nil
 	}
-}
-
-// SystemFromEnv builds the executor from the environment, with session.chat and task.execution.create
-// run by the chat service: the system role also holds what chat needs (the stack's
-// alsoRuns), and a chat's own system calls come back here one level deeper, bounded by MaxDepth.
-func SystemFromEnv(ctx context.Context) (*system.Executor, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sealer, err := env.SealerIfKeyed()
-	if err != nil {
-		return nil, err
-	}
-	st := env.Store(sealer)
-	svc, _, err := ChatServiceFromEnv(ctx, slog.Default())
-	if err != nil {
-		return nil, fmt.Errorf("session.chat's chat service: %w", err)
-	}
-	sys := chat.NewSystem(svc)
-	return &system.Executor{Resources: &resources.Service{Store: st, FlagDefaults: env.Config.FlagDefaults}, Chat: sys, Executions: sys}, nil
 }

@@ -6,6 +6,7 @@
 //	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
 //	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
 //	go run ./infra/bench/cmd/sinewbench -only peer -out /tmp/peer.md   # one part alone
+//	go run ./infra/bench/cmd/sinewbench -only lambda -out /tmp/lambda.md  # bootstrap sizes and cold starts alone
 package main
 
 import (
