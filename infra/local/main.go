@@ -231,18 +231,13 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	routeStatusChanges(ctx, events, fns, log)
 
-	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
-		return serveAPI(ctx, fns, ev)
-	}, signer.Claims)
 	ddbProxy, err := proxyTo(ddb.Endpoint())
 	if err != nil {
 		return err
 	}
-	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "events": events, "kms": keys,
-		"aws": awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: sfn, awsrouter.Lambda: lambdaSvc,
-			awsrouter.EventBridge: events, awsrouter.KMS: keys, awsrouter.DynamoDB: ddbProxy}),
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(url("stepfunctions"), region), Claims: signer.Claims, Logger: log})}
-	running, errc := serveEndpoints(servers, listeners)
+	awsAPIs := map[string]http.Handler{awsrouter.StepFunctions: sfn, awsrouter.Lambda: lambdaSvc,
+		awsrouter.EventBridge: events, awsrouter.KMS: keys, awsrouter.DynamoDB: ddbProxy}
+	running, errc := serveEndpoints(endpointHandlers(awsAPIs, fns, signer, url("stepfunctions"), log), listeners)
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
@@ -255,13 +250,18 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	case err = <-errc:
 	}
 	log.Info("shutting down")
+	shutdown(running, lambdaSvc)
+	return err
+}
+
+// shutdown stops the servers and the Lambda service, giving requests in flight 10 s.
+func shutdown(running []*http.Server, lambdaSvc *lambdaapi.Service) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, srv := range running {
 		_ = srv.Shutdown(sctx)
 	}
 	_ = lambdaSvc.Close(sctx)
-	return err
 }
 
 // announce writes the endpoints to dir's endpoints.json and prints them.
@@ -294,6 +294,17 @@ func listen(o options) (map[string]net.Listener, error) {
 		listeners[n] = l
 	}
 	return listeners, nil
+}
+
+// endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
+// the one AWS endpoint, routed by signing name, and the HTTP API behind the console.
+func endpointHandlers(awsAPIs map[string]http.Handler, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) map[string]http.Handler {
+	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
+		return serveAPI(ctx, fns, ev)
+	}, signer.Claims)
+	return map[string]http.Handler{"stepfunctions": awsAPIs[awsrouter.StepFunctions], "lambda": awsAPIs[awsrouter.Lambda],
+		"events": awsAPIs[awsrouter.EventBridge], "kms": awsAPIs[awsrouter.KMS], "aws": awsrouter.New(awsAPIs),
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
