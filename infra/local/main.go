@@ -231,13 +231,11 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	routeStatusChanges(ctx, events, fns, log)
 
-	ddbProxy, err := proxyTo(ddb.Endpoint())
+	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), log)
 	if err != nil {
 		return err
 	}
-	awsAPIs := map[string]http.Handler{awsrouter.StepFunctions: sfn, awsrouter.Lambda: lambdaSvc,
-		awsrouter.EventBridge: events, awsrouter.KMS: keys, awsrouter.DynamoDB: ddbProxy}
-	running, errc := serveEndpoints(endpointHandlers(awsAPIs, fns, signer, url("stepfunctions"), log), listeners)
+	running, errc := serveEndpoints(handlers, listeners)
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
@@ -296,15 +294,26 @@ func listen(o options) (map[string]net.Listener, error) {
 	return listeners, nil
 }
 
+// awsServices are the AWS APIs local mode serves, DynamoDB Local by its endpoint.
+type awsServices struct {
+	sfn, lambda, events, kms http.Handler
+	dynamoDB                 string
+}
+
 // endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
 // the one AWS endpoint, routed by signing name, and the HTTP API behind the console.
-func endpointHandlers(awsAPIs map[string]http.Handler, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) map[string]http.Handler {
+func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) (map[string]http.Handler, error) {
+	ddbProxy, err := proxyTo(svc.dynamoDB)
+	if err != nil {
+		return nil, err
+	}
+	all := awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: svc.sfn, awsrouter.Lambda: svc.lambda,
+		awsrouter.EventBridge: svc.events, awsrouter.KMS: svc.kms, awsrouter.DynamoDB: ddbProxy})
 	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
 		return serveAPI(ctx, fns, ev)
 	}, signer.Claims)
-	return map[string]http.Handler{"stepfunctions": awsAPIs[awsrouter.StepFunctions], "lambda": awsAPIs[awsrouter.Lambda],
-		"events": awsAPIs[awsrouter.EventBridge], "kms": awsAPIs[awsrouter.KMS], "aws": awsrouter.New(awsAPIs),
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}
+	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}, nil
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
