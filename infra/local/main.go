@@ -240,9 +240,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
 	}
-	// endpoints.json describes a running local mode only.
-	defer os.Remove(filepath.Join(dir, "endpoints.json"))
-
+	defer os.Remove(filepath.Join(dir, "endpoints.json")) // it describes a running local mode only
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
