@@ -240,37 +240,33 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	routeStatusChanges(ctx, events, fns, log)
 
-	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
-		return serveAPI(ctx, fns, ev)
-	}, signer.Claims)
-	ddbProxy, err := proxyTo(ddb.Endpoint())
+	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), log)
 	if err != nil {
 		return err
 	}
-	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "events": events, "kms": keys,
-		"aws": awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: sfn, awsrouter.Lambda: lambdaSvc,
-			awsrouter.EventBridge: events, awsrouter.KMS: keys, awsrouter.DynamoDB: ddbProxy}),
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(url("stepfunctions"), region), Claims: signer.Claims, Logger: log})}
-	running, errc := serveEndpoints(servers, listeners)
+	running, errc := serveEndpoints(handlers, listeners)
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
 	}
-	// endpoints.json describes a running local mode only.
-	defer os.Remove(filepath.Join(dir, "endpoints.json"))
-
+	defer os.Remove(filepath.Join(dir, "endpoints.json")) // it describes a running local mode only
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
 	log.Info("shutting down")
+	shutdown(running, lambdaSvc)
+	return err
+}
+
+// shutdown stops the servers and the Lambda service, giving requests in flight 10 s.
+func shutdown(running []*http.Server, lambdaSvc *lambdaapi.Service) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, srv := range running {
 		_ = srv.Shutdown(sctx)
 	}
 	_ = lambdaSvc.Close(sctx)
-	return err
 }
 
 // announce writes the endpoints to dir's endpoints.json and prints them.
@@ -303,6 +299,28 @@ func listen(o options) (map[string]net.Listener, error) {
 		listeners[n] = l
 	}
 	return listeners, nil
+}
+
+// awsServices are the AWS APIs local mode serves, DynamoDB Local by its endpoint.
+type awsServices struct {
+	sfn, lambda, events, kms http.Handler
+	dynamoDB                 string
+}
+
+// endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
+// the one AWS endpoint, routed by signing name, and the HTTP API behind the console.
+func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) (map[string]http.Handler, error) {
+	ddbProxy, err := proxyTo(svc.dynamoDB)
+	if err != nil {
+		return nil, err
+	}
+	all := awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: svc.sfn, awsrouter.Lambda: svc.lambda,
+		awsrouter.EventBridge: svc.events, awsrouter.KMS: svc.kms, awsrouter.DynamoDB: ddbProxy})
+	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
+		return serveAPI(ctx, fns, ev)
+	}, signer.Claims)
+	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}, nil
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
