@@ -2,7 +2,7 @@
 // sinew does: SendTaskSuccess with the call's task token. It finds Step Functions as every AWS
 // SDK does (AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_SFN for local mode, else AWS itself).
 //
-//	go run ./examples/resume TASK_TOKEN '{"answer": 42}'
+//	go run ./infra/examples/resume TASK_TOKEN '{"answer": 42}'
 package main
 
 import (
