@@ -483,8 +483,8 @@ func checkLoadExec(t *testing.T, c *sfn.Client, a *api, x *loadExec, e types.Exe
 		if got := srv.count(x.callID); got != wantHits {
 			t.Errorf("%s: the server got %d requests for call %s, want %d", x.name, got, x.callID, wantHits)
 		}
-		if x.flaky && fails["ApiCall Sinew.Transient"] < 1 {
-			t.Errorf("%s: the 503 is not a retried Sinew.Transient of ApiCall in the history: %v", x.name, fails)
+		if x.flaky && fails["Execute Sinew.Transient"] < 1 {
+			t.Errorf("%s: the 503 is not a retried Sinew.Transient of the Execute Task in the history: %v", x.name, fails)
 		}
 	case "system":
 		if res["id"] != agent || res["name"] != "load-agent" {

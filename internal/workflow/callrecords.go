@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"sinew/internal/dispatch"
+	"sinew/internal/fault"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
@@ -44,17 +45,36 @@ func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value 
 }
 
 // UpdateIdempotency replaces the claim; a completed run's also gives the execution its success
-// with the call's result object, the output the state machine ends with.
+// with the call's result object, the output the state machine ends with. A run's outcome is
+// written until the table takes it (for up to OutcomeRetry): it is the execution's only record of
+// success, the side effect has happened, and no later step would write it.
 func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error) {
 	var output any
 	if out, ok := dispatch.Done(value); ok {
 		output = ResultObject(tool.ResultOf(&r.Call, out))
 	}
-	if err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output); err != nil {
+	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+	if _, running := value.(map[string]any)["until"]; !running {
+		wait := 2 * time.Second
+		for end := time.Now().Add(OutcomeRetry); err != nil && (fault.Is(err, fault.Transient) || fault.Is(err, fault.Timeout)) && ctx.Err() == nil && time.Now().Add(wait).Before(end); wait = min(2*wait, 30*time.Second) {
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(wait):
+			}
+			err = r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &store.IdemRecord{Key: key, Value: value}, nil
 }
+
+// OutcomeRetry bounds how long an executor keeps writing a run's outcome while the table fails
+// transiently: about the state machine's own Retry budget, which covered the write when a Settle
+// step made it.
+const OutcomeRetry = 2 * time.Minute
 
 // ClaimWhat names a call in its claim: its type and tool, as the executors name it.
 func ClaimWhat(c tool.Call) string { return string(c.Type) + "/" + c.Name() }
