@@ -35,16 +35,23 @@ const userIntegrationsDef = `{"StartAt":"Put","States":{
   "Catch":[{"ErrorEquals":["DynamoDB.ResourceNotFoundException"],"ResultPath":"$.caught","Next":"Done"}],"End":true},
  "Done":{"Type":"Pass","End":true}}}`
 
-func TestUserMachineUsesDynamoDBAndEventBridge(t *testing.T) {
-	dir := t.TempDir()
-	p := startLocal(t, dir, "--in-memory")
-	ctx := context.Background()
+// userTable makes a user's own table (string key pk) in local mode's DynamoDB Local.
+func userTable(t *testing.T, p *proc, name string) *dynamodb.Client {
+	t.Helper()
 	ddb := ddblocal.NewClient(p.Endpoints["dynamodb"])
-	if _, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("user-things"), BillingMode: ddbtypes.BillingModePayPerRequest,
+	if _, err := ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: ddbtypes.BillingModePayPerRequest,
 		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
 		t.Fatal(err)
 	}
+	return ddb
+}
+
+func TestUserMachineUsesDynamoDBAndEventBridge(t *testing.T) {
+	dir := t.TempDir()
+	p := startLocal(t, dir, "--in-memory")
+	ctx := context.Background()
+	ddb := userTable(t, p, "user-things")
 	c := p.sfn()
 	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("user-integrations"), RoleArn: aws.String(role),
 		Definition: aws.String(userIntegrationsDef)})
@@ -105,12 +112,7 @@ func TestIntegrationCallsNotRepeatedAfterKill9(t *testing.T) {
 	dir := t.TempDir()
 	p1 := startLocal(t, dir)
 	ctx := context.Background()
-	ddb := ddblocal.NewClient(p1.Endpoints["dynamodb"])
-	if _, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("counters"), BillingMode: ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
-		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
-		t.Fatal(err)
-	}
+	userTable(t, p1, "counters")
 	def := `{"StartAt":"Count","States":{
  "Count":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:updateItem","ResultPath":null,
   "Parameters":{"TableName":"counters","Key":{"pk":{"S":"c"}},"UpdateExpression":"ADD n :one","ExpressionAttributeValues":{":one":{"N":"1"}}},"Next":"Pause"},
