@@ -35,16 +35,23 @@ const userIntegrationsDef = `{"StartAt":"Put","States":{
   "Catch":[{"ErrorEquals":["DynamoDB.ResourceNotFoundException"],"ResultPath":"$.caught","Next":"Done"}],"End":true},
  "Done":{"Type":"Pass","End":true}}}`
 
-func TestUserMachineUsesDynamoDBAndEventBridge(t *testing.T) {
-	dir := t.TempDir()
-	p := startLocal(t, dir, "--in-memory")
-	ctx := context.Background()
+// userTable makes a user's own table (string key pk) in local mode's DynamoDB Local.
+func userTable(t *testing.T, p *proc, name string) *dynamodb.Client {
+	t.Helper()
 	ddb := ddblocal.NewClient(p.Endpoints["dynamodb"])
-	if _, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("user-things"), BillingMode: ddbtypes.BillingModePayPerRequest,
+	if _, err := ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: ddbtypes.BillingModePayPerRequest,
 		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
 		t.Fatal(err)
 	}
+	return ddb
+}
+
+func TestUserMachineUsesDynamoDBAndEventBridge(t *testing.T) {
+	dir := t.TempDir()
+	p := startLocal(t, dir, "--in-memory")
+	ctx := context.Background()
+	ddb := userTable(t, p, "user-things")
 	c := p.sfn()
 	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("user-integrations"), RoleArn: aws.String(role),
 		Definition: aws.String(userIntegrationsDef)})
@@ -97,4 +104,47 @@ func TestUserMachineUsesDynamoDBAndEventBridge(t *testing.T) {
 		return false
 	})
 	p.stop(t)
+}
+
+// TestIntegrationCallsNotRepeatedAfterKill9: a DynamoDB update that finished before a crash is not
+// made again when the execution is replayed after the restart.
+func TestIntegrationCallsNotRepeatedAfterKill9(t *testing.T) {
+	dir := t.TempDir()
+	p1 := startLocal(t, dir)
+	ctx := context.Background()
+	userTable(t, p1, "counters")
+	def := `{"StartAt":"Count","States":{
+ "Count":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:updateItem","ResultPath":null,
+  "Parameters":{"TableName":"counters","Key":{"pk":{"S":"c"}},"UpdateExpression":"ADD n :one","ExpressionAttributeValues":{":one":{"N":"1"}}},"Next":"Pause"},
+ "Pause":{"Type":"Wait","Seconds":3,"End":true}}}`
+	c := p1.sfn()
+	sm, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("counter"), RoleArn: aws.String(role), Definition: aws.String(def)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Wait after the update", func() bool {
+		h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: x.ExecutionArn})
+		return err == nil && slices.ContainsFunc(h.Events, func(e types.HistoryEvent) bool { return e.Type == types.HistoryEventTypeWaitStateEntered })
+	})
+	p1.kill9(t)
+
+	p2 := startLocal(t, dir)
+	c = p2.sfn()
+	eventually(t, "the execution to end after the restart", func() bool {
+		d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
+		return err == nil && d.Status == types.ExecutionStatusSucceeded
+	})
+	got, err := ddblocal.NewClient(p2.Endpoints["dynamodb"]).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("counters"),
+		Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "c"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := got.Item["n"].(*ddbtypes.AttributeValueMemberN); !ok || n.Value != "1" {
+		t.Fatalf("counter %v after the restart, want 1: the update ran again", got.Item["n"])
+	}
+	p2.stop(t)
 }

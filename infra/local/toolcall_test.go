@@ -237,9 +237,9 @@ func TestToolCallFunctionResumed(t *testing.T) {
 				t.Errorf("PUT after the end = %d %s, want 422 (no pending call)", code, raw)
 			}
 			_, err = p.sfn().SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(call["task_token"].(string)), Output: aws.String(`1`)})
-			var used *types.TaskDoesNotExist
+			var used *types.TaskTimedOut
 			if !errors.As(err, &used) {
-				t.Errorf("SendTaskSuccess with a used token = %v, want TaskDoesNotExist", err)
+				t.Errorf("SendTaskSuccess with a used token = %v, want TaskTimedOut (AWS's answer to a used token)", err)
 			}
 			transitions[tt.name] = stateTransitions(t, p, execARN(id))
 		})

@@ -282,8 +282,13 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, "queued"
 	}
-	// As in AWS, a synchronous invocation runs to its end (or its timeout) even when the caller
-	// stops waiting: the caller's executor may have given up on a call whose side effect happens.
+	return s.invokeSync(w, r, name, inv, payload, tail)
+}
+
+// invokeSync runs a RequestResponse invocation and writes its answer. As in AWS, it runs to its
+// end (or its timeout) even when the caller stops waiting: the caller's executor may have given up
+// on a call whose side effect happens.
+func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string, inv Invoker, payload []byte, tail bool) (int, string) {
 	d := MaxTimeout
 	if s.timeout != nil {
 		if t := s.timeout(name); t > 0 {
