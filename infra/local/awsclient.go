@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
@@ -53,13 +56,19 @@ func (c *requestCounts) write(dir string) error {
 }
 
 // configureAWSClients gives every in-process function's AWS SDK configuration one pooled HTTP
-// client and the request counter.
+// client, an unrationed retryer and the request counter.
 func configureAWSClients(counts *requestCounts) {
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 4 * maxIdlePerHost
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
 		tr.IdleConnTimeout = 90 * time.Second
 	})
-	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc),
+	// Retries are not rationed: the SDK's retry quota protects an AWS service from a retry storm,
+	// but here it turned DynamoDB Local's transient lock timeouts on a starved machine into failed
+	// calls once a few dozen concurrent requests had timed out.
+	retryer := func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
+	}
+	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
 		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.register}))
 }

@@ -23,11 +23,14 @@
 package durable
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -37,12 +40,14 @@ var (
 	bMachines = []byte("machines")
 	bExecs    = []byte("executions")
 	bJournals = []byte("journals")
+	bDefs     = []byte("definitions") // by SHA-256: a running execution's record names its definition
 )
 
 // Store is the durable state, safe for concurrent use.
 type Store struct {
-	db *bolt.DB
-	w  *committer
+	db   *bolt.DB
+	w    *committer
+	defs sync.Map // SHA-256 keys of the definitions bDefs holds
 }
 
 // Open opens (or creates) the store file at path.
@@ -54,7 +59,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("durable: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bMachines, bExecs, bJournals} {
+		for _, b := range [][]byte{bMachines, bExecs, bJournals, bDefs} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -103,6 +108,9 @@ type Execution struct {
 	// machine does not change a running execution, before or after a restart.
 	Definition string          `json:"definition,omitempty"`
 	Events     json.RawMessage `json:"events,omitempty"`
+	// DefinitionRef names Definition in the store's definitions (the stored form of a running
+	// record: many executions share a definition, which is written once, not with each start).
+	DefinitionRef string `json:"definitionRef,omitempty"`
 }
 
 // PutMachine writes m.
@@ -136,11 +144,22 @@ func (s *Store) Machines() ([]Machine, error) {
 // closed record (Events set) drops it in the same transaction: nothing of it is replayed again (and
 // background journal writes that come later find no journal to write to).
 func (s *Store) PutExecution(x Execution) error {
+	def := x.Definition
+	if def != "" {
+		sum := sha256.Sum256([]byte(def))
+		x.DefinitionRef, x.Definition = hex.EncodeToString(sum[:]), ""
+	}
 	data, err := json.Marshal(x)
 	if err != nil {
 		return fmt.Errorf("durable: encode execution: %w", err)
 	}
+	_, known := s.defs.Load(x.DefinitionRef)
 	err = s.w.update(func(tx *bolt.Tx) error {
+		if def != "" && !known {
+			if err := tx.Bucket(bDefs).Put([]byte(x.DefinitionRef), []byte(def)); err != nil {
+				return err
+			}
+		}
 		if err := tx.Bucket(bExecs).Put([]byte(x.Arn), data); err != nil {
 			return err
 		}
@@ -155,6 +174,9 @@ func (s *Store) PutExecution(x Execution) error {
 	})
 	if err != nil {
 		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	if def != "" {
+		s.defs.Store(x.DefinitionRef, true)
 	}
 	return nil
 }
@@ -179,6 +201,13 @@ func (s *Store) Executions() ([]Execution, error) {
 				return err
 			}
 			x.Events = nil
+			if x.DefinitionRef != "" {
+				def := tx.Bucket(bDefs).Get([]byte(x.DefinitionRef))
+				if def == nil {
+					return fmt.Errorf("execution %s: its definition %s is missing", x.Arn, x.DefinitionRef)
+				}
+				x.Definition, x.DefinitionRef = string(def), ""
+			}
 			out = append(out, x)
 			return nil
 		})

@@ -19,6 +19,13 @@ var (
 	loadFigures  = regexp.MustCompile(`(?m)^\s+load_test\.go:\d+: (.*)$`)
 )
 
+// profileBeforeNote is what the profile before the work showed (its file is fixed).
+const profileBeforeNote = "What it showed: the process used about half of one core over the load, so the load waited on " +
+	"DynamoDB Local and the machine more than on local mode's CPU. Of that CPU, a sixth went to the garbage collector, an " +
+	"eighth to the durable store's commits (bbolt: two fdatasyncs each, the freelist and every start's 10.7 KB definition " +
+	"written each time, one commit for every Lambda call's journal entry), and syscalls were a sixth, connect among them: " +
+	"the SDK kept 10 idle connections per host, so concurrent calls to DynamoDB Local opened and closed their own."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -55,6 +62,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	before, err := os.ReadFile("infra/bench/profiles/local-load-before.txt")
 	if err == nil {
 		r.printf("load", "Top of local mode's CPU profile during the load before the work on it (`go tool pprof -top`):\n\n```\n%s```\n\n", before)
+		r.printf("load", "%s\n\n", profileBeforeNote)
 	}
 	top, err := profileTop(ctx, prof)
 	if err != nil {

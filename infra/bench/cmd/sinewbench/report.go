@@ -119,6 +119,8 @@ func (r *report) write(path string) error {
 	fmt.Fprintf(&b, "- Rounds per engine figure: %d of %s each; cold starts per function: %d.\n", r.o.rounds, r.o.roundDur, r.o.colds)
 	b.WriteString("- The machine has 2 cores shared with other engineers' builds and tests, so spreads can be wide; " +
 		"compare figures within one run, not across runs.\n")
+	b.WriteString("- Part 8 profiles the local-mode process during the load (SINEW_CPUPROFILE): the top of its CPU profile " +
+		"before the work on local mode's throughput and in this run sit there side by side.\n")
 	b.WriteString("\n" + engineProfiles)
 	b.WriteString("\n## Headline figures\n\n")
 	if len(r.headlines) == 0 {
