@@ -103,7 +103,9 @@ func (f *functions) register(name string, inv lambdaapi.Invoker) error {
 		return err
 	}
 	f.mu.Lock()
-	f.m[name] = inv
+	// The engine's Lambda tasks are bounded by the deployed timeout too, and fail as in AWS
+	// (Sandbox.Timedout), which the state machines' retriers name.
+	f.m[name] = lambdaapi.WithTimeout(inv, deployedTimeout(name))
 	f.mu.Unlock()
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/dispatch"
+	"sinew/internal/executions"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
@@ -59,7 +60,10 @@ type Deps struct {
 	// Starter starts agent_loop for async chats and chats past the budget; nil: the loop runs
 	// until the budget and then fails with a timeout.
 	Starter *agentloop.Starter
-	Now     func() time.Time // time.Now when nil
+	// Liveness tells a hand-off that never started from one that runs, so a session is never kept
+	// busy by a dead execution (nil: a hand-off's record is taken as it reads).
+	Liveness *executions.Liveness
+	Now      func() time.Time // time.Now when nil
 	// MaxCallsPerReply and MaxCallsPerTurn bound the tool calls a model starts (package loop;
 	// SINEW_MAX_CALLS_PER_REPLY and SINEW_MAX_CALLS_PER_TURN), their defaults when 0.
 	MaxCallsPerReply int
@@ -379,6 +383,7 @@ type chatRun struct {
 	st        *loop.State
 	sys       int // the agent's system messages at the head of st.Messages, never stored
 	base      int // where the messages this request adds begin in st.Messages
+	saved     int // how many of st.Messages are in the history (or are the agent's, never stored)
 }
 
 // begin reads what the request needs (the agent, the history, the tools and flags), checks the
@@ -409,6 +414,7 @@ func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req 
 	sys := agentloop.Instructions(agent.Instructions)
 	r.st = loop.NewState(append(sys, convo...))
 	r.sys, r.base = len(sys), len(sys)+len(history)
+	r.saved = r.base
 	return r, nil
 }
 
@@ -507,12 +513,15 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 // failed keeps what the loop produced before err, up to its last whole turn (every call it ran
 // is answered in it, so a repeat never runs it again), and gives err.
 func (r *chatRun) failed(ctx context.Context, err error) error {
-	keep := r.st.Messages[r.base:]
+	end := len(r.st.Messages)
 	if len(r.st.Turn) > 0 {
-		keep = keep[:len(keep)-1] // the turn's assistant message, whose calls have no answers
+		end-- // the turn's assistant message, whose calls have no answers
 	}
-	if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, keep); serr != nil {
-		return serr
+	if end > r.saved {
+		if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.st.Messages[r.saved:end]); serr != nil {
+			return serr
+		}
+		r.saved = end
 	}
 	return err
 }
@@ -522,7 +531,7 @@ func (r *chatRun) failed(ctx context.Context, err error) error {
 // ones stay references for GET /payloads/{ref}.
 func (r *chatRun) answer(ctx context.Context) (*Reply, error) {
 	s, dev := r.s, r.c.DeveloperID
-	if err := s.save(ctx, dev, r.sessionID, r.st.Messages[r.base:]); err != nil {
+	if err := r.persist(ctx); err != nil {
 		return nil, err
 	}
 	resp := s.response(r.sessionID, r.st)
@@ -554,19 +563,37 @@ func (r *chatRun) handoffWith(ctx context.Context) func([]tool.Call) (*Reply, er
 // so an executor that did finish one answers its recorded result.
 func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error) {
 	s, dev, st := r.s, r.c.DeveloperID, r.st
-	// What ran is in the history; agent_loop goes on from it, so nothing runs twice.
-	if err := s.save(ctx, dev, r.sessionID, st.Messages[r.base:]); err != nil {
-		return nil, err
-	}
 	in, err := r.handoffInput(turn)
 	if err != nil {
 		return nil, err
 	}
+	// What this request added and is not saved yet is saved by agent_loop's first step (once), so
+	// a hand-off that never starts leaves no message of it unanswered in the history.
+	in.Unsaved = len(st.Messages) - r.saved
 	reply, err := s.startHandoff(ctx, dev, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
-	if err != nil && len(turn) > 0 {
-		s.closeTurn(ctx, dev, r.sessionID, turn, err)
+	if err == nil {
+		return reply, nil
 	}
-	return reply, err
+	if st.Iterations > 0 {
+		// What ran is kept (its calls are not run again by a repeat), and a turn cut short is
+		// answered with what happened.
+		if serr := r.persist(ctx); serr != nil {
+			return nil, serr
+		}
+		if len(turn) > 0 {
+			s.closeTurn(ctx, dev, r.sessionID, turn, err)
+		}
+	}
+	return nil, err
+}
+
+// persist saves the messages of the conversation not saved yet.
+func (r *chatRun) persist(ctx context.Context) error {
+	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.st.Messages[r.saved:]); err != nil {
+		return err
+	}
+	r.saved = len(r.st.Messages)
+	return nil
 }
 
 // handoffInput is agent_loop's input going on from r: the request's choices, the iterations left,
@@ -679,14 +706,12 @@ const turnMargin = 30 * time.Second
 // handoffKey is the idempotency record that names a session's latest hand-off to agent_loop.
 func handoffKey(sessionID string) string { return "chat-handoff#" + sessionID }
 
-// startHandoff records the execution (so the session reads as busy from now on), marks the
-// session with it, and starts agent_loop.
+// startHandoff marks the session with the execution it names, starts agent_loop, and then records
+// the execution (its first step records it too, whichever comes first). Nothing is recorded for
+// an execution that has not started: a mark naming one that does not exist leaves the session
+// free (refuseWhileHandedOff), so a crash anywhere in between never keeps the session busy.
 func (s *Service) startHandoff(ctx context.Context, dev, agentID, sessionID string, in agentloop.Input, msgs []llm.Message) (*Reply, error) {
 	name := uuid.Must(uuid.NewV7()).String()
-	if _, _, err := s.d.Store.CreateExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: workflow.AgentLoop,
-		AgentID: agentID, SessionID: sessionID}); err != nil {
-		return nil, fmt.Errorf("chat: recording the hand-off: %w", err)
-	}
 	mark := map[string]any{"execution_id": name}
 	if _, created, err := s.d.Store.PutIdempotency(ctx, dev, handoffKey(sessionID), mark, handoffTTL); err != nil {
 		return nil, fmt.Errorf("chat: marking the hand-off: %w", err)
@@ -698,12 +723,12 @@ func (s *Service) startHandoff(ctx context.Context, dev, agentID, sessionID stri
 	}
 	started, err := s.d.Starter.Start(ctx, name, in, msgs)
 	if err != nil {
-		// Nothing runs: the record must not keep the session busy (it stays if the execution's
-		// first step has run: the start happened and only its answer was lost).
-		if _, derr := s.d.Store.DiscardUnstarted(context.WithoutCancel(ctx), dev, name); derr != nil {
-			s.d.Log.WarnContext(ctx, "chat: discarding a hand-off that did not start", "execution_id", name, "error", derr.Error())
-		}
 		return nil, err
+	}
+	if _, _, err := s.d.Store.CreateExecution(context.WithoutCancel(ctx), dev, store.Execution{ExecutionID: name, Workflow: workflow.AgentLoop,
+		AgentID: agentID, SessionID: sessionID}); err != nil {
+		// The execution runs, and its first step records it.
+		s.d.Log.WarnContext(ctx, "chat: recording the hand-off", "execution_id", name, "error", err.Error())
 	}
 	return &Reply{Status: http.StatusAccepted, Started: started}, nil
 }
@@ -725,9 +750,12 @@ func (s *Service) refuseWhileHandedOff(ctx context.Context, dev, sessionID strin
 	}
 	x, err := s.d.Store.GetExecution(ctx, dev, id)
 	if fault.Is(err, fault.NotFound) {
-		return nil
+		return s.refuseWhileStarting(ctx, sessionID, id)
 	}
 	if err != nil {
+		return fmt.Errorf("chat: the session's hand-off: %w", err)
+	}
+	if x, err = s.d.Liveness.Check(ctx, dev, x); err != nil {
 		return fmt.Errorf("chat: the session's hand-off: %w", err)
 	}
 	if x.Status.Final() {
@@ -735,6 +763,24 @@ func (s *Service) refuseWhileHandedOff(ctx context.Context, dev, sessionID strin
 	}
 	return fault.New(fault.Conflict, "session %s is being continued by agent_loop execution %s (status %s): chat again once it has ended (GET /executions/%s)%s",
 		sessionID, id, x.Status, id, pendingHint(x))
+}
+
+// refuseWhileStarting is the busy check of a mark whose execution has no record yet: the hand-off
+// either never started (its chat died before starting it: the session is free) or started and its
+// first step has not recorded it yet (busy).
+func (s *Service) refuseWhileStarting(ctx context.Context, sessionID, id string) error {
+	if s.d.Liveness == nil {
+		return nil
+	}
+	exists, err := s.d.Liveness.Exists(ctx, workflow.AgentLoop, id)
+	if err != nil {
+		return fmt.Errorf("chat: the session's hand-off: %w", err)
+	}
+	if !exists {
+		return nil
+	}
+	return fault.New(fault.Conflict, "session %s is being continued by agent_loop execution %s, which is starting: chat again once it has ended (GET /executions/%s)",
+		sessionID, id, id)
 }
 
 func pendingHint(x *store.Execution) string {

@@ -96,6 +96,7 @@ type harness struct {
 	runs    map[string]int
 	mu      sync.Mutex
 	stepper *agentloop.Stepper
+	lambda  *invoker
 }
 
 func moduleRoot(t *testing.T) string {
@@ -149,6 +150,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 		t.Fatal(err)
 	}
 	iv := &invoker{handlers: map[string]lambda.Handler{}}
+	h.lambda = iv
 	machines := map[string]*asl.Machine{agentLoopARN: h.machine}
 	h.eng = asl.New(asl.Config{Clock: asl.NewVirtualClock(time.Now()), Lambda: iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok }})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng}, AgentLoopARN: agentLoopARN}

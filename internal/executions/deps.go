@@ -13,6 +13,7 @@ import (
 // api never opens setup), a Step Functions client from aws (AWS_ENDPOINT_URL_SFN finds local mode's
 // endpoint), and the state machines' ARNs from cfg.
 func NewDeps(cfg *config.Config, aws awsv2.Config, st *store.Store) Deps {
-	return Deps{Workflow: &workflow.Service{Store: st, SFN: sfn.NewFromConfig(aws),
-		ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN}}
+	c := sfn.NewFromConfig(aws)
+	return Deps{Workflow: &workflow.Service{Store: st, SFN: c, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN},
+		Liveness: NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN)}
 }

@@ -19,13 +19,16 @@ import (
 // Deps are the routes' dependencies.
 type Deps struct {
 	Workflow *workflow.Service // needs Store, SFN, ToolCallARN and AgentLoopARN
+	// Liveness settles, as they are read, the records of executions that never started (nil: none
+	// is checked).
+	Liveness *Liveness
 }
 
 const tag = "executions"
 
 // Register adds the routes to rt.
 func Register(rt *httpapi.Router, d Deps) {
-	h := &handlers{w: d.Workflow}
+	h := &handlers{w: d.Workflow, live: d.Liveness}
 	registerSchemas(rt)
 	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/tool-calls", Handler: h.startToolCall, Op: httpapi.Operation{
 		Summary:     "Call a tool by name",
@@ -82,7 +85,10 @@ func Register(rt *httpapi.Router, d Deps) {
 	}})
 }
 
-type handlers struct{ w *workflow.Service }
+type handlers struct {
+	w    *workflow.Service
+	live *Liveness
+}
 
 func (h *handlers) startToolCall(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
 	key, err := r.IdempotencyKey()
@@ -109,6 +115,9 @@ func (h *handlers) listExecutions(ctx context.Context, r *httpapi.Request) (*htt
 	if err != nil {
 		return nil, err
 	}
+	if err := h.live.CheckAll(ctx, r.DeveloperID, l.Items); err != nil {
+		return nil, err
+	}
 	return httpapi.OK(list(l)), nil
 }
 
@@ -123,6 +132,9 @@ func list[T any](l *store.List[T]) httpapi.List[T] {
 func (h *handlers) getExecution(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
 	x, err := h.w.Store.GetExecution(ctx, r.DeveloperID, r.Param("execution_id"))
 	if err != nil {
+		return nil, err
+	}
+	if x, err = h.live.Check(ctx, r.DeveloperID, x); err != nil {
 		return nil, err
 	}
 	// A result stored by reference is answered as its value up to the inline limit (store.AnswerInlineLimit).

@@ -16,7 +16,8 @@
 //
 //   - api: every HTTP route but chat (package app's router);
 //   - chat: POST /sessions/{session_id}/chat (package chat);
-//   - prepare, function, settle: the tool_call state machine's steps (package workflow);
+//   - prepare, function, settle: tool_call's steps for a request naming the tool, a function
+//     call and a failure, and settle also the target of the status-change events (package workflow);
 //   - integration, apicall, system: the executors of tool calls;
 //   - model: agent_loop's model step (package agentloop; its handler and builder are in modelenv).
 package handler

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -110,6 +111,11 @@ func ErrorResponse(err error) (status int, body ErrorBody, headers map[string]st
 		return he.status, ErrorBody{ErrorDetail{Type: he.typ, Message: he.msg}}, he.headers
 	}
 	kind := fault.KindOf(err)
+	if kind != fault.Transient && storageFull(err) {
+		// Nothing was written, and a retry may find room: a 503 to retry, not a 500.
+		err = fault.Wrap(fault.Transient, err, "sinew's storage is full; try again later")
+		kind = fault.Transient
+	}
 	status = StatusOf(kind)
 	d := ErrorDetail{Type: string(kind), Message: fault.Message(err), Field: fault.FieldOf(err)}
 	if status == http.StatusInternalServerError {
@@ -122,6 +128,11 @@ func ErrorResponse(err error) (status int, body ErrorBody, headers map[string]st
 		headers = map[string]string{"www-authenticate": "Bearer"}
 	}
 	return status, ErrorBody{d}, headers
+}
+
+// storageFull reports an error of a disk or quota that is full, however it was wrapped.
+func storageFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // render turns a handler's outcome into the API Gateway answer.

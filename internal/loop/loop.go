@@ -351,7 +351,7 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 	}
 	turn := make([]Planned, 0, len(res.Message.ToolCalls))
 	for _, c := range res.Message.ToolCalls {
-		turn = append(turn, l.plan(c))
+		turn = append(turn, l.plan(c, choice))
 	}
 	if l.cfg.AutoRun {
 		// Before st changes: a budget that cannot be read fails the step like a model error.
@@ -426,7 +426,10 @@ func refused(p Planned, msg string) Planned {
 	return p
 }
 
-func (l *Loop) plan(c llm.ToolCall) Planned {
+// plan decides a call's disposition. choice is the tool_choice of the model call that asked for it:
+// a tool it did not offer (none offers no tool, a named choice only that tool) is rejected, never
+// run, whatever the model answered.
+func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice) Planned {
 	p := Planned{ModelCallID: c.ID, Name: c.Name}
 	f, known := l.byName[c.Name]
 	args, argErr := llm.ParseArguments(c.Arguments)
@@ -452,6 +455,10 @@ func (l *Loop) plan(c llm.ToolCall) Planned {
 		p.Disposition = DispositionRejected
 		p.Error = &tool.ResultError{Type: string(fault.NotFound), Message: fmt.Sprintf("Tool '%s' not found", c.Name)}
 		return p
+	case choice.Mode == llm.ChoiceNone || (choice.Mode == llm.ChoiceNamed && choice.Name != c.Name):
+		p.Disposition = DispositionRejected
+		p.Error = &tool.ResultError{Type: string(fault.Forbidden), Message: fmt.Sprintf("Tool '%s' was not offered for this reply (%s): it was not run", c.Name, offeredText(choice))}
+		return p
 	case argErr != nil:
 		p.Disposition = DispositionRejected
 		p.Error = &tool.ResultError{Type: string(fault.InvalidInput), Message: fmt.Sprintf("Tool '%s': %v", c.Name, argErr)}
@@ -466,6 +473,13 @@ func (l *Loop) plan(c llm.ToolCall) Planned {
 		p.Disposition = DispositionRun
 	}
 	return p
+}
+
+func offeredText(choice llm.ToolChoice) string {
+	if choice.Mode == llm.ChoiceNamed {
+		return fmt.Sprintf("only '%s' was", choice.Name)
+	}
+	return "tool_choice is none"
 }
 
 func pendingOf(turn []Planned) []Pending {

@@ -50,6 +50,9 @@ type Execution struct {
 	Output       any           `json:"output,omitempty"`
 	Error        any           `json:"error,omitempty"`
 	PendingCalls []PendingCall `json:"pending_calls"`
+	// FirstStateRan tells that the execution's first state has run (EnsureExecution): it is known
+	// to exist in Step Functions. A record without it may name an execution that never started.
+	FirstStateRan bool `json:"-"`
 }
 
 // Native attributes of an execution besides st: what changes after it is made.
@@ -141,6 +144,7 @@ func decodeExec(it map[string]types.AttributeValue) (*Execution, error) {
 		return nil, err
 	}
 	x.Status = ExecStatus(getS(it, attrStatus))
+	x.FirstStateRan = getBool(it, attrFirstState)
 	x.UpdatedAt, _ = time.Parse(time.RFC3339Nano, getS(it, attrUpdated))
 	for name, dst := range map[string]*any{attrOutput: &x.Output, attrError: &x.Error} {
 		if s := getS(it, name); s != "" {

@@ -244,7 +244,8 @@ func dbErr(err error, what string) error {
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
 		case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
-			"InternalServerError", "ServiceUnavailable", "TransactionConflictException", "TransactionInProgressException":
+			"InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
+			"TransactionConflictException", "TransactionInProgressException":
 			return fault.Wrap(fault.Transient, err, "%s: DynamoDB is busy, try again", what)
 		}
 		if ae.ErrorCode() == "ValidationException" && strings.Contains(ae.ErrorMessage(), "size") {
@@ -266,6 +267,12 @@ func dbErr(err error, what string) error {
 	if errors.As(err, &se) {
 		// The request got no answer (connection refused or reset), after the SDK's own retries.
 		return fault.Wrap(fault.Transient, err, "%s: DynamoDB did not answer, try again", what)
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
+		// DynamoDB's own failure (DynamoDB Local answers 500 when its disk is full): nothing was
+		// written, and a retry may find it cured.
+		return fault.Wrap(fault.Transient, err, "%s: DynamoDB failed (HTTP %d), try again", what, re.HTTPStatusCode())
 	}
 	return fault.Wrap(fault.Internal, err, "%s", what)
 }

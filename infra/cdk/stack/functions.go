@@ -212,6 +212,9 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			// Executions are named at run time: their ARN pattern is the narrowest AWS offers.
 			add("Stop"+logicalID(p.Target)+"Executions", []string{"states:StopExecution"},
 				[]*string{s.executionsARN(p.Target)}, nil)
+		case deploy.DescribeExecution:
+			add("Describe"+logicalID(p.Target)+"Executions", []string{"states:DescribeExecution"},
+				[]*string{s.executionsARN(p.Target)}, nil)
 		case deploy.SendTaskResult:
 			add("TaskResult"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
 				[]*string{s.stateMachineARN(p.Target)}, nil)

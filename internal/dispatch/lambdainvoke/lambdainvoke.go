@@ -42,6 +42,9 @@ func (l *Invoker) Invoke(ctx context.Context, function string, payload []byte) (
 		if !ok {
 			e = messages.InvokeResponse_Error{Type: string(fault.Internal), Message: fmt.Sprintf("%s failed (%s)", function, awsv2.ToString(out.FunctionError))}
 		}
+		if e.Type == "Sandbox.Timedout" { // Lambda's name for a function past its timeout
+			e = messages.InvokeResponse_Error{Type: string(fault.Timeout), Message: fmt.Sprintf("%s ran past its timeout (%s)", function, e.Message)}
+		}
 		return nil, &e, nil
 	}
 	return out.Payload, nil, nil

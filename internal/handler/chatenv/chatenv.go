@@ -12,6 +12,7 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/dispatch"
 	"sinew/internal/dispatch/lambdainvoke"
+	"sinew/internal/executions"
 	"sinew/internal/handler"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/httpapi"
@@ -47,9 +48,12 @@ func Service(ctx context.Context, env *handler.Env, log *slog.Logger) (*chat.Ser
 		return nil, err
 	}
 	st := env.Store(handler.NoKey{})
+	// AWS_ENDPOINT_URL_SFN finds local mode's Step Functions.
+	sfnc := sfn.NewFromConfig(env.AWS)
 	svc := chat.New(chat.Deps{
 		Store:     st,
-		Starter:   Starter(env, st),
+		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
+		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     model,
 		Formatter: modelenv.Formatter(cfg),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sinew/internal/config"
 	"sinew/internal/fault"
 	"sinew/internal/llm"
 )
@@ -33,10 +34,11 @@ const maxBody = 32 << 20
 
 // Model talks to one model of an OpenAI-compatible endpoint.
 type Model struct {
-	url   string
-	key   string
-	http  *http.Client
-	model string
+	url     string
+	key     string
+	http    *http.Client
+	model   string
+	baseURL string // as configured, for messages ("" is OpenAI's)
 }
 
 // Options configure a Model.
@@ -57,7 +59,7 @@ func New(model string, o Options) *Model {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return &Model{url: strings.TrimRight(base, "/") + "/chat/completions", key: o.APIKey, http: c, model: model}
+	return &Model{url: strings.TrimRight(base, "/") + "/chat/completions", key: o.APIKey, http: c, model: model, baseURL: o.BaseURL}
 }
 
 // Converse implements llm.Model.
@@ -68,7 +70,7 @@ func (m *Model) Converse(ctx context.Context, req llm.Request) (llm.Response, er
 	}
 	out, err := m.post(ctx, params)
 	if err != nil {
-		return llm.Response{}, err
+		return llm.Response{}, err // typed by post, naming the endpoint
 	}
 	if len(out.Choices) == 0 {
 		return llm.Response{}, fault.New(fault.Provider, "the model endpoint answered without a choice")
@@ -120,15 +122,15 @@ func (m *Model) post(ctx context.Context, params *request) (*response, error) {
 	}
 	resp, err := m.http.Do(hr)
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, classify(ctx, err, m.endpoint())
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, classify(ctx, err, m.endpoint())
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, errorOf(resp.StatusCode, raw)
+		return nil, errorOf(resp.StatusCode, raw, m.endpoint())
 	}
 	var out response
 	if err := json.Unmarshal(raw, &out); err != nil {
@@ -165,7 +167,8 @@ func (m *Model) params(req llm.Request) (*request, error) {
 	for _, f := range req.Tools {
 		p.Tools = append(p.Tools, toolDef{Type: "function", Function: functionDef{Name: f.Name, Description: f.Description, Parameters: objectSchema(f.Parameters)}})
 	}
-	if len(req.Tools) > 0 || req.ToolChoice.Mode == llm.ChoiceNone {
+	// tool_choice only with tools: OpenAI refuses it without them, and "none" means nothing then.
+	if len(req.Tools) > 0 {
 		switch req.ToolChoice.Mode {
 		case llm.ChoiceNone, llm.ChoiceRequired:
 			p.ToolChoice = string(req.ToolChoice.Mode)
@@ -190,9 +193,17 @@ func objectSchema(p map[string]any) map[string]any {
 	return p
 }
 
-// errorOf types a non-2xx answer. The endpoint's own message is kept: it names the broken rule
-// (context too long, unknown model), never the key.
-func errorOf(status int, body []byte) error {
+func (m *Model) endpoint() string {
+	if m.baseURL == "" {
+		return "OpenAI's API"
+	}
+	return "the model endpoint at " + m.baseURL
+}
+
+// errorOf types a non-2xx answer (llm.StatusKind for statuses); where names the endpoint. The
+// endpoint's own message is kept: it names the broken rule (context too long, unknown model), never
+// the key.
+func errorOf(status int, body []byte, where string) error {
 	var e struct {
 		Error struct {
 			Message string `json:"message"`
@@ -207,21 +218,38 @@ func errorOf(status int, body []byte) error {
 	}
 	cause := fmt.Errorf("HTTP %d", status)
 	kind := llm.StatusKind(status)
-	if status == 401 || status == 403 {
-		return fault.Wrap(kind, cause, "the model endpoint refused the credentials (HTTP %d: %s): check the key in SINEW_OPENAI_KEY_SECRET", status, msg)
+	switch status {
+	case 401, 403:
+		return fault.Wrap(kind, cause, "%s refused the credentials (HTTP %d: %s): check the key in %s (or the secret %s names)", where, status, msg, config.EnvOpenAIAPIKey, config.EnvOpenAIKey)
+	case 404:
+		return fault.Wrap(kind, cause, "%s answered HTTP 404 (%s): check the model name in %s and the base URL in %s (it usually ends in /v1)", where, msg, config.EnvModel, config.EnvOpenAIBaseURL)
 	}
-	return fault.Wrap(kind, cause, "the model endpoint answered HTTP %d: %s", status, msg)
+	return fault.Wrap(kind, cause, "%s answered HTTP %d: %s", where, status, msg)
 }
 
-// classify types a failure to exchange the request and answer.
-func classify(ctx context.Context, err error) error {
-	if e := llm.ContextError(ctx, err, "the model endpoint"); e != nil {
+// classify types a failure to exchange the request and answer; where names the endpoint.
+func classify(ctx context.Context, err error, where string) error {
+	if e := llm.ContextError(ctx, err, where); e != nil {
 		return e
 	}
 	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fault.Wrap(fault.Transient, err, "%s did not answer in time; try again", where)
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fault.Wrap(fault.Transient, err, "the model endpoint could not be reached; try again")
+		return fault.Wrap(fault.Transient, err, "%s could not be reached (%v): check that the server runs and %s points at it", where, rootCause(err), config.EnvOpenAIBaseURL)
 	}
-	return fault.Wrap(fault.Provider, err, "the model endpoint failed")
+	return fault.Wrap(fault.Provider, err, "%s failed", where)
+}
+
+// rootCause is the innermost error, without the URL and method the HTTP client adds around it.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }

@@ -96,7 +96,7 @@ func TestErrors(t *testing.T) {
 		kind                fault.Kind
 		msg                 string
 	}{
-		{"refused key", "sk-test", "Bearer sk-test", 401, fault.Provider, "check the key in SINEW_OPENAI_KEY_SECRET"},
+		{"refused key", "sk-test", "Bearer sk-test", 401, fault.Provider, "check the key in SINEW_OPENAI_API_KEY (or the secret SINEW_OPENAI_KEY_SECRET names)"},
 		{"throttled", "", "", 429, fault.Transient, "slow down"},
 		{"server error", "", "", 503, fault.Transient, "slow down"},
 		{"bad request", "k", "Bearer k", 400, fault.InvalidInput, "slow down"},

@@ -11,6 +11,13 @@
 // invocation that was running at the crash has no answer in the journal, so it runs again
 // (at-least-once), which the executors' idempotency by call id absorbs.
 //
+// Journal writes are group commits. A completed invocation without a task token joins its
+// execution's next durable write (and is durable before the execution makes another invocation,
+// arms a Wait or back-off, starts a child, takes an answer, shows its history or its end), or the
+// background writer's a moment later; an execution that ends first drops it in its closing
+// record's transaction. A crash in between runs that invocation again, as one running at the crash
+// does. An invocation that carried a task token is durable before the task waits on it.
+//
 // The store is one bbolt file: a pure-Go, single-file, transactional B+tree with fsync on commit,
 // so a kill -9 at any point leaves the last committed state.
 package durable
@@ -40,7 +47,9 @@ type Store struct {
 
 // Open opens (or creates) the store file at path.
 func Open(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// The freelist is not written with each commit (it is rebuilt from the file when opened): a
+	// commit writes fewer pages before its fsync, and the file stays as durable.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("durable: open %s: %w", path, err)
 	}
@@ -88,7 +97,8 @@ type Execution struct {
 	Output     string    `json:"output,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
-	Seq        uint64    `json:"seq"` // start order, for listing newest first
+	Seq        uint64    `json:"seq"`               // start order, for listing newest first
+	RoleArn    string    `json:"roleArn,omitempty"` // the machine's role when the execution started
 	// Definition is the state machine's definition the execution started with: an update of the
 	// machine does not change a running execution, before or after a restart.
 	Definition string          `json:"definition,omitempty"`

@@ -48,6 +48,10 @@ type Input struct {
 	// handed off when its time budget ran out while tools ran: they answer the last message's
 	// unanswered tool calls, and the first step runs them under the same call ids (loop.Adopt).
 	Turn any `json:"turn"`
+	// Unsaved counts the last messages of Messages that are not in the session's history yet (a
+	// chat's hand-off): the first step appends them, once, so a hand-off that never starts leaves
+	// none of them behind.
+	Unsaved int `json:"unsaved,omitempty"`
 }
 
 // Event is the model Lambda's input: the execution's input, its name, the state so far (null on
@@ -277,7 +281,22 @@ func (s *Stepper) begin(ctx context.Context, ev Event, lp *loop.Loop, st *loop.S
 		AgentID: in.AgentID, TaskID: deref(in.TaskID), SessionID: deref(in.SessionID)}); err != nil {
 		return fmt.Errorf("agent_loop: recording the execution: %w", err)
 	}
-	return nil
+	return s.saveHandedOver(ctx, ev, st)
+}
+
+// saveHandedOver appends to the session's history the messages the chat handed over unsaved
+// (Input.Unsaved), keyed by the execution so a retried step appends them once.
+func (s *Stepper) saveHandedOver(ctx context.Context, ev Event, st *loop.State) error {
+	in := ev.Input
+	n := in.Unsaved
+	if n == 0 {
+		return nil
+	}
+	if in.SessionID == nil || n < 0 || n > len(st.Messages) {
+		return fault.Invalid("input.unsaved", "unsaved counts the last messages a session's chat handed over: at most the messages given, with a session_id")
+	}
+	msgs := st.Messages[len(st.Messages)-n:]
+	return AppendHistory(ctx, s.d.Store, in.DeveloperID, *in.SessionID, "agent_loop/"+ev.ExecutionID+"/handed-over", msgs)
 }
 
 // output is the step's answer from the recorded state next (stored as ref): the calls the Map

@@ -1,0 +1,154 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"sinew/internal/chat"
+	"sinew/internal/executions"
+	"sinew/internal/httpapi"
+	"sinew/internal/llm"
+	"sinew/internal/loop/agentloop"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
+)
+
+// heldSFN never answers StartExecution: the process "dies" there, its goroutine never going on,
+// as under kill -9 at that moment. reached is closed when a start arrives.
+type heldSFN struct {
+	reached chan struct{}
+	never   chan struct{}
+}
+
+func (h *heldSFN) StartExecution(ctx context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	close(h.reached)
+	<-h.never
+	return nil, context.Canceled
+}
+
+// restarted is the chat service of a process started after a crash, later by after: its
+// store's clock (and so every lease and claim) is past the dead process's.
+func (h *harness) restarted(after time.Duration) (*chat.Service, *store.Store) {
+	now := func() time.Time { return time.Now().Add(after) }
+	st := store.New(h.db, h.table, h.sealer, store.WithClock(now))
+	d := h.deps
+	d.Store, d.Now = st, now
+	d.Starter = &agentloop.Starter{Store: st, SFN: h.sfn, ARN: agentLoopARN}
+	d.Liveness = &executions.Liveness{Store: st, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: now}
+	return chat.New(d), st
+}
+
+func userReq(text string, async bool) *chat.Request {
+	return &chat.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}, Async: async}
+}
+
+// The chat dies as it hands off, before agent_loop has started: after the restart the session
+// takes the next chat (no 409 naming an execution that never started), the lost request's
+// message is not left unanswered in the history (a retry does not duplicate it), and no record
+// shows an execution running that does not exist.
+func TestChatDiesBeforeItsHandOffStarts(t *testing.T) {
+	h := newHarness(t, turn{Text: "Hello again."})
+	held := &heldSFN{reached: make(chan struct{}), never: make(chan struct{})}
+	t.Cleanup(func() { close(held.never) })
+	d := h.deps
+	d.Starter = &agentloop.Starter{Store: h.store, SFN: held, ARN: agentLoopARN}
+	dead := chat.New(d)
+	go func() {
+		_, _ = dead.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, userReq("hello", true), "")
+	}()
+	select {
+	case <-held.reached:
+	case <-time.After(time.Minute):
+		t.Fatal("the hand-off never reached StartExecution")
+	}
+
+	svc, st := h.restarted(10 * time.Minute)
+	out, err := svc.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, userReq("hello", false), "")
+	if err != nil || out.Status != http.StatusOK {
+		t.Fatalf("the chat after the restart: %+v %v, want 200", out, err)
+	}
+	var got []string
+	for _, m := range h.history() {
+		got = append(got, m.Role+":"+jsonText(t, m.Content))
+	}
+	if r := strings.Join(got, ","); r != `user:"hello",assistant:"Hello again."` {
+		t.Errorf("history %s, want the one answered hello", r)
+	}
+	l, err := st.ListExecutions(h.ctx, h.dev, store.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range l.Items {
+		if !x.Status.Final() {
+			t.Errorf("execution %s is recorded %s, but it never started", x.ExecutionID, x.Status)
+		}
+	}
+}
+
+// A record left running for an execution that never started (as an older sinew, or a lost
+// clean-up, left them) is settled once Step Functions says the execution does not exist: the
+// session it marks takes the next chat, and GET /executions/{id} answers it failed. A record whose
+// execution did start is left alone.
+func TestDeadHandOffRecordIsSettled(t *testing.T) {
+	h := newHarness(t, turn{Text: "Here."})
+	ghost := "0190f6a2-dead-7000-8000-000000000001"
+	if _, _, err := h.store.CreateExecution(h.ctx, h.dev, store.Execution{ExecutionID: ghost, Workflow: "agent_loop", AgentID: h.agentID, SessionID: h.session}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.store.PutIdempotency(h.ctx, h.dev, "chat-handoff#"+h.session, map[string]any{"execution_id": ghost}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Within the grace the record may be a start under way: the session stays busy.
+	code, body := h.chat(map[string]any{"messages": []any{user("anyone?")}})
+	if code != http.StatusConflict {
+		t.Fatalf("within the grace: %d %v, want 409", code, body)
+	}
+	svc, st := h.restarted(10 * time.Minute)
+	out, err := svc.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, userReq("anyone?", false), "")
+	if err != nil || out.Status != http.StatusOK {
+		t.Fatalf("the chat once the record is past the grace: %+v %v, want 200", out, err)
+	}
+	x, err := st.GetExecution(h.ctx, h.dev, ghost)
+	if err != nil || x.Status != store.ExecFailed || !strings.Contains(jsonText(t, x.Error), "never started") {
+		t.Errorf("the dead record: %+v %v, want failed, saying it never started", x, err)
+	}
+
+	// GET /executions settles them too.
+	other := "0190f6a2-dead-7000-8000-000000000002"
+	if _, _, err := h.store.CreateExecution(h.ctx, h.dev, store.Execution{ExecutionID: other, Workflow: "agent_loop", AgentID: h.agentID}); err != nil {
+		t.Fatal(err)
+	}
+	rt := httpapi.New(httpapi.Options{})
+	executions.Register(rt, executions.Deps{Workflow: &workflow.Service{Store: st}, Liveness: &executions.Liveness{Store: st, SFN: h.sfn,
+		ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: func() time.Time { return time.Now().Add(10 * time.Minute) }}})
+	srv := httptest.NewServer(httpapi.HTTPHandler(rt.ServeEvent, httpapi.HMACClaims(h.key)))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/executions", nil)
+	req.Header.Set("Authorization", "Bearer "+h.token(h.dev))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Items []store.Execution `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /executions: %d %v", resp.StatusCode, err)
+	}
+	for _, x := range page.Items {
+		if x.ExecutionID == other && x.Status != store.ExecFailed {
+			t.Errorf("GET /executions lists the never-started %s as %s, want failed", other, x.Status)
+		}
+	}
+	if len(page.Items) != 2 {
+		t.Errorf("GET /executions lists %d executions, want 2", len(page.Items))
+	}
+}
