@@ -16,7 +16,8 @@ import (
 
 // Router builds the api Lambda's router from the environment: every HTTP route but chat
 // (package app, shared with local mode), over the table with the secrets envelope and the
-// provider registry the catalogue describes; log is the router's logger.
+// provider registry the catalogue describes, each provider set up at its first use (all.Lazy); log
+// is the router's logger.
 func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
 	env, err := handler.Load(ctx)
 	if err != nil {
@@ -30,9 +31,5 @@ func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := all.New(guard)
-	if err != nil {
-		return nil, err
-	}
-	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: reg, Logger: log}), nil
+	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: all.NewLazy(guard), Logger: log}), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"sinew/internal/chat"
 	"sinew/internal/dispatch"
+	"sinew/internal/dispatch/lambdainvoke"
 	"sinew/internal/executions"
 	"sinew/internal/handler"
 	"sinew/internal/handler/modelenv"
@@ -55,7 +56,7 @@ func Service(ctx context.Context, env *handler.Env, log *slog.Logger) (*chat.Ser
 		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     model,
 		Formatter: modelenv.Formatter(cfg),
-		Dispatcher: &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
+		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
 			tool.TypeIntegration: cfg.FunctionNames["integration"],
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],
 			tool.TypeSystem:      cfg.FunctionNames["system"],

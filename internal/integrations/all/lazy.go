@@ -68,7 +68,21 @@ func (l *Lazy) SetupBinding(provider string) merge.Binding {
 	return l.reg.SetupBinding(provider)
 }
 
-// ToolSchema implements toolfmt.Integrations.
+// Catalogue implements catalogue.Source: every provider, so all are set up first.
+func (l *Lazy) Catalogue() []integrations.ProviderEntry {
+	_ = l.ready("") // no provider has the name "": every provider; one that fails is left out
+	return l.reg.Catalogue()
+}
+
+// ProviderInfo implements catalogue.Source.
+func (l *Lazy) ProviderInfo(name string) (integrations.ProviderEntry, error) {
+	if err := l.ready(name); err != nil {
+		return integrations.ProviderEntry{}, err
+	}
+	return l.reg.ProviderInfo(name)
+}
+
+// ToolSchema implements toolfmt.Integrations and catalogue.Source.
 func (l *Lazy) ToolSchema(provider, method, name string) (integrations.Function, error) {
 	if err := l.ready(provider); err != nil {
 		return integrations.Function{}, err

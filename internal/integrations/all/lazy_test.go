@@ -47,3 +47,28 @@ func TestLazy(t *testing.T) {
 		t.Errorf("unknown provider: %v", err)
 	}
 }
+
+// TestLazyCatalogue: the catalogue routes' view of a lazy registry is the full registry's.
+func TestLazyCatalogue(t *testing.T) {
+	full, err := New(netguard.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLazy(netguard.New())
+	info, err := l.ProviderInfo("weather")
+	if err != nil || info.Provider != "weather" {
+		t.Errorf("ProviderInfo(weather) = %+v, %v", info, err)
+	}
+	if _, err := l.ProviderInfo("nosuch"); fault.KindOf(err) != fault.NotFound {
+		t.Errorf("ProviderInfo(nosuch) = %v", err)
+	}
+	got, want := l.Catalogue(), full.Catalogue()
+	if len(got) != len(want) {
+		t.Fatalf("catalogue of %d providers, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Provider != want[i].Provider {
+			t.Errorf("catalogue[%d] = %s, want %s", i, got[i].Provider, want[i].Provider)
+		}
+	}
+}

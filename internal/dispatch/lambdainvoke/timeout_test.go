@@ -1,4 +1,4 @@
-package dispatch_test
+package lambdainvoke_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	lambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"sinew/internal/dispatch"
+	"sinew/internal/dispatch/lambdainvoke"
 	"sinew/internal/fault"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/tool"
@@ -34,7 +35,7 @@ func TestExecutorPastItsTimeoutIsATimeout(t *testing.T) {
 	defer srv.Close()
 	client := lambdasdk.New(lambdasdk.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	d := &dispatch.Dispatcher{Invoker: &dispatch.LambdaInvoker{Client: client},
+	d := &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: client},
 		Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond}
 	call := tool.NewCall(&tool.Tool{Name: "echo", Type: tool.TypeIntegration, Integration: &tool.IntegrationDef{Provider: "dummy"}}, tool.NewCallID(), nil)
 	res := d.Dispatch(context.Background(), map[string]any{"call": call}, &call)
