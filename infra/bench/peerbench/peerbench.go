@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"sinew/internal/asl"
@@ -172,29 +173,40 @@ func Check(ctx context.Context, eng *asl.Engine, c Case) error {
 }
 
 // Rounds runs c one execution at a time: a warm-up round, then rounds timed rounds of about d
-// each, and returns executions per second of each timed round (run.cjs's method).
-func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) ([]float64, error) {
+// each, and returns executions per second of each timed round (run.cjs's method), and per
+// CPU-second of this process (user+system, its GC included).
+func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) (perSec, perCPU []float64, err error) {
 	if err := Check(ctx, eng, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		if err := Once(ctx, eng, c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var perSec []float64
 	for range rounds {
 		n := 0
+		cpu0 := cpuTime()
 		t0 := time.Now()
 		for time.Since(t0) < d {
 			if err := Once(ctx, eng, c); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			n++
 		}
 		perSec = append(perSec, float64(n)/time.Since(t0).Seconds())
+		perCPU = append(perCPU, float64(n)/(cpuTime()-cpu0).Seconds())
 	}
-	return perSec, nil
+	return perSec, perCPU, nil
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // The real definition: statemachines/tool_call.asl.json with its function ARNs filled in, run on

@@ -133,19 +133,19 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	eng := peerbench.NewEngine()
-	ours := map[string]samples{}
+	ours, oursCPU := map[string]samples{}, map[string]samples{}
 	for _, c := range cases {
-		s, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
+		s, cpu, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
 		if err != nil {
 			return err
 		}
-		ours[c.Name] = s
+		ours[c.Name], oursCPU[c.Name] = s, cpu
 	}
 	real, err := peerbench.LoadReal("statemachines/tool_call.asl.json")
 	if err != nil {
 		return err
 	}
-	realRounds, err := peerbench.Rounds(ctx, peerbench.NewRealEngine(), real, o.rounds, o.roundDur)
+	realRounds, _, err := peerbench.Rounds(ctx, peerbench.NewRealEngine(), real, o.rounds, o.roundDur)
 	if err != nil {
 		return err
 	}
@@ -158,6 +158,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		Engine  string               `json:"engine"`
 		Node    string               `json:"node"`
 		Results map[string][]float64 `json:"results"`
+		CPU     map[string][]float64 `json:"cpu"`
 	}
 	if err := json.Unmarshal(out, &peer); err != nil {
 		return fmt.Errorf("peer output: %w: %s", err, trim(string(out), 300))
@@ -187,9 +188,25 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function branch waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
+	peerCPU(r, oursCPU, peer.CPU)
 	peerVerdict(r, ours, peer.Results)
 	r.printf("peer", "Commands (the bench command runs both in the same process run; `-only peer` runs this part alone):\n\n```\ngo run ./infra/bench/cmd/sinewbench -only peer -out /tmp/peer.md\n%s\n```\n", shellJoin(argv))
 	return nil
+}
+
+// peerCPU compares executions per CPU-second of each process, which a shared machine's load
+// moves less than executions per second of wall time.
+func peerCPU(r *report, ours map[string]samples, peer map[string][]float64) {
+	r.printf("peer", "Executions per CPU-second of each process (user+system, GC threads included; steadier than wall time on a shared machine), medians:")
+	for i, name := range peerbench.Names {
+		s, p := ours[name].median(), samples(peer[name]).median()
+		sep := ";"
+		if i == len(peerbench.Names)-1 {
+			sep = "."
+		}
+		r.printf("peer", " %s sinew %.4g vs peer %.4g, %.2f×%s", name, s, p, s/p, sep)
+	}
+	r.printf("peer", "\n\n")
 }
 
 // peerVerdict says whether sinew is slower than the peer anywhere in this run, and if so why.
