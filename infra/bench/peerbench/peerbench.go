@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"sinew/internal/asl"
+	"sinew/internal/asl/jsonata"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 )
@@ -209,8 +210,9 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// The real definition: statemachines/tool_call.asl.json with its function ARNs filled in, run on
-// the integration branch with stand-ins of the real functions' shapes (RealFunctions).
+// The real definition: statemachines/tool_call.asl.json as it stands, with its function ARNs
+// filled in, run on its integration path with stand-ins of the real functions' shapes
+// (RealFunctions).
 var arnPlaceholder = regexp.MustCompile(`\$\{([A-Z][a-z]*)FunctionArn\}`)
 
 // RealInput is the real definition's input: one integration call.
@@ -227,7 +229,7 @@ func LoadReal(path string) (Case, error) {
 		name := strings.ToLower(string(arnPlaceholder.FindSubmatch(p)[1]))
 		return []byte("arn:aws:lambda:us-east-1:123456789012:function:sinew-" + name)
 	})
-	m, err := asl.Parse(def, asl.Options{})
+	m, err := asl.Parse(def, asl.Options{JSONata: jsonata.New()})
 	if err != nil {
 		return Case{}, fmt.Errorf("tool_call definition %s: %w", path, err)
 	}
@@ -242,8 +244,7 @@ func LoadReal(path string) (Case, error) {
 }
 
 // RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
-// real ones: Prepare gives {call, tool, context, wait}, the executor {output}, Settle the result
-// object.
+// real ones: Prepare gives {call, tool, context, wait}, the executor and Settle the result object.
 type RealFunctions struct{ seq atomic.Int64 }
 
 // InvokeValue implements asl.LambdaValueInvoker.
@@ -259,9 +260,12 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 			"context": map[string]any{"developer_id": in["developer_id"], "agent_id": in["agent_id"], "execution_id": in["execution_id"]},
 			"wait":    nil}}, nil
 	case "sinew-integration":
+		// The result object (what the executor gives when it records the call), whose output
+		// also serves a definition that reads only $.Payload.output.
 		call, _ := in["call"].(map[string]any)
 		integ, _ := call["integration"].(map[string]any)
-		return asl.LambdaValueResponse{Payload: map[string]any{"output": integ["arguments"]}}, nil
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"],
+			"output": integ["arguments"]}}, nil
 	case "sinew-settle":
 		call, _ := in["call"].(map[string]any)
 		result, _ := in["result"].(map[string]any)

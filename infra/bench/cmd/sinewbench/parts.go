@@ -183,9 +183,9 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs Prepare, the Choice, the integration Task and Settle (three "+
-		"lambda:invoke Tasks with Retry and Catch, ResultSelector, `$$.Execution.Name`) on stand-ins of the real functions' shapes "+
-		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function branch waits on a task token), hence the "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (its integration path: Prepare, the routing "+
+		"Choice, the integration Task, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
 	peerCPU(r, oursCPU, peer.CPU)
