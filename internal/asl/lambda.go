@@ -168,7 +168,8 @@ func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, f
 	if !ok {
 		n = len(mustJSON(resp.Payload))
 	}
-	return invokeResult(resp.ExecutedVersion, resp.Payload, n), nil
+	// The response metadata around the payload is some 500 bytes of JSON plus the version thrice.
+	return sizedResult{v: invokeResult(resp.ExecutedVersion, resp.Payload, n), bound: n + 1024 + 4*len(resp.ExecutedVersion)}, nil
 }
 
 // invokeResult is the optimised integration's result: the function's output with the Lambda API's

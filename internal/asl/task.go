@@ -258,6 +258,7 @@ func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound,
 
 // endWait finishes a waiting attempt with its outcome.
 func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesError) {
+	r.resultBound = 0 // the token's answer is not the call's result
 	w := r.waiting
 	r.waiting = nil
 	w.stopTimers()
@@ -279,7 +280,7 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 // settle writes the attempt's closing event and gives its result or failure.
 func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
 	var over bool
-	if serr == nil {
+	if serr == nil && (r.resultBound <= 0 || r.resultBound+16 > MaxPayloadBytes) {
 		r.resultBound, over = jsonLen(result, MaxPayloadBytes)
 	}
 	if over {
@@ -309,6 +310,7 @@ func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr 
 
 // call invokes the resource (without waiting on a token).
 func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *StatesError) {
+	r.resultBound = 0 // unknown unless the integration gives one
 	eng := r.f.x.eng
 	ref := r.st.resource
 	if ref.Key() == "states:startExecution" && eng.integrations[ref.Key()] == nil {
@@ -353,7 +355,18 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 		}
 		return nil, newErr(ErrTaskFailed, err.Error())
 	}
+	if sr, ok := out.(sizedResult); ok {
+		r.resultBound = sr.bound
+		return sr.v, nil
+	}
 	return out, nil
+}
+
+// sizedResult is a built-in integration's result with an upper bound of its JSON length, which
+// spares settle the walk of its payload limit check.
+type sizedResult struct {
+	v     any
+	bound int
 }
 
 // optSeconds resolves TimeoutSeconds/HeartbeatSeconds (literal, path or JSONata) to whole seconds.

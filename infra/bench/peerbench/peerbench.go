@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"sinew/internal/asl"
+	"sinew/internal/asl/jsonata"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 )
@@ -172,33 +174,45 @@ func Check(ctx context.Context, eng *asl.Engine, c Case) error {
 }
 
 // Rounds runs c one execution at a time: a warm-up round, then rounds timed rounds of about d
-// each, and returns executions per second of each timed round (run.cjs's method).
-func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) ([]float64, error) {
+// each, and returns executions per second of each timed round (run.cjs's method), and per
+// CPU-second of this process (user+system, its GC included).
+func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) (perSec, perCPU []float64, err error) {
 	if err := Check(ctx, eng, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		if err := Once(ctx, eng, c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var perSec []float64
 	for range rounds {
 		n := 0
+		cpu0 := cpuTime()
 		t0 := time.Now()
 		for time.Since(t0) < d {
 			if err := Once(ctx, eng, c); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			n++
 		}
 		perSec = append(perSec, float64(n)/time.Since(t0).Seconds())
+		perCPU = append(perCPU, float64(n)/(cpuTime()-cpu0).Seconds())
 	}
-	return perSec, nil
+	return perSec, perCPU, nil
 }
 
-// The real definition: statemachines/tool_call.asl.json with its function ARNs filled in, run on
-// the integration branch with stand-ins of the real functions' shapes (RealFunctions).
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The real definition: statemachines/tool_call.asl.json as it stands, with its function ARNs
+// filled in, run on its integration path with stand-ins of the real functions' shapes
+// (RealFunctions).
 var arnPlaceholder = regexp.MustCompile(`\$\{([A-Z][a-z]*)FunctionArn\}`)
 
 // RealInput is the real definition's input: one integration call.
@@ -215,7 +229,7 @@ func LoadReal(path string) (Case, error) {
 		name := strings.ToLower(string(arnPlaceholder.FindSubmatch(p)[1]))
 		return []byte("arn:aws:lambda:us-east-1:123456789012:function:sinew-" + name)
 	})
-	m, err := asl.Parse(def, asl.Options{})
+	m, err := asl.Parse(def, asl.Options{JSONata: jsonata.New()})
 	if err != nil {
 		return Case{}, fmt.Errorf("tool_call definition %s: %w", path, err)
 	}
@@ -230,8 +244,7 @@ func LoadReal(path string) (Case, error) {
 }
 
 // RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
-// real ones: Prepare gives {call, tool, context, wait}, the executor {output}, Settle the result
-// object.
+// real ones: Prepare gives {call, tool, context, wait}, the executor and Settle the result object.
 type RealFunctions struct{ seq atomic.Int64 }
 
 // InvokeValue implements asl.LambdaValueInvoker.
@@ -247,9 +260,12 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 			"context": map[string]any{"developer_id": in["developer_id"], "agent_id": in["agent_id"], "execution_id": in["execution_id"]},
 			"wait":    nil}}, nil
 	case "sinew-integration":
+		// The result object (what the executor gives when it records the call), whose output
+		// also serves a definition that reads only $.Payload.output.
 		call, _ := in["call"].(map[string]any)
 		integ, _ := call["integration"].(map[string]any)
-		return asl.LambdaValueResponse{Payload: map[string]any{"output": integ["arguments"]}}, nil
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"],
+			"output": integ["arguments"]}}, nil
 	case "sinew-settle":
 		call, _ := in["call"].(map[string]any)
 		result, _ := in["result"].(map[string]any)

@@ -133,19 +133,19 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	eng := peerbench.NewEngine()
-	ours := map[string]samples{}
+	ours, oursCPU := map[string]samples{}, map[string]samples{}
 	for _, c := range cases {
-		s, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
+		s, cpu, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
 		if err != nil {
 			return err
 		}
-		ours[c.Name] = s
+		ours[c.Name], oursCPU[c.Name] = s, cpu
 	}
 	real, err := peerbench.LoadReal("statemachines/tool_call.asl.json")
 	if err != nil {
 		return err
 	}
-	realRounds, err := peerbench.Rounds(ctx, peerbench.NewRealEngine(), real, o.rounds, o.roundDur)
+	realRounds, _, err := peerbench.Rounds(ctx, peerbench.NewRealEngine(), real, o.rounds, o.roundDur)
 	if err != nil {
 		return err
 	}
@@ -158,6 +158,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		Engine  string               `json:"engine"`
 		Node    string               `json:"node"`
 		Results map[string][]float64 `json:"results"`
+		CPU     map[string][]float64 `json:"cpu"`
 	}
 	if err := json.Unmarshal(out, &peer); err != nil {
 		return fmt.Errorf("peer output: %w: %s", err, trim(string(out), 300))
@@ -182,14 +183,30 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs Prepare, the Choice, the integration Task and Settle (three "+
-		"lambda:invoke Tasks with Retry and Catch, ResultSelector, `$$.Execution.Name`) on stand-ins of the real functions' shapes "+
-		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function branch waits on a task token), hence the "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (its integration path: Prepare, the routing "+
+		"Choice, the integration Task, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
+	peerCPU(r, oursCPU, peer.CPU)
 	peerVerdict(r, ours, peer.Results)
 	r.printf("peer", "Commands (the bench command runs both in the same process run; `-only peer` runs this part alone):\n\n```\ngo run ./infra/bench/cmd/sinewbench -only peer -out /tmp/peer.md\n%s\n```\n", shellJoin(argv))
 	return nil
+}
+
+// peerCPU compares executions per CPU-second of each process, which a shared machine's load
+// moves less than executions per second of wall time.
+func peerCPU(r *report, ours map[string]samples, peer map[string][]float64) {
+	r.printf("peer", "Executions per CPU-second of each process (user+system, GC threads included; steadier than wall time on a shared machine), medians:")
+	for i, name := range peerbench.Names {
+		s, p := ours[name].median(), samples(peer[name]).median()
+		sep := ";"
+		if i == len(peerbench.Names)-1 {
+			sep = "."
+		}
+		r.printf("peer", " %s sinew %.4g vs peer %.4g, %.2f×%s", name, s, p, s/p, sep)
+	}
+	r.printf("peer", "\n\n")
 }
 
 // peerVerdict says whether sinew is slower than the peer anywhere in this run, and if so why.
