@@ -272,15 +272,9 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 	}
 	// As in AWS, a synchronous invocation runs to its end (or its timeout) even when the caller
 	// stops waiting: the caller's executor may have given up on a call whose side effect happens.
-	d := MaxTimeout
-	if s.timeout != nil {
-		if t := s.timeout(name); t > 0 {
-			d = t
-		}
-	}
 	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
 		return s.run(ctx, name, inv, p)
-	}), d)
+	}), s.timeoutOf(name))
 	out, ferr, err := bounded.Invoke(context.WithoutCancel(r.Context()), payload)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
@@ -303,6 +297,14 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	return http.StatusOK, "ok"
+}
+
+// timeoutOf is function name's timeout (0 for Lambda's maximum).
+func (s *Service) timeoutOf(name string) time.Duration {
+	if s.timeout == nil {
+		return 0
+	}
+	return s.timeout(name)
 }
 
 // run calls the function, turning a panic into the function error a crashed runtime gives.
