@@ -16,6 +16,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -381,6 +382,18 @@ func ContextError(ctx context.Context, err error, what string) error {
 		return fault.Wrap(fault.Timeout, err, "%s: the time budget ran out", what)
 	}
 	return fault.Wrap(fault.Transient, err, "%s: the request was cancelled", what)
+}
+
+// RootCause is err's innermost error, without the operation and URL an HTTP client or SDK adds
+// around it: for messages that say why an endpoint could not be reached.
+func RootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // ParseArguments reads a tool call's arguments: a JSON object, or "" for none.

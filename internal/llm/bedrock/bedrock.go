@@ -300,7 +300,7 @@ func classify(ctx context.Context, err error) error {
 	}
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
-		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached (%v): the model (%s, by default one of Bedrock's) needs AWS. %s", rootCause(err), config.EnvModel, otherModel)
+		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached (%v): the model (%s, by default one of Bedrock's) needs AWS. %s", llm.RootCause(err), config.EnvModel, otherModel)
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
@@ -317,17 +317,6 @@ func classify(ctx context.Context, err error) error {
 // which local mode, without AWS, cannot reach.
 var otherModel = fmt.Sprintf("Without AWS (local mode), choose another model: %s=openai:<model> with %s=<an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama> (and %s if it takes a key), or %s=scripted:<file>",
 	config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIAPIKey, config.EnvModel)
-
-// rootCause is the innermost error, without the operation and URL the SDK adds around it.
-func rootCause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
 
 func apiMessage(err error) string {
 	var ae smithy.APIError

@@ -238,18 +238,7 @@ func classify(ctx context.Context, err error, where string) error {
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fault.Wrap(fault.Transient, err, "%s could not be reached (%v): check that the server runs and %s points at it", where, rootCause(err), config.EnvOpenAIBaseURL)
+		return fault.Wrap(fault.Transient, err, "%s could not be reached (%v): check that the server runs and %s points at it", where, llm.RootCause(err), config.EnvOpenAIBaseURL)
 	}
 	return fault.Wrap(fault.Provider, err, "%s failed", where)
-}
-
-// rootCause is the innermost error, without the URL and method the HTTP client adds around it.
-func rootCause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }

@@ -289,16 +289,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 // end (or its timeout) even when the caller stops waiting: the caller's executor may have given up
 // on a call whose side effect happens.
 func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string, inv Invoker, payload []byte, tail bool) (int, string) {
-	d := MaxTimeout
-	if s.timeout != nil {
-		if t := s.timeout(name); t > 0 {
-			d = t
-		}
-	}
 	// The function's own time bound runs inside the logged run, so a time-out is logged as AWS logs it.
 	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
 		return s.run(ctx, name, inv, p)
-	}), d)
+	}), s.timeoutOf(name))
 	out, ferr, logResult, err := s.runLogged(context.WithoutCancel(r.Context()), w.Header().Get("X-Amzn-RequestId"), name, bounded, payload)
 	if tail {
 		w.Header().Set("X-Amz-Log-Result", logResult)
@@ -324,6 +318,14 @@ func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	return http.StatusOK, "ok"
+}
+
+// timeoutOf is function name's timeout (0 for Lambda's maximum).
+func (s *Service) timeoutOf(name string) time.Duration {
+	if s.timeout == nil {
+		return 0
+	}
+	return s.timeout(name)
 }
 
 // run calls the function, turning a panic into the function error a crashed runtime gives.
