@@ -1,5 +1,5 @@
 // Command api is the Lambda behind every HTTP route but chat. It only wires: the router built from
-// the environment (handler.APIFromEnv) and the Lambda error boundary.
+// the environment (apienv.Router) and the Lambda error boundary.
 package main
 
 import (
@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handler"
+	"sinew/internal/handler/apienv"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	rt, err := handler.APIFromEnv(context.Background(), log)
+	rt, err := apienv.Router(context.Background(), log)
 	if err != nil {
 		// Fail the cold start on a bad configuration: every request would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())

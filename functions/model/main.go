@@ -8,17 +8,17 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handler"
+	"sinew/internal/handler/modelenv"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	s, err := handler.ModelFromEnv(context.Background(), log)
+	s, err := modelenv.Stepper(context.Background(), log)
 	if err != nil {
 		slog.Error("model configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(handler.NewModel(s))
+	lambdaboundary.Start(modelenv.NewModel(s))
 }

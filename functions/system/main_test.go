@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"sinew/internal/handler"
+	"sinew/internal/handler/systemenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/store"
@@ -105,7 +106,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	x, err := handler.SystemFromEnv(ctx)
+	x, err := systemenv.Executor(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

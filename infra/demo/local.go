@@ -64,7 +64,8 @@ func (d *demo) startLocal(ctx context.Context) (string, error) {
 	}
 	defer f.Close() // the child holds its own descriptor
 	dataDir := filepath.Join(d.dir, "local")
-	d.local = exec.Command(d.bin, "--dir", dataDir, "--root", d.root)
+	// A free port for the one AWS endpoint: the default may be taken by the reader's own local mode.
+	d.local = exec.Command(d.bin, "--dir", dataDir, "--root", d.root, "--aws-port", "0")
 	d.local.Env = append(childEnv(),
 		// The guarded dialer refuses loopback unless the operator allows it: the demo allows
 		// exactly its weather API and its SMTP server.

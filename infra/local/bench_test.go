@@ -19,8 +19,8 @@ import (
 //	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -run '^$' -bench . -benchtime 200x ./infra/local/
 //
 // StartToResult: StartExecution until DescribeExecution reports SUCCEEDED, for a Standard machine
-// of a Pass and a Lambda task (journaled, so two fsyncs of the durable store per execution plus
-// its closing record), with 1, 10 and 100 executions in flight. TaskSuccessToCompletion:
+// of a Pass and a Lambda task (journaled: a commit of the durable store for its start and one for
+// its end, which the task's journal entry joins), with 1, 10 and 100 executions in flight. TaskSuccessToCompletion:
 // SendTaskSuccess until DescribeExecution reports SUCCEEDED. Completion is seen by polling
 // DescribeExecution every millisecond, which the figures include.
 

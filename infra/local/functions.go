@@ -15,6 +15,11 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/deploy"
 	"sinew/internal/handler"
+	"sinew/internal/handler/apienv"
+	"sinew/internal/handler/chatenv"
+	"sinew/internal/handler/integrationenv"
+	"sinew/internal/handler/modelenv"
+	"sinew/internal/handler/systemenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/secrets"
@@ -35,7 +40,7 @@ type handlerDeps struct {
 // the environment local mode has set.
 var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 	"api": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		rt, err := handler.APIFromEnv(d.ctx, d.log)
+		rt, err := apienv.Router(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
@@ -54,23 +59,23 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewAPICall(deps)), err
 	},
 	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.IntegrationFromEnv(d.ctx, d.red)
+		deps, err := integrationenv.Deps(d.ctx, d.red)
 		return boundary(handler.NewIntegration(deps)), err
 	},
 	"system": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		x, err := handler.SystemFromEnv(d.ctx)
+		x, err := systemenv.Executor(d.ctx)
 		return boundary(handler.NewSystem(x)), err
 	},
 	"chat": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		rt, err := handler.ChatFromEnv(d.ctx, d.log)
+		rt, err := chatenv.Router(d.ctx, d.log)
 		if err != nil {
 			return nil, err
 		}
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"model": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		s, err := handler.ModelFromEnv(d.ctx, d.log)
-		return boundary(handler.NewModel(s)), err
+		s, err := modelenv.Stepper(d.ctx, d.log)
+		return boundary(modelenv.NewModel(s)), err
 	},
 	"settle": func(d handlerDeps) (lambdaapi.Invoker, error) {
 		deps, err := handler.SettleFromEnv(d.ctx)
@@ -98,7 +103,9 @@ func (f *functions) register(name string, inv lambdaapi.Invoker) error {
 		return err
 	}
 	f.mu.Lock()
-	f.m[name] = inv
+	// The engine's Lambda tasks are bounded by the deployed timeout too, and fail as in AWS
+	// (Sandbox.Timedout), which the state machines' retriers name.
+	f.m[name] = lambdaapi.WithTimeout(inv, deployedTimeout(name))
 	f.mu.Unlock()
 	return nil
 }

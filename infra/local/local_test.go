@@ -114,7 +114,7 @@ func TestCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"stepfunctions", "send-task-success", "--task-token", tok, "--task-output", "{}"}, "(TaskDoesNotExist)"},
+		{[]string{"stepfunctions", "send-task-success", "--task-token", tok, "--task-output", "{}"}, "(TaskTimedOut)"},
 		{[]string{"stepfunctions", "send-task-failure", "--task-token", "not-a-token"}, "(InvalidToken)"},
 		{[]string{"stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`}, "(ExecutionAlreadyExists)"},
 		{[]string{"stepfunctions", "describe-execution", "--execution-arn", arn + "x"}, "(ExecutionDoesNotExist)"},
@@ -253,9 +253,9 @@ func TestSDK(t *testing.T) {
 		t.Errorf("after SendTaskFailure: %s %s %s", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
 	}
 	_, err = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String("{}")})
-	var gone *types.TaskDoesNotExist
+	var gone *types.TaskTimedOut
 	if !errors.As(err, &gone) {
-		t.Errorf("reused token: %v, want TaskDoesNotExist", err)
+		t.Errorf("reused token: %v, want TaskTimedOut (AWS's answer to a used token)", err)
 	}
 
 	// History through the SDK's paginator, in pages of 3, forwards.

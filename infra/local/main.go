@@ -13,9 +13,12 @@
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
 //	go run ./infra/local rotate-secrets                                    re-encrypt sealed values under the key's newest version
 //
-// It prints its endpoints and the AWS_ENDPOINT_URL_* lines that point the AWS SDKs at them (the
-// AWS CLI is shown --endpoint-url, which every CLI version honours), and writes them to
-// <dir>/endpoints.json.
+// Every AWS API it serves (Step Functions, Lambda, KMS, EventBridge, and DynamoDB, proxied to
+// DynamoDB Local) also answers on one endpoint at a fixed port (--aws-port, 4599 by default),
+// routed by the service each request is signed for, so AWS_ENDPOINT_URL set once points the AWS
+// SDKs and the AWS CLI at local mode; each service keeps its own endpoint too. It prints its
+// endpoints and the lines to export, and writes them to <dir>/endpoints.json, which it removes
+// when it stops (after a crash the file stays: its "pid" tells whether it is current).
 package main
 
 import (
@@ -27,6 +30,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +46,7 @@ import (
 	"sinew/internal/console"
 	"sinew/internal/deploy"
 	"sinew/internal/httpapi"
+	"sinew/internal/localaws/awsrouter"
 	"sinew/internal/localaws/durable"
 	"sinew/internal/localaws/eventbridge"
 	"sinew/internal/localaws/jwtlocal"
@@ -72,6 +78,7 @@ func main() {
 		// local mode's, or AWS's.
 		err = rotate.Run(context.Background(), os.Stdout, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	default:
+		tuneGC()
 		err = serve(args)
 	}
 	if err != nil {
@@ -113,7 +120,11 @@ type options struct {
 }
 
 // endpoint names: the keys of endpoints.json.
-var endpointNames = []string{"stepfunctions", "lambda", "http", "events", "kms"}
+var endpointNames = []string{"aws", "stepfunctions", "lambda", "http", "events", "kms"}
+
+// DefaultAWSPort is the fixed port of the endpoint that serves every AWS API, so that
+// AWS_ENDPOINT_URL=http://127.0.0.1:4599 set once in a shell holds across runs.
+const DefaultAWSPort = 4599
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
@@ -125,8 +136,12 @@ func serve(args []string) error {
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
 	for _, n := range endpointNames {
+		if n == "aws" {
+			continue // its own default, below
+		}
 		o.ports[n] = fs.Int(n+"-port", 0, "port of the "+n+" endpoint on 127.0.0.1 (0: a free one)")
 	}
+	o.ports["aws"] = fs.Int("aws-port", DefaultAWSPort, "port on 127.0.0.1 of the endpoint that serves every AWS API, routed by the service a request is signed for (0: a free one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,7 +151,8 @@ func serve(args []string) error {
 	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
 	// the deployed functions.
 	red := secrets.NewRedactor()
-	log := slog.New(red.Handler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	// TeeLogs inside the redactor: a Lambda Invoke with LogType Tail gets the redacted lines.
+	log := slog.New(red.Handler(lambdaapi.TeeLogs(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -148,6 +164,13 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	counts := &requestCounts{ops: map[string]int64{}}
+	configureAWSClients(counts)
+	stopStats, err := startStats(log, dir, counts)
+	if err != nil {
+		return err
+	}
+	defer stopStats()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -217,34 +240,38 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	routeStatusChanges(ctx, events, fns, log)
 
-	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
-		return serveAPI(ctx, fns, ev)
-	}, signer.Claims)
-	servers := map[string]http.Handler{"stepfunctions": sfn, "lambda": lambdaSvc, "events": events, "kms": keys,
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(url("stepfunctions"), region), Claims: signer.Claims, Logger: log})}
-	running, errc := serveEndpoints(servers, listeners)
+	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), log)
+	if err != nil {
+		return err
+	}
+	running, errc := serveEndpoints(handlers, listeners)
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
 	}
-
+	defer os.Remove(filepath.Join(dir, "endpoints.json")) // it describes a running local mode only
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
 	log.Info("shutting down")
+	shutdown(running, lambdaSvc)
+	return err
+}
+
+// shutdown stops the servers and the Lambda service, giving requests in flight 10 s.
+func shutdown(running []*http.Server, lambdaSvc *lambdaapi.Service) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, srv := range running {
 		_ = srv.Shutdown(sctx)
 	}
 	_ = lambdaSvc.Close(sctx)
-	return err
 }
 
 // announce writes the endpoints to dir's endpoints.json and prints them.
 func announce(dir, dynamoDB string, url func(string) string) error {
-	eps := map[string]string{"dynamodb": dynamoDB}
+	eps := map[string]string{"dynamodb": dynamoDB, "pid": strconv.Itoa(os.Getpid())}
 	for _, n := range endpointNames {
 		eps[n] = url(n)
 	}
@@ -256,11 +283,16 @@ func announce(dir, dynamoDB string, url func(string) string) error {
 }
 
 // listen opens each endpoint's listener on 127.0.0.1, at its --<name>-port or a free port; on
-// an error, the listeners opened so far come back with it, for the caller to close.
+// an error, the listeners opened so far come back with it, for the caller to close. A port in use
+// is one line saying which flag moves it.
 func listen(o options) (map[string]net.Listener, error) {
 	listeners := map[string]net.Listener{}
 	for _, n := range endpointNames {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*o.ports[n]))
+		port := *o.ports[n]
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return listeners, fmt.Errorf("port %d (the %s endpoint) is in use, perhaps by another local mode: stop it, or choose another port with --%s-port N (0 picks a free one)", port, n, n)
+		}
 		if err != nil {
 			return listeners, fmt.Errorf("listen for %s: %w", n, err)
 		}
@@ -269,14 +301,48 @@ func listen(o options) (map[string]net.Listener, error) {
 	return listeners, nil
 }
 
+// awsServices are the AWS APIs local mode serves, DynamoDB Local by its endpoint.
+type awsServices struct {
+	sfn, lambda, events, kms http.Handler
+	dynamoDB                 string
+}
+
+// endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
+// the one AWS endpoint, routed by signing name, and the HTTP API behind the console.
+func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) (map[string]http.Handler, error) {
+	ddbProxy, err := proxyTo(svc.dynamoDB)
+	if err != nil {
+		return nil, err
+	}
+	all := awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: svc.sfn, awsrouter.Lambda: svc.lambda,
+		awsrouter.EventBridge: svc.events, awsrouter.KMS: svc.kms, awsrouter.DynamoDB: ddbProxy})
+	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
+		return serveAPI(ctx, fns, ev)
+	}, signer.Claims)
+	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}, nil
+}
+
+// proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
+// check the signature, whose Host the proxy would otherwise have to keep.
+func proxyTo(endpoint string) (http.Handler, error) {
+	u, err := neturl.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
+	}
+	return httputil.NewSingleHostReverseProxy(u), nil
+}
+
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	rec := durable.NewRecorder(st, fns, asl.RealClock{}, log)
+	direct := directIntegrations()
+	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct}, asl.RealClock{}, log)
 	var sfn *sfnapi.Service
 	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
-		Machines: func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
+		Integrations: journaledIntegrations(rec, direct),
+		Machines:     func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
 		// Child executions are executions of their own, journaled, and found again by a replayed parent.
 		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
@@ -396,20 +462,30 @@ func registerRIE(ctx context.Context, o options, dir string, fns *functions, log
 	return func() { stopRIE(rie) }, nil
 }
 
-// serveEndpoints serves each endpoint's handler on its listener; errc hears a server that fails.
+// serveEndpoints serves each endpoint's handler on its listener under httpapi's limits (time for
+// headers, body and answer, idle time, connections at once); errc hears a server that fails. A
+// synchronous Lambda Invoke may take a function's whole timeout, so the endpoints that serve it
+// give an answer that long.
 func serveEndpoints(servers map[string]http.Handler, listeners map[string]net.Listener) (running []*http.Server, errc chan error) {
 	errc = make(chan error, len(servers))
 	for n, h := range servers {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		lim := httpapi.DefaultLimits
+		if n == "lambda" || n == "aws" {
+			lim.WriteTimeout = maxFunctionTimeout + time.Minute
+		}
+		srv := httpapi.NewServer(h, lim)
 		running = append(running, srv)
 		go func() {
-			if err := srv.Serve(listeners[n]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(httpapi.LimitListener(listeners[n], lim)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s endpoint: %w", n, err)
 			}
 		}()
 	}
 	return running, errc
 }
+
+// maxFunctionTimeout is Lambda's longest function timeout.
+const maxFunctionTimeout = 15 * time.Minute
 
 func machineArn(name string) string {
 	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", region, account, name)
@@ -503,20 +579,16 @@ func writeEndpoints(dir string, eps map[string]string) error {
 
 func printEndpoints(w *os.File, eps map[string]string, dir string) {
 	fmt.Fprintf(w, "sinew local mode is up (data in %s)\n", dir)
-	for _, n := range []string{"stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
+	for _, n := range []string{"aws", "stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
 		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
 	}
 	fmt.Fprintf(w, "  %-14s %s%s (in a browser on this machine)\n", "console", eps["http"], console.Prefix)
-	fmt.Fprintln(w, "Point the AWS SDKs at it:")
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_SFN=%s\n", eps["stepfunctions"])
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_LAMBDA=%s\n", eps["lambda"])
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_DYNAMODB=%s\n", eps["dynamodb"])
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_EVENTBRIDGE=%s\n", eps["events"])
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL_KMS=%s\n", eps["kms"])
+	fmt.Fprintln(w, "Point the AWS SDKs and the AWS CLI at it (every AWS API answers on the one endpoint):")
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
 	fmt.Fprintln(w, "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION="+region)
-	// AWS CLI releases before 1.29 and 2.13 (Debian's awscli 2.9 among them) ignore
-	// AWS_ENDPOINT_URL_* and would reach AWS itself, so the CLI is always shown --endpoint-url.
-	fmt.Fprintf(w, "The AWS CLI: always pass --endpoint-url, e.g. aws stepfunctions list-state-machines --endpoint-url %s\n", eps["stepfunctions"])
+	// AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> are honoured from AWS CLI 1.29 and 2.13 and
+	// the SDKs of 2023 on; an older CLI (Debian's awscli 2.9) needs --endpoint-url on each command.
+	fmt.Fprintf(w, "(An AWS CLI older than 1.29 or 2.13 ignores AWS_ENDPOINT_URL: pass --endpoint-url %s.)\n", eps["aws"])
 	fmt.Fprintln(w, "A token for the HTTP API: go run ./infra/local token DEVELOPER_ID")
 	fmt.Fprintln(w, "ready")
 }

@@ -62,17 +62,7 @@ func TestRestartKeepsDistributedMapItems(t *testing.T) {
 			t.Logf("local mode's log after the restart:\n%s", p2.Stderr.String())
 		}
 	})
-	// The replay reaches the waiting item's task in its own time; until then the token is unknown.
-	var lastErr error
-	for i := 0; i < 600; i++ {
-		if _, lastErr = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{}`)}); lastErr == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if lastErr != nil {
-		t.Fatalf("SendTaskSuccess with the pre-crash token: %v", lastErr)
-	}
+	answerReplayed(t, c, tok)
 
 	if d := waitEnd(t, c, aws.ToString(x.ExecutionArn)); d.Status != types.ExecutionStatusSucceeded {
 		t.Fatalf("execution: %s %s %s", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
@@ -82,4 +72,18 @@ func TestRestartKeepsDistributedMapItems(t *testing.T) {
 			t.Errorf("%s ran %d times, want 1 (a finished item ran again after the restart)", id, n)
 		}
 	}
+}
+
+// answerReplayed answers a pre-crash token with SendTaskSuccess once the restarted local mode knows
+// it: the replay reaches the waiting task in its own time, and until then the token is unknown.
+func answerReplayed(t *testing.T, c *sfn.Client, tok string) {
+	t.Helper()
+	var lastErr error
+	for i := 0; i < 600; i++ {
+		if _, lastErr = c.SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: aws.String(tok), Output: aws.String(`{}`)}); lastErr == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("SendTaskSuccess with the pre-crash token: %v", lastErr)
 }

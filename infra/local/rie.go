@@ -56,7 +56,7 @@ func startRIE(ctx context.Context, root, dir, bin string, log *slog.Logger) ([]*
 			stopRIE(out)
 			return nil, fmt.Errorf("--rie: build %s: %w\n%s", fn.Name, err, msg)
 		}
-		f, err := runRIE(bin, boot, fn)
+		f, err := runRIE(ctx, bin, boot, fn)
 		if err != nil {
 			stopRIE(out)
 			return nil, err
@@ -67,7 +67,7 @@ func startRIE(ctx context.Context, root, dir, bin string, log *slog.Logger) ([]*
 	return out, nil
 }
 
-func runRIE(bin, boot string, fn deploy.Function) (*rieFunction, error) {
+func runRIE(ctx context.Context, bin, boot string, fn deploy.Function) (*rieFunction, error) {
 	ports := make([]int, 2)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -90,19 +90,23 @@ func runRIE(bin, boot string, fn deploy.Function) (*rieFunction, error) {
 	}
 	f := &rieFunction{name: fn.Name, url: "http://" + addr + "/2015-03-31/functions/function/invocations", cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(f.done) }()
-	for range 200 { // listening after ~60 ms; this bounds a broken start
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+	// Ready once it listens (~60 ms when the machine is quiet, far longer on a busy one): it is
+	// polled until then, with no deadline of its own; an emulator that exits is the failure, and
+	// local mode's own stop (ctx) ends the wait.
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			_ = c.Close()
 			return f, nil
 		}
 		select {
 		case <-f.done:
 			return nil, fmt.Errorf("--rie: the emulator for %s exited at start", fn.Name)
+		case <-ctx.Done():
+			f.stop()
+			return nil, fmt.Errorf("--rie: the emulator for %s: %w", fn.Name, ctx.Err())
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
-	f.stop()
-	return nil, fmt.Errorf("--rie: the emulator for %s does not listen", fn.Name)
 }
 
 // Invoke implements lambdaapi.Invoker. The emulator answers a function error as 200 with

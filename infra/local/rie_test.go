@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"sinew/internal/deploy"
 )
 
 // rieBinary finds the emulator, installing the pinned version through the Go module proxy when it
@@ -52,4 +55,33 @@ func TestRIE(t *testing.T) {
 		t.Errorf("prepare({}) under the emulator = %s %s", aws.ToString(out.FunctionError), out.Payload)
 	}
 	p.stop(t)
+}
+
+// An emulator that is slow to listen (as on a busy machine) is waited for as long as it lives; one
+// that exits at start is an error at once.
+func TestRIEReadinessWaitsForASlowEmulator(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is not on PATH: this test's stand-in emulator needs it")
+	}
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow-rie")
+	// A stand-in for the emulator: it listens on its --runtime-interface-emulator-address only
+	// after 8 s, longer than the fixed number of polls that were once the limit allowed.
+	script := "#!/bin/sh\nsleep 8\nexec python3 -c 'import socket,sys,time; h,p=sys.argv[1].rsplit(\":\",1); s=socket.socket(); s.bind((h,int(p))); s.listen(); time.sleep(600)' \"$2\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := runRIE(context.Background(), slow, "/bin/true", deploy.Function{Name: "slow", Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("a slow emulator: %v", err)
+	}
+	f.stop()
+
+	dead := filepath.Join(dir, "dead-rie")
+	if err := os.WriteFile(dead, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runRIE(context.Background(), dead, "/bin/true", deploy.Function{Name: "dead", Timeout: time.Second}); err == nil || !strings.Contains(err.Error(), "exited at start") {
+		t.Errorf("an emulator that exits: %v", err)
+	}
 }

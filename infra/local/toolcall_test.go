@@ -237,9 +237,9 @@ func TestToolCallFunctionResumed(t *testing.T) {
 				t.Errorf("PUT after the end = %d %s, want 422 (no pending call)", code, raw)
 			}
 			_, err = p.sfn().SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(call["task_token"].(string)), Output: aws.String(`1`)})
-			var used *types.TaskDoesNotExist
+			var used *types.TaskTimedOut
 			if !errors.As(err, &used) {
-				t.Errorf("SendTaskSuccess with a used token = %v, want TaskDoesNotExist", err)
+				t.Errorf("SendTaskSuccess with a used token = %v, want TaskTimedOut (AWS's answer to a used token)", err)
 			}
 			transitions[tt.name] = stateTransitions(t, p, execARN(id))
 		})
@@ -302,12 +302,16 @@ func TestToolCallFunctionResumed(t *testing.T) {
 		transitions["timeout_seconds"] = stateTransitions(t, p, execARN(quick))
 	})
 
-	// Every path runs the same five states (Prepare, RouteByType, FunctionWaitMode, Function,
-	// Settle): what Step Functions bills per function call.
+	// What Step Functions bills per function call: an answer runs two states (Route, Function),
+	// a failure or an expiry three (Settle records it).
 	for name, n := range transitions {
 		t.Logf("%s: %d state transitions", name, n)
-		if n != 5 {
-			t.Errorf("%s: %d state transitions, want 5", name, n)
+		want := 2
+		if name == "aws CLI send-task-failure" || name == "timeout_seconds" {
+			want = 3
+		}
+		if n != want {
+			t.Errorf("%s: %d state transitions, want %d", name, n, want)
 		}
 	}
 	if len(dev.callsWithStatus(t, "pending")) != 0 {

@@ -7,7 +7,8 @@
 // change the method, scheme, host or port; every APICallDef field is honoured (the definition's
 // params, json, data, content, files, cookies and timeout are the bottom layer of the merge;
 // include_response_content is honoured on every path; schema, "the schema of the response", is
-// checked against the response's JSON; params_schema is checked against the call's arguments);
+// checked against the response's JSON; params_schema, which describes the request's parameters, is
+// checked against them: see checkParamsSchema);
 // redirects, time and response size are bounded; a 3xx that is not followed is a result.
 //
 // Redirects are followed only when the definition says so (api_call.follow_redirects): a call's
@@ -112,14 +113,16 @@ func New(guard *netguard.Policy, opts ...Option) *Executor {
 // (connection refused or reset, DNS, 408, 429, 500, 502, 503, 504, 524), Timeout when the call's own
 // time ran out, TooLarge for a response over the cap, Provider for other statuses.
 func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) (*Result, error) {
-	parts, err := MergeParts(def, in.Call, in.MetaArgs, in.MetaSetup)
+	call, err := liftParameters(def, in.Call)
 	if err != nil {
 		return nil, err
 	}
-	if def != nil {
-		if err := checkParamsSchema(def.ParamsSchema, in.Call, parts); err != nil {
-			return nil, err
-		}
+	parts, err := MergeParts(def, call, in.MetaArgs, in.MetaSetup)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkParamsSchema(def, call, parts); err != nil {
+		return nil, err
 	}
 	p, err := prepare(def, parts)
 	if err != nil {
@@ -290,34 +293,6 @@ func statusError(code int, host string, body []byte) error {
 		msg += ": " + text
 	}
 	return &fault.Error{Kind: kind, Msg: msg, Err: &StatusError{StatusCode: code, Body: text}}
-}
-
-// checkParamsSchema checks the call's own arguments against params_schema, which describes them to
-// the model: the types and enums of the parts the call gives, no other parts when additionalProperties
-// is false, and every required part present once the layers are merged (a part from the definition
-// or the metadata counts).
-func checkParamsSchema(ps *tool.ParameterSchema, call, merged map[string]any) error {
-	schema, err := paramsSchemaMap(ps)
-	if err != nil || schema == nil {
-		return err
-	}
-	required, _ := schema["required"].([]any)
-	delete(schema, "required")
-	if msg := validate(schema, jsonv.Normalize(jsonv.Clone(orEmpty(call))), ""); msg != "" {
-		field, _, _ := strings.Cut(msg, " ")
-		return fault.Invalid(field, "the arguments do not match the tool's params_schema: %s", msg)
-	}
-	for _, r := range required {
-		name, _ := r.(string)
-		key := name
-		if key == PartJSONAlias {
-			key = PartJSON
-		}
-		if _, ok := merged[key]; !ok {
-			return fault.Invalid(name, "the arguments do not match the tool's params_schema: %s is required", name)
-		}
-	}
-	return nil
 }
 
 func orEmpty(m map[string]any) map[string]any {

@@ -42,9 +42,13 @@ func FuzzPrepare(f *testing.F) {
 			return
 		}
 		call, _ := callV.(map[string]any)
-		parts, err := MergeParts(&def, call, nil, nil)
+		call, err = liftParameters(&def, call)
+		var parts map[string]any
 		if err == nil {
-			err = checkParamsSchema(def.ParamsSchema, call, parts)
+			parts, err = MergeParts(&def, call, nil, nil)
+		}
+		if err == nil {
+			err = checkParamsSchema(&def, call, parts)
 		}
 		var p *prepared
 		if err == nil {

@@ -3,6 +3,7 @@ package apicall
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"sinew/internal/fault"
@@ -199,14 +200,7 @@ func normalizeLayer(layer string, in map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func isPart(k string) bool {
-	switch k {
-	case PartParams, PartJSON, PartJSONAlias, PartData, PartContent, PartFiles, PartCookies,
-		PartHeaders, PartPath, PartTimeout, PartFollowRedirects, PartIncludeResponseContent:
-		return true
-	}
-	return false
-}
+func isPart(k string) bool { return slices.Contains(tool.APICallParts, k) }
 
 func unknownKey(layer, k string) error {
 	return fault.Invalid(fieldName(layer, k), "%s: unknown api_call argument %q; the arguments are the request parts: %s", layer, k, knownParts)

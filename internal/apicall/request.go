@@ -105,49 +105,27 @@ func prepare(def *tool.APICallDef, parts map[string]any) (*prepared, error) {
 // outside the path.
 func buildURL(raw string, path map[string]any) (*url.URL, error) {
 	const field = layerDef + ".url"
-	schemeEnd := strings.Index(raw, "://")
-	if schemeEnd < 0 {
-		return nil, fault.Invalid(field, "api_call.url %q has no scheme; it must start with http:// or https://", raw)
+	t, err := tool.ParseURLTemplate(raw)
+	if err != nil {
+		return nil, err
 	}
-	rest := raw[schemeEnd+3:]
-	authEnd := strings.IndexAny(rest, "/?#")
-	if authEnd < 0 {
-		authEnd = len(rest)
-	}
-	pathEnd := authEnd + strings.IndexAny(rest[authEnd:]+"?", "?#")
-	head, tmpl, tail := raw[:schemeEnd+3]+rest[:authEnd], rest[authEnd:pathEnd], rest[pathEnd:]
-	if strings.ContainsAny(head, "{}") || strings.ContainsAny(tail, "{}") {
-		return nil, fault.Invalid(field, "api_call.url may hold {placeholders} only in its path")
-	}
-
 	used := map[string]bool{}
 	var b strings.Builder
-	for {
-		open := strings.IndexByte(tmpl, '{')
-		if open < 0 {
-			b.WriteString(tmpl)
-			break
+	for _, seg := range t.Path {
+		if seg.Name == "" {
+			b.WriteString(seg.Literal)
+			continue
 		}
-		end := strings.IndexByte(tmpl[open:], '}')
-		if end < 0 {
-			return nil, fault.Invalid(field, "api_call.url has an unclosed { in its path")
-		}
-		name := tmpl[open+1 : open+end]
-		if name == "" || strings.ContainsAny(name, "{/") {
-			return nil, fault.Invalid(field, "api_call.url has an invalid placeholder {%s}", name)
-		}
-		v, ok := path[name]
+		v, ok := path[seg.Name]
 		if !ok || v == nil {
-			return nil, fault.Invalid(PartPath+"."+name, "the URL needs path.%s: give it in the \"path\" argument", name)
+			return nil, fault.Invalid(PartPath+"."+seg.Name, "the URL needs path.%s: give it in the \"path\" argument", seg.Name)
 		}
-		s, err := scalarString(PartPath+"."+name, v)
+		s, err := scalarString(PartPath+"."+seg.Name, v)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(tmpl[:open])
 		b.WriteString(escapeSegment(s))
-		used[name] = true
-		tmpl = tmpl[open+end+1:]
+		used[seg.Name] = true
 	}
 	for _, k := range sortedKeys(path) {
 		if !used[k] {
@@ -155,7 +133,7 @@ func buildURL(raw string, path map[string]any) (*url.URL, error) {
 		}
 	}
 
-	u, err := url.Parse(head + b.String() + tail)
+	u, err := url.Parse(t.Head + b.String() + t.Tail)
 	if err != nil {
 		return nil, fault.Invalid(field, "api_call.url is not a valid URL: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/executions"
 	"sinew/internal/httpapi"
-	"sinew/internal/integrations"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/mcpserver"
@@ -29,7 +28,7 @@ type Deps struct {
 	AWS    awsv2.Config // for the Step Functions client of the execution routes
 	Store  *store.Store // nil: only the routes that need no table (GET /healthz, GET /openapi.json, the catalogue)
 	// Integrations is the provider registry the catalogue routes describe; nil leaves them out.
-	Integrations *integrations.Registry
+	Integrations catalogue.Source
 	Logger       *slog.Logger
 }
 

@@ -60,6 +60,11 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("the served document lacks %s %s", strings.ToUpper(want.method), want.path)
 		}
 	}
+	// A tool_call whose tool failed is failed here and SUCCEEDED in Step Functions: the document
+	// says why where the status is described.
+	if !strings.Contains(resp.Body, "Step Functions shows such an execution SUCCEEDED") {
+		t.Error("the execution status description does not explain failed here against SUCCEEDED in Step Functions")
+	}
 	got, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)

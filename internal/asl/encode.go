@@ -142,3 +142,90 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// jsonOver reports whether v's JSON text (as encodeJSON writes it) is longer than limit bytes,
+// without writing it: every state's output is checked against the payload limit, and most are
+// never rendered at all.
+func jsonOver(v any, limit int) bool {
+	_, over := jsonLen(v, limit)
+	return over
+}
+
+// jsonLen is v's JSON length and whether it is over limit (the length is exact when it is not).
+func jsonLen(v any, limit int) (int, bool) {
+	n, ok := jsonSize(v, limit)
+	if !ok {
+		n = len(mustJSON(v))
+	}
+	return n, n > limit
+}
+
+// jsonSize adds up the length of v's JSON text, stopping once it passes limit; false for a value
+// appendJSON cannot write.
+func jsonSize(v any, limit int) (int, bool) {
+	var num [32]byte
+	switch x := v.(type) {
+	case nil:
+		return 4, true
+	case bool:
+		if x {
+			return 4, true
+		}
+		return 5, true
+	case string:
+		return stringSize(x), true
+	case int64:
+		return len(strconv.AppendInt(num[:0], x, 10)), true
+	case float64:
+		b, ok := appendFloat(num[:0], x)
+		return len(b), ok
+	case []any:
+		n := 1 + max(len(x), 1) // brackets and commas
+		for _, e := range x {
+			m, ok := jsonSize(e, limit-n)
+			if n += m; !ok || n > limit {
+				return n, ok
+			}
+		}
+		return n, true
+	case map[string]any:
+		n := 1 + max(len(x), 1) // braces and commas
+		for k, e := range x {
+			m, ok := jsonSize(e, limit-n)
+			if n += m + stringSize(k) + 1; !ok || n > limit {
+				return n, ok
+			}
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// stringSize is the length of appendString's quoted form of s.
+func stringSize(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
+			case c == '\\' || c == '"' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}

@@ -20,5 +20,11 @@ func TestEncodeMatchesJSONV(t *testing.T) {
 		if got := encodeJSON(v); got != want {
 			t.Errorf("encode %#v = %s, want %s", v, got, want)
 		}
+		if n, ok := jsonSize(v, 1<<20); !ok || n != len(want) {
+			t.Errorf("size of %#v = %d %v, want %d", v, n, ok, len(want))
+		}
+		if len(want) > 1 && !jsonOver(v, len(want)-1) || jsonOver(v, len(want)) {
+			t.Errorf("jsonOver of %#v is wrong at its length %d", v, len(want))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -10,10 +11,10 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sinew/internal/fault"
-	"sinew/internal/jsonv"
 )
 
 // Rand is the engine's randomness for retry jitter, injectable so tests are deterministic.
@@ -53,8 +54,13 @@ type Engine struct {
 	integrations map[string]Integration
 	log          *slog.Logger
 
+	defaultMachineArn string // of a StartInput without one
+
 	mu    sync.Mutex
 	execs map[string]*Execution
+
+	work chan func()  // idle workers wait here (goRun)
+	idle atomic.Int32 // how many
 
 	tokMu   sync.Mutex
 	pending map[string]*pendingTask
@@ -65,7 +71,7 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	e := &Engine{cfg: cfg, clock: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger,
 		execs: map[string]*Execution{}, pending: map[string]*pendingTask{}, closed: map[string]string{},
-		integrations: map[string]Integration{}}
+		integrations: map[string]Integration{}, work: make(chan func())}
 	if e.clock == nil {
 		e.clock = RealClock{}
 	}
@@ -84,6 +90,7 @@ func New(cfg Config) *Engine {
 	if e.cfg.Partition == "" {
 		e.cfg.Partition = "aws"
 	}
+	e.defaultMachineArn = fmt.Sprintf("arn:%s:states:%s:%s:stateMachine:machine", e.cfg.Partition, e.cfg.Region, e.cfg.Account)
 	if e.cfg.RoleArn == "" {
 		e.cfg.RoleArn = fmt.Sprintf("arn:%s:iam::%s:role/sinew-local", e.cfg.Partition, e.cfg.Account)
 	}
@@ -117,6 +124,7 @@ type StartInput struct {
 	StateMachineArn string // default arn:aws:states:<region>:<account>:stateMachine:<name>
 	Name            string // execution name; default a random one
 	Input           string // JSON; default "{}"
+	RoleArn         string // the machine's role, $$.Execution.RoleArn; default Config.RoleArn
 }
 
 // Execution is one run of a machine.
@@ -129,8 +137,10 @@ type Execution struct {
 	input      any
 	inputJSON  string
 	startTime  time.Time
-	ctxExec    map[string]any // the context object's Execution and StateMachine parts, read-only
-	ctxMachine map[string]any
+	ctxOnce    sync.Once
+	role       string         // the machine's role: $$.Execution.RoleArn and ExecutionStarted's roleArn
+	ctxExec    map[string]any // the context object's Execution and StateMachine parts, read-only,
+	ctxMachine map[string]any // built when first read (contextParts) unless set before the run
 
 	hist  history
 	chain chain
@@ -188,7 +198,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if len(raw) > MaxPayloadBytes {
 		return nil, &fault.Error{Kind: fault.TooLarge, Field: "input", Msg: "InvalidExecutionInput: the input is larger than 262144 bytes"}
 	}
-	input, err := jsonv.DecodeString(raw)
+	input, err := decodeJSONString(raw)
 	if err != nil {
 		return nil, &fault.Error{Kind: fault.InvalidInput, Field: "input", Msg: "Invalid State Machine Execution Input: '" + err.Error() + "'", Err: err}
 	}
@@ -201,16 +211,13 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	}
 	smArn := in.StateMachineArn
 	if smArn == "" {
-		smArn = fmt.Sprintf("arn:%s:states:%s:%s:stateMachine:machine", e.cfg.Partition, e.cfg.Region, e.cfg.Account)
+		smArn = e.defaultMachineArn
 	}
-	smName := smArn[strings.LastIndex(smArn, ":")+1:]
 	execArn := strings.Replace(smArn, ":stateMachine:", ":execution:", 1) + ":" + name
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": execArn, "Input": input, "Name": name, "RoleArn": e.cfg.RoleArn,
-		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
-	x.ctxMachine = map[string]any{"Id": smArn, "Name": smName}
+	x.role = cmp.Or(in.RoleArn, e.cfg.RoleArn)
 
 	e.mu.Lock()
 	if _, dup := e.execs[execArn]; dup {
@@ -227,10 +234,9 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 		xctx := x.ctx
 		x.hist.stamp = func(id int64, typ string, at time.Time) time.Time { return tc.EventTime(xctx, id, typ, at) }
 		x.startTime = x.hist.stamp(1, "ExecutionStarted", x.startTime)
-		x.ctxExec["StartTime"] = formatTime(x.startTime)
 	}
 	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
-		Input: raw, InputDetails: notTruncated, RoleArn: e.cfg.RoleArn}})
+		Input: raw, InputDetails: notTruncated, RoleArn: x.role}})
 	if in.Machine.TimeoutSeconds > 0 {
 		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
 		// Counted from the start time, which a replayed execution keeps.
@@ -242,8 +248,22 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if e.cfg.OnStatus != nil {
 		e.cfg.OnStatus(x.Describe())
 	}
-	go x.run()
+	e.goRun(x.run)
 	return x, nil
+}
+
+// contextParts gives the context object's Execution and StateMachine parts, built on first use:
+// most executions never read `$$`.
+func (x *Execution) contextParts() (exec, machine map[string]any) {
+	x.ctxOnce.Do(func() {
+		if x.ctxExec != nil {
+			return
+		}
+		x.ctxExec = map[string]any{"Id": x.ARN, "Input": x.input, "Name": x.Name, "RoleArn": x.role,
+			"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
+		x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": x.MachineARN[strings.LastIndex(x.MachineARN, ":")+1:]}
+	})
+	return x.ctxExec, x.ctxMachine
 }
 
 // Execution finds an execution by ARN.
@@ -312,6 +332,10 @@ func (x *Execution) abort(cause *abortCause) {
 }
 
 func (x *Execution) setParked(r *stateRun) {
+	if r != nil {
+		// A parked execution may wait for long: its history keeps text, not the values it renders.
+		x.hist.render()
+	}
 	x.mu.Lock()
 	x.parked, x.parkedP, x.parkedW, x.unwound = r, nil, nil, nil
 	if r != nil && r.waiting != nil {
@@ -448,11 +472,8 @@ func abortOf(ctx context.Context) *abortCause {
 	return nil
 }
 
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// newID is a random execution name (the runtime's random source: a name is not a secret).
+func newID() string { return randomUUID() }
 
 func newToken() string {
 	var b [48]byte

@@ -3,6 +3,7 @@ package asl
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 )
 
@@ -37,6 +38,18 @@ func (r *stateRun) parallel(ctx context.Context) (any, map[string]any, *StatesEr
 		return r.finishJSONPath(ctx, result, false)
 	}
 	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+}
+
+// mayBlock reports whether a run of m can wait on something (a task, a timer, a nested Map or
+// Parallel); one that cannot only computes.
+func mayBlock(m *Machine) bool {
+	for _, st := range m.States {
+		switch st.Type {
+		case TypeTask, TypeWait, TypeMap, TypeParallel:
+			return true
+		}
+	}
+	return false
 }
 
 // branchInput is what Parallel's branches get: the effective input through Parameters (JSONPath),
@@ -78,96 +91,143 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var (
-		mu       sync.Mutex
-		firstErr *StatesError
-		failures int
-		wg       sync.WaitGroup
-	)
-	sem := make(chan struct{}, conc)
-	hist := &r.f.x.hist
-	tolerated := func() bool {
-		if tolCount < 0 && tolPct < 0 {
-			return false
-		}
-		okCount := tolCount >= 0 && float64(failures) <= tolCount
-		okPct := tolPct >= 0 && float64(failures)*100/float64(n) <= tolPct
-		return okCount || okPct
+	fo := &fan{r: r, ctx: cctx, cancel: cancel, n: n, tolCount: tolCount, tolPct: tolPct, hooks: hooks,
+		results: results, mk: mk, base: r.f.x.hist.lastOf(r.f.chain)}
+	// conc workers take the children in order, this goroutine one of them: one handoff per
+	// worker, not per child, and the helpers are the engine's pooled goroutines, whose stacks
+	// have grown already. One at a time, children run here in order, so events and chains
+	// follow AWS's order exactly.
+	for range min(conc, n) - 1 {
+		fo.wg.Add(1)
+		r.f.x.eng.goRun(func() {
+			defer fo.wg.Done()
+			fo.work()
+		})
 	}
-	for i := 0; i < n; i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-cctx.Done():
-		}
-		if cctx.Err() != nil {
-			break
-		}
-		child, input, err := mk(i)
-		if err != nil {
-			mu.Lock()
-			if firstErr == nil {
-				firstErr = err
-			}
-			mu.Unlock()
-			cancel(errCancelled)
-			<-sem
-			break
-		}
-		c := &chain{}
-		if hooks != nil {
-			c.last = hooks.started(i)
-		} else {
-			c.last = hist.lastOf(r.f.chain)
-		}
-		child.chain = c
-		wg.Add(1)
-		go func(i int, child *frame, input any) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out, _, err := child.runMachine(cctx, input, "")
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && cctx.Err() != nil && firstErr != nil {
-				if hooks != nil {
-					hooks.aborted(c, i)
-				}
-				return
-			}
-			if err != nil {
-				if hooks != nil {
-					hooks.failed(c, i)
-				}
-				failures++
-				if tolerated() {
-					results[i] = err.errorOutput()
-				} else if firstErr == nil {
-					firstErr = err
-					if tolCount >= 0 || tolPct >= 0 {
-						firstErr = newErr(ErrExceedToleratedFailures, "The specified tolerated failure threshold was exceeded")
-					}
-					cancel(errCancelled)
-				}
-			} else {
-				results[i] = out
-				if hooks != nil {
-					hooks.succeeded(c, i)
-				}
-			}
-			hist.link(r.f.chain, hist.lastOf(c))
-		}(i, child, input)
-		if hooks != nil && conc == 1 {
-			// Sequential iterations: wait, so events and chains follow AWS's order exactly.
-			wg.Wait()
-		}
-	}
-	wg.Wait()
+	fo.work()
+	fo.wg.Wait()
 	if ctx.Err() != nil {
 		return nil, stopped(ctx)
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	if fo.firstErr != nil {
+		return nil, fo.firstErr
 	}
 	return results, nil
+}
+
+// fan is one fanOut's shared state.
+type fan struct {
+	r                *stateRun
+	ctx              context.Context
+	cancel           context.CancelCauseFunc
+	n                int
+	tolCount, tolPct float64
+	hooks            *iterHooks
+	results          []any
+	mk               func(i int) (*frame, any, *StatesError)
+	wg               sync.WaitGroup
+
+	startMu sync.Mutex // children are taken, and their first events written, in order
+	next    int
+	base    int64 // the parent's last event as the fan-out began: each branch's first links to it
+
+	mu       sync.Mutex
+	firstErr *StatesError
+	failures int
+}
+
+type fanJob struct {
+	i     int
+	child *frame
+	input any
+}
+
+// work runs children until none is left or the fan-out is stopped.
+func (fo *fan) work() {
+	for {
+		j, ok := fo.take()
+		if !ok {
+			return
+		}
+		fo.run(j)
+	}
+}
+
+// take gives the next child, with its first event written.
+func (fo *fan) take() (fanJob, bool) {
+	fo.startMu.Lock()
+	defer fo.startMu.Unlock()
+	if fo.next >= fo.n || fo.ctx.Err() != nil {
+		return fanJob{}, false
+	}
+	i := fo.next
+	fo.next++
+	child, input, err := fo.mk(i)
+	if err != nil {
+		fo.fail(err)
+		return fanJob{}, false
+	}
+	c := &chain{}
+	if fo.hooks != nil {
+		c.last = fo.hooks.started(i)
+	} else {
+		c.last = fo.base
+	}
+	child.chain = c
+	return fanJob{i: i, child: child, input: input}, true
+}
+
+func (fo *fan) fail(err *StatesError) {
+	fo.mu.Lock()
+	if fo.firstErr == nil {
+		fo.firstErr = err
+	}
+	fo.mu.Unlock()
+	fo.cancel(errCancelled)
+}
+
+func (fo *fan) tolerated() bool {
+	if fo.tolCount < 0 && fo.tolPct < 0 {
+		return false
+	}
+	okCount := fo.tolCount >= 0 && float64(fo.failures) <= fo.tolCount
+	okPct := fo.tolPct >= 0 && float64(fo.failures)*100/float64(fo.n) <= fo.tolPct
+	return okCount || okPct
+}
+
+// run runs one child frame and records its outcome.
+func (fo *fan) run(j fanJob) {
+	out, _, err := j.child.runMachine(fo.ctx, j.input, "")
+	c, hooks, hist := j.child.chain, fo.hooks, &fo.r.f.x.hist
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	if err != nil && fo.ctx.Err() != nil && fo.firstErr != nil {
+		if hooks != nil {
+			hooks.aborted(c, j.i)
+		}
+		return
+	}
+	if err != nil {
+		if hooks != nil {
+			hooks.failed(c, j.i)
+		}
+		fo.failures++
+		if fo.tolerated() {
+			fo.results[j.i] = err.errorOutput()
+		} else if fo.firstErr == nil {
+			fo.firstErr = err
+			if fo.tolCount >= 0 || fo.tolPct >= 0 {
+				fo.firstErr = newErr(ErrExceedToleratedFailures, "The specified tolerated failure threshold was exceeded")
+			}
+			fo.cancel(errCancelled)
+		}
+	} else {
+		fo.results[j.i] = out
+		if hooks != nil {
+			hooks.succeeded(c, j.i)
+		}
+	}
+	hist.link(fo.r.f.chain, hist.lastOf(c))
 }
 
 func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesError) {
@@ -193,6 +253,10 @@ func (r *stateRun) mapState(ctx context.Context) (any, map[string]any, *StatesEr
 	}
 	if conc <= 0 || conc > maxInlineConcurrency {
 		conc = maxInlineConcurrency
+	}
+	if !mayBlock(st.Processor) {
+		// Iterations that never wait gain nothing from more goroutines than processors.
+		conc = min(conc, float64(runtime.GOMAXPROCS(0)))
 	}
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
 		return r.mapIterations(ctx, items, eff, int(conc), tolCount, tolPct)
@@ -250,6 +314,8 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 	st := r.st
 	hist := &r.f.x.hist
 	r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
+	// Each iteration writes its started and ended events and at least two per state it visits.
+	hist.reserve(len(items) * (2 + 2*len(st.Processor.States)))
 	var lastSucceeded int64
 	now := r.f.x.eng.clock.Now
 	hooks := &iterHooks{

@@ -137,9 +137,10 @@ var notTruncated = &DataDetails{}
 // Events are kept compact (type, ids, time and one details pointer) and expanded on read: a
 // waiting execution should cost little memory.
 type history struct {
-	mu      sync.Mutex
-	records []record
-	full    bool
+	mu       sync.Mutex
+	records  []record
+	rendered int // records before this index hold no deferred details
+	full     bool
 	// stamp, when set, gives an event's time (a TimerClock's EventTime: a replayed event keeps
 	// its first time).
 	stamp func(id int64, typ string, at time.Time) time.Time
@@ -158,7 +159,89 @@ type record struct {
 	typ  string
 	id   int64
 	prev int64
-	d    any // the *...Details of the event, or nil
+	d    any // the *...Details of the event, a deferred, or nil
+}
+
+// deferred is an event's details whose JSON text is rendered when the history is first read, not
+// when the event happens: an execution whose history nobody reads never encodes its states'
+// inputs and outputs. The values it holds are never modified once recorded (the engine copies
+// what it changes; integrations and invokers must not modify what they are given), so the text
+// is what it would have been when the event happened.
+type deferred interface {
+	render() any // the *...Details
+}
+
+// enteredLater is a StateEntered's details.
+type enteredLater struct {
+	name  string
+	input any
+}
+
+func (d *enteredLater) render() any {
+	return &StateEnteredDetails{Name: d.name, Input: encodeJSON(d.input), InputDetails: notTruncated}
+}
+
+// exitedLater is a StateExited's details.
+type exitedLater struct {
+	name     string
+	out      any
+	assigned map[string]any
+}
+
+func (d *exitedLater) render() any {
+	e := &StateExitedDetails{Name: d.name, Output: encodeJSON(d.out), OutputDetails: notTruncated}
+	if len(d.assigned) > 0 {
+		e.AssignedVariables = make(map[string]string, len(d.assigned))
+		for k, v := range d.assigned {
+			e.AssignedVariables[k] = encodeJSON(v)
+		}
+		e.AssignedVariablesDetails = notTruncated
+	}
+	return e
+}
+
+// scheduledLater is a TaskScheduled's details but its parameters.
+type scheduledLater struct {
+	d      TaskScheduledDetails
+	params any
+}
+
+func (d *scheduledLater) render() any {
+	e := d.d
+	e.Parameters = encodeJSON(d.params)
+	return &e
+}
+
+// lambdaScheduledLater is a LambdaFunctionScheduled's details but its input.
+type lambdaScheduledLater struct {
+	d     LambdaScheduledDetails
+	input any
+}
+
+func (d *lambdaScheduledLater) render() any {
+	e := d.d
+	e.Input, e.InputDetails = encodeJSON(d.input), notTruncated
+	return &e
+}
+
+// taskOutputLater is a TaskSubmitted's or TaskSucceeded's details but its output.
+type taskOutputLater struct {
+	d   TaskDetails
+	out any
+}
+
+func (d *taskOutputLater) render() any {
+	e := d.d
+	s := encodeJSON(d.out)
+	e.Output, e.OutputDetails = &s, notTruncated
+	return &e
+}
+
+// outputLater is a LambdaFunctionSucceeded's details.
+type outputLater struct{ out any }
+
+func (d *outputLater) render() any {
+	return &OutputDetails{Output: encodeJSON(d.out), OutputDetails: notTruncated}
 }
 
 // chain is a frame's link to its last event.
@@ -176,22 +259,41 @@ var nonLinking = map[string]bool{
 
 // add appends an event and reports its id; false when the history is full.
 func (h *history) add(c *chain, at time.Time, e Event) (int64, bool) {
+	return h.addDetails(c, at, e.Type, e.details())
+}
+
+// addDetails appends an event of type typ whose details are d: a *...Details, a deferred, or nil.
+func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.records) >= MaxHistoryEvents {
 		h.full = true
 		return 0, false
 	}
-	r := record{at: at, typ: e.Type, id: int64(len(h.records) + 1), d: e.details()}
+	if h.records == nil {
+		h.records = make([]record, 0, 8) // the room appending would grow to, without the copies
+	}
+	r := record{at: at, typ: typ, id: int64(len(h.records) + 1), d: d}
 	r.at = h.at(r.id, r.typ, at)
 	if c != nil {
 		r.prev = c.last
-		if !nonLinking[e.Type] {
+		if !nonLinking[typ] {
 			c.last = r.id
 		}
 	}
 	h.records = append(h.records, r)
 	return r.id, true
+}
+
+// reserve makes room for n more events at once, so a large Map's history is not copied again at
+// every doubling.
+func (h *history) reserve(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n = min(n, MaxHistoryEvents-len(h.records))
+	if cap(h.records)-len(h.records) < n {
+		h.records = append(make([]record, 0, len(h.records)+n), h.records...)
+	}
 }
 
 // addAfter appends an event whose previous event is prev rather than the chain's last; the
@@ -220,11 +322,29 @@ func (h *history) force(c *chain, at time.Time, e Event) {
 func (h *history) snapshot() []Event {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.renderLocked()
 	out := make([]Event, len(h.records))
 	for i, r := range h.records {
 		out[i] = r.event()
 	}
 	return out
+}
+
+// render turns every deferred record into its JSON text, so that the history holds text only (a
+// parked execution keeps its history for long: text is smaller than the values it renders).
+func (h *history) render() {
+	h.mu.Lock()
+	h.renderLocked()
+	h.mu.Unlock()
+}
+
+func (h *history) renderLocked() {
+	for i := h.rendered; i < len(h.records); i++ {
+		if d, ok := h.records[i].d.(deferred); ok {
+			h.records[i].d = d.render()
+		}
+	}
+	h.rendered = len(h.records)
 }
 
 func (h *history) len() int {

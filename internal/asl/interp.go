@@ -25,6 +25,15 @@ type frame struct {
 // abortable are the state types with a <Type>StateAborted history event.
 var abortable = map[string]bool{TypeTask: true, TypeMap: true, TypeParallel: true, TypeWait: true}
 
+// stateEvents are each state type's entered and exited event types, built once.
+var stateEvents = func() map[string][2]string {
+	m := map[string][2]string{}
+	for _, t := range []string{TypeTask, TypePass, TypeChoice, TypeWait, TypeSucceed, TypeFail, TypeParallel, TypeMap} {
+		m[t] = [2]string{t + "StateEntered", t + "StateExited"}
+	}
+	return m
+}()
+
 // errCancelled marks a branch or iteration stopped because a sibling failed.
 var errCancelled = errors.New("cancelled by a failing sibling")
 
@@ -33,7 +42,15 @@ var errCancelled = errors.New("cancelled by a failing sibling")
 var errParked = &StatesError{Name: "sinew.parked"}
 
 func (f *frame) emit(ctx context.Context, e Event) int64 {
-	id, ok := f.x.hist.add(f.chain, f.x.eng.clock.Now(), e)
+	return f.emitDetails(e.Type, e.details())
+}
+
+// emitDetails records an event of type typ with details d (a *...Details, a deferred or nil).
+func (f *frame) emitDetails(typ string, d any) int64 { return f.emitAt(typ, d, f.x.eng.clock.Now()) }
+
+// emitAt is emitDetails of an event that happened at the time at.
+func (f *frame) emitAt(typ string, d any, at time.Time) int64 {
+	id, ok := f.x.hist.addDetails(f.chain, at, typ, d)
 	if !ok {
 		f.x.abort(&abortCause{status: StatusFailed, err: newErr(ErrRuntime, fmt.Sprintf("The execution reached the maximum number of history events (%d).", MaxHistoryEvents))})
 	}
@@ -56,19 +73,21 @@ func (f *frame) runMachine(ctx context.Context, input any, inputJSON string) (an
 
 // runFrom runs the machine from the state name.
 func (f *frame) runFrom(ctx context.Context, name string, input any, inputJSON string) (any, string, *StatesError) {
+	var at time.Time
+	bound := len(inputJSON) // 0 when unknown
 	for {
 		if ctx.Err() != nil {
 			return nil, "", stopped(ctx)
 		}
 		st := f.m.States[name]
-		s, err := f.runState(ctx, st, input, inputJSON)
+		s, err := f.runState(ctx, st, input, inputJSON, at, bound)
 		if err != nil {
 			return nil, "", err
 		}
 		if s.next == "" {
 			return s.out, s.outJSON, nil
 		}
-		name, input, inputJSON = s.next, s.out, s.outJSON
+		name, input, inputJSON, at, bound = s.next, s.out, s.outJSON, s.at, s.bound
 	}
 }
 
@@ -84,6 +103,14 @@ type stateRun struct {
 	token      string
 	ctxObj     map[string]any // cached context object; nil after retryCount or token change
 
+	// The details of its entered and exited events, allocated with the visit.
+	enteredEv enteredLater
+	exitedEv  exitedLater
+
+	// Upper bounds of JSON lengths (0: unknown): the input's, the task result's (or other result
+	// given to finishJSONPath), and the output's as the state's data flow gives it.
+	rawBound, resultBound, outBound int
+
 	// Task state only: the effective input, retry counters and the attempt waiting on its token.
 	eff     any
 	counts  []int
@@ -91,29 +118,37 @@ type stateRun struct {
 	pwait   *parkedWait // a Wait state this execution is parked in
 }
 
-// step is what one visit of a state gives: its output, the output as JSON text (set as the state
-// exits, so each value is encoded once for the history), the state to go to next ("" when the
-// machine ends) and the variables it assigns, which take effect as it exits.
+// step is what one visit of a state gives: its output, the output as JSON text when it is at hand
+// (else ""), the state to go to next ("" when the machine ends) and the variables it assigns,
+// which take effect as it exits.
 type step struct {
 	out      any
 	outJSON  string
 	next     string
 	assigned map[string]any
+	at       time.Time // when the state exited: the next one is entered at the same time
+	bound    int       // at least out's JSON length (0: unknown), so the payload check can skip it
 }
 
-func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string) (step, *StatesError) {
-	now := f.x.eng.clock.Now()
-	if rawJSON == "" {
-		rawJSON = compactJSON(raw)
+// runState visits st, entered at the time at (the previous state's exit), or now when zero; raw's
+// JSON is at most inBound bytes long (0: unknown).
+func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time, inBound int) (step, *StatesError) {
+	now := at
+	if now.IsZero() {
+		now = f.x.eng.clock.Now()
 	}
-	before := f.x.hist.lastOf(f.chain)
-	entered := f.emit(ctx, Event{Type: st.Type + "StateEntered", StateEnteredEventDetails: &StateEnteredDetails{
-		Name: st.Name, Input: rawJSON, InputDetails: notTruncated}})
-	if f.x.hist.stamp != nil && entered > 0 {
+	r := &stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
+	r.enteredEv = enteredLater{name: st.Name, input: raw}
+	var d any = &r.enteredEv // one allocation with the visit
+	if rawJSON != "" {
+		d = &StateEnteredDetails{Name: st.Name, Input: rawJSON, InputDetails: notTruncated}
+	}
+	r.entered = f.emitAt(stateEvents[st.Type][0], d, now)
+	if f.x.hist.stamp != nil && r.entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
-		now = f.x.hist.timeOf(entered)
+		now = f.x.hist.timeOf(r.entered)
 	}
-	r := &stateRun{f: f, st: st, raw: raw, entered: entered, enteredAt: now, before: before}
+	r.enteredAt = now
 	s, err := r.run(ctx)
 	return f.complete(ctx, r, s, err)
 }
@@ -156,21 +191,21 @@ func (f *frame) complete(ctx context.Context, r *stateRun, s step, err *StatesEr
 	return f.exit(ctx, r, s)
 }
 
-// exit records the state's exit with s's output and assignments, and gives s with its JSON text.
+// exit records the state's exit with s's output and assignments (rendered as JSON when the history
+// is read).
 func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesError) {
-	s.outJSON = compactJSON(s.out)
-	if len(s.outJSON) > MaxPayloadBytes {
-		return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
-	}
-	d := &StateExitedDetails{Name: r.st.Name, Output: s.outJSON, OutputDetails: notTruncated}
-	if len(s.assigned) > 0 {
-		d.AssignedVariables = make(map[string]string, len(s.assigned))
-		for k, v := range s.assigned {
-			d.AssignedVariables[k] = compactJSON(v)
+	// A bound comfortably under the limit spares the walk (the slack covers the "{}" a null
+	// InputPath or OutputPath gives).
+	if s.bound <= 0 || s.bound+16 > MaxPayloadBytes {
+		n, over := jsonLen(s.out, MaxPayloadBytes)
+		if over {
+			return step{}, errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", r.st.Name)
 		}
-		d.AssignedVariablesDetails = notTruncated
+		s.bound = n
 	}
-	f.emit(ctx, Event{Type: r.st.Type + "StateExited", StateExitedEventDetails: d})
+	s.at = f.x.eng.clock.Now()
+	r.exitedEv = exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}
+	f.emitAt(stateEvents[r.st.Type][1], &r.exitedEv, s.at)
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
 	return s, nil
@@ -229,7 +264,8 @@ func (r *stateRun) contextObject() map[string]any {
 	if r.st.Type == TypeTask || r.st.Type == TypeMap || r.st.Type == TypeParallel {
 		state["RetryCount"] = int64(r.retryCount)
 	}
-	c := map[string]any{"Execution": r.f.x.ctxExec, "State": state, "StateMachine": r.f.x.ctxMachine}
+	exec, machine := r.f.x.contextParts()
+	c := map[string]any{"Execution": exec, "State": state, "StateMachine": machine}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
 	}
@@ -240,8 +276,14 @@ func (r *stateRun) contextObject() map[string]any {
 	return c
 }
 
+// ContextObject implements jsonpath.Source.
+func (r *stateRun) ContextObject() any { return r.contextObject() }
+
+// Variable implements jsonpath.Source.
+func (r *stateRun) Variable(name string) (any, bool) { return r.f.scope.get(name) }
+
 func (r *stateRun) env(input any) pathEnv {
-	return pathEnv{Input: input, Context: r.contextObject(), Var: r.f.scope.get}
+	return pathEnv{Input: input, Source: r}
 }
 
 func (r *stateRun) jenv(extra map[string]any) *jsonataEnv {
@@ -322,7 +364,9 @@ func (r *stateRun) finishJSONPath(ctx context.Context, result any, selected bool
 		if result, err = r.applyTemplate(r.st.ResultSelector, result); err != nil {
 			return nil, nil, err
 		}
+		r.resultBound = r.st.ResultSelector.sizeBound(r.resultBound)
 	}
+	r.outBound = r.resultPathBound()
 	out, err := r.resultPath(r.st.ResultPath, r.raw, result)
 	if err != nil {
 		return nil, nil, err
@@ -335,6 +379,22 @@ func (r *stateRun) finishJSONPath(ctx context.Context, result any, selected bool
 		return nil, nil, err
 	}
 	return out, assigned, nil
+}
+
+// resultPathBound bounds the JSON length of ResultPath's output from those of the input and the
+// result (0: unknown). OutputPath then gives a part of it.
+func (r *stateRun) resultPathBound() int {
+	p := r.st.ResultPath
+	switch {
+	case p.Null:
+		return r.rawBound
+	case !p.Set || p.Path.String() == "$":
+		return r.resultBound
+	case r.rawBound <= 0 || r.resultBound <= 0:
+		return 0
+	}
+	// The result goes in under names and indexes no longer than the path's text.
+	return r.rawBound + r.resultBound + 2*len(p.Path.String()) + 16
 }
 
 // assign evaluates an Assign: in JSONPath `$` is v; in JSONata $states carries extra.
@@ -401,6 +461,7 @@ func (r *stateRun) run(ctx context.Context) (step, *StatesError) {
 	if err != nil {
 		return step{}, err
 	}
+	s.bound = r.outBound
 	return s, nil
 }
 
@@ -414,13 +475,15 @@ func (r *stateRun) pass(ctx context.Context) (any, map[string]any, *StatesError)
 		return nil, nil, err
 	}
 	result := eff
+	r.resultBound = r.rawBound // InputPath gives a part of the input
 	switch {
 	case st.HasResult:
-		result = st.Result
+		result, r.resultBound = st.Result, 0
 	case st.Parameters != nil:
 		if result, err = r.applyTemplate(st.Parameters, eff); err != nil {
 			return nil, nil, err
 		}
+		r.resultBound = st.Parameters.sizeBound(r.rawBound)
 	}
 	return r.finishJSONPath(ctx, result, true)
 }
@@ -525,6 +588,7 @@ func (r *stateRun) choice(ctx context.Context) (any, string, map[string]any, *St
 		if err != nil {
 			return nil, "", nil, err
 		}
+		r.outBound = r.rawBound // parts of the input
 		assigned, err := r.assign(ctx, st.Assign, input, nil)
 		if err != nil {
 			return nil, "", nil, err
@@ -579,14 +643,9 @@ func (r *stateRun) wait(ctx context.Context) (any, map[string]any, *StatesError)
 	var d time.Duration
 	switch {
 	case st.Seconds != nil:
-		n, err := r.intValue(ctx, st.Seconds, "Seconds", input)
-		if err != nil {
+		if d, err = r.waitSeconds(ctx, input); err != nil {
 			return nil, nil, err
 		}
-		if n < 0 {
-			return nil, nil, r.runtime("The value of the field 'Seconds' must be a non-negative integer")
-		}
-		d = time.Duration(n) * time.Second
 	case st.Timestamp != nil:
 		t := st.Timestamp.Value
 		if st.Timestamp.Path != nil || st.Timestamp.JSONata != nil {
@@ -610,12 +669,7 @@ func (r *stateRun) wait(ctx context.Context) (any, map[string]any, *StatesError)
 					return nil, nil, r.runtime("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.Timestamp.Path.String(), s)
 				}
 				// Recorded: EvaluationFailed right after WaitStateEntered, then ExecutionFailed.
-				e := r.runtime("The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
-				e.Name = ErrQueryEvaluation
-				e.query = &queryLocated{location: "Timestamp", reported: true}
-				r.f.emit(ctx, Event{Type: "EvaluationFailed", EvaluationFailedEventDetails: &EvaluationFailedDetails{
-					Error: ErrQueryEvaluation, Cause: e.Cause, Location: "Timestamp", State: st.Name}})
-				return nil, nil, e
+				return nil, nil, r.queryFailed(ctx, "Timestamp", "The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: %s", s)
 			}
 		}
 		d = t.Sub(clock.Now())

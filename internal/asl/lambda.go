@@ -2,19 +2,43 @@ package asl
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"strconv"
 	"strings"
-
-	"sinew/internal/jsonv"
 )
 
 // LambdaInvoker calls a Lambda function: local mode runs Go handlers in-process, deployed code is
 // never here (Step Functions itself calls Lambda).
 type LambdaInvoker interface {
 	Invoke(ctx context.Context, req LambdaRequest) (*LambdaResponse, error)
+}
+
+// LambdaValueInvoker is a LambdaInvoker whose functions run in this process on JSON values (the
+// forms of sinew/internal/jsonv) rather than bytes: the lambda:invoke integration hands the payload
+// over as the engine holds it and takes the function's output as it is, with no encoding between.
+// The function must not modify the payload, nor the output once returned (the execution history
+// renders both later). A Payload given as a string still goes through Invoke, as bytes.
+type LambdaValueInvoker interface {
+	LambdaInvoker
+	InvokeValue(ctx context.Context, req LambdaValueRequest) (LambdaValueResponse, error)
+}
+
+// LambdaValueRequest is one invocation of an in-process function.
+type LambdaValueRequest struct {
+	FunctionName string
+	Qualifier    string
+	Payload      any
+}
+
+// LambdaValueResponse is an in-process function's answer: its output, or with FunctionError set,
+// its error object ({"errorMessage", "errorType"}).
+type LambdaValueResponse struct {
+	Payload         any
+	FunctionError   string
+	ExecutedVersion string
 }
 
 // LambdaRequest is one invocation.
@@ -53,7 +77,7 @@ func (e *LambdaServiceError) Error() string { return e.Code + ": " + e.Message }
 func functionError(resp *LambdaResponse, compact bool) *StatesError {
 	name := "Lambda.Unknown"
 	cause := string(resp.Payload)
-	if v, err := jsonv.Decode(resp.Payload); err == nil {
+	if v, err := decodeJSON(resp.Payload); err == nil {
 		if m, ok := v.(map[string]any); ok {
 			if t, ok := m["errorType"].(string); ok && t != "" {
 				name = t
@@ -100,13 +124,20 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 		return nil, newErr(ErrTaskFailed, "The field 'FunctionName' is required")
 	}
 	qual, _ := params["Qualifier"].(string)
-	payload := []byte("{}")
-	if p, ok := params["Payload"]; ok {
-		if s, isStr := p.(string); isStr {
-			payload = []byte(s)
-		} else {
-			payload = []byte(mustJSON(p))
+	p, hasPayload := params["Payload"]
+	if !hasPayload {
+		p = map[string]any{}
+	}
+	if vi, ok := l.invoker.(LambdaValueInvoker); ok {
+		if _, isStr := p.(string); !isStr {
+			return l.invokeValue(ctx, vi, fn, qual, p)
 		}
+	}
+	payload := []byte("{}")
+	if s, isStr := p.(string); isStr {
+		payload = []byte(s)
+	} else if hasPayload {
+		payload = []byte(mustJSON(p))
 	}
 	resp, err := l.invoker.Invoke(ctx, LambdaRequest{FunctionName: fn, Qualifier: qual, Payload: payload})
 	if err != nil {
@@ -115,17 +146,39 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 	if resp.FunctionError != "" {
 		return nil, functionError(resp, true)
 	}
-	version := resp.ExecutedVersion
-	if version == "" {
-		version = "$LATEST"
-	}
 	var out any = string(resp.Payload)
-	if v, err := jsonv.Decode(resp.Payload); err == nil {
+	if v, err := decodeJSON(resp.Payload); err == nil {
 		out = v
 	} else if len(strings.TrimSpace(string(resp.Payload))) == 0 {
 		out = nil
 	}
-	reqID := requestID()
+	return invokeResult(resp.ExecutedVersion, out, len(resp.Payload)), nil
+}
+
+// invokeValue calls an in-process function with the payload value itself.
+func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, fn, qual string, payload any) (any, error) {
+	resp, err := vi.InvokeValue(ctx, LambdaValueRequest{FunctionName: fn, Qualifier: qual, Payload: payload})
+	if err != nil {
+		return nil, lambdaServiceError(err)
+	}
+	if resp.FunctionError != "" {
+		return nil, functionError(&LambdaResponse{Payload: []byte(encodeJSON(resp.Payload)), FunctionError: resp.FunctionError}, true)
+	}
+	n, ok := jsonSize(resp.Payload, math.MaxInt)
+	if !ok {
+		n = len(mustJSON(resp.Payload))
+	}
+	// The response metadata around the payload is some 500 bytes of JSON plus the version thrice.
+	return sizedResult{v: invokeResult(resp.ExecutedVersion, resp.Payload, n), bound: n + 1024 + 4*len(resp.ExecutedVersion)}, nil
+}
+
+// invokeResult is the optimised integration's result: the function's output with the Lambda API's
+// response metadata around it, as AWS records it. size is the payload's length in bytes.
+func invokeResult(version string, out any, size int) map[string]any {
+	if version == "" {
+		version = "$LATEST"
+	}
+	reqID, length := randomUUID(), strconv.Itoa(size)
 	return map[string]any{
 		"ExecutedVersion": version,
 		"Payload":         out,
@@ -133,25 +186,42 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 			"AllHttpHeaders": map[string]any{
 				"X-Amz-Executed-Version": []any{version},
 				"x-amzn-RequestId":       []any{reqID},
-				"Content-Length":         []any{fmt.Sprint(len(resp.Payload))},
-				"Content-Type":           []any{"application/json"},
+				"Content-Length":         []any{length},
+				"Content-Type":           contentTypeJSON,
 			},
 			"HttpHeaders": map[string]any{
 				"X-Amz-Executed-Version": version,
 				"x-amzn-RequestId":       reqID,
-				"Content-Length":         fmt.Sprint(len(resp.Payload)),
+				"Content-Length":         length,
 				"Content-Type":           "application/json",
 			},
 			"HttpStatusCode": int64(200),
 		},
 		"SdkResponseMetadata": map[string]any{"RequestId": reqID},
 		"StatusCode":          int64(200),
-	}, nil
+	}
 }
 
-func requestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+// contentTypeJSON is shared by every result: values are never modified once made.
+var contentTypeJSON = []any{"application/json"}
+
+// randomUUID is a random UUID-shaped id, as Lambda's x-amzn-RequestId. It names something and
+// guards nothing, so the runtime's fast random source serves.
+func randomUUID() string {
+	var b [36]byte
+	hi, lo := mrand.Uint64(), mrand.Uint64()
+	var raw [16]byte
+	for i := range 8 {
+		raw[i], raw[8+i] = byte(hi>>(8*i)), byte(lo>>(8*i))
+	}
+	j := 0
+	for i, c := range raw {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hexDigits[c>>4], hexDigits[c&0xF]
+		j += 2
+	}
+	return string(b[:])
 }

@@ -424,12 +424,14 @@ func (x *Execution) newChild(ctx context.Context, prefix, name string, m *Machin
 	inputJSON := compactJSON(input)
 	c := &Execution{eng: x.eng, ARN: arn, Name: name, MachineARN: x.MachineARN, machine: m, input: input,
 		inputJSON: inputJSON, startTime: now, status: StatusRunning, done: make(chan struct{})}
-	c.ctxExec = map[string]any{"Id": arn, "Input": input, "Name": name, "RoleArn": x.eng.cfg.RoleArn,
+	c.role = x.role // a child runs with its parent's role
+	_, machine := x.contextParts()
+	c.ctxExec = map[string]any{"Id": arn, "Input": input, "Name": name, "RoleArn": c.role,
 		"StartTime": formatTime(now), "RedriveCount": int64(0)}
-	c.ctxMachine = x.ctxMachine
+	c.ctxMachine = machine
 	c.ctx, c.cancel = context.WithCancelCause(ctx)
 	c.hist.add(&c.chain, now, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
-		Input: inputJSON, InputDetails: notTruncated, RoleArn: x.eng.cfg.RoleArn}})
+		Input: inputJSON, InputDetails: notTruncated, RoleArn: c.role}})
 	return c
 }
 

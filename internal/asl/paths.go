@@ -17,6 +17,7 @@ type pathEnv struct {
 	Input   any
 	Context any
 	Var     func(name string) (any, bool)
+	Source  jsonpath.Source // the context object and variables on demand (a state visit)
 }
 
 // compiledPath is a parsed JSONPath (or Reference Path).

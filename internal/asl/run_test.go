@@ -39,6 +39,10 @@ func TestDataFlow(t *testing.T) {
 			cause: `An error occurred while executing the state 'S' (entered at the event id #2). Invalid path '$.nope' : No results for path: $['nope']`},
 		{name: "oversize output", def: pass(`"Parameters":{"a.$":"$.s","b.$":"$.s"},`), input: `{"s":"` + strings.Repeat("x", 200000) + `"}`, errName: "States.DataLimitExceeded",
 			cause: "The state/task 'S' returned a result with a size exceeding the maximum number of bytes service limit."},
+		{name: "oversize output by result path", def: pass(`"Parameters":{"a.$":"$.s"},"ResultPath":"$.r",`), input: `{"s":"` + strings.Repeat("x", 140000) + `"}`, errName: "States.DataLimitExceeded",
+			cause: "The state/task 'S' returned a result with a size exceeding the maximum number of bytes service limit."},
+		{name: "under the limit by result path", def: pass(`"Parameters":{"a.$":"$.s"},"ResultPath":"$.r","OutputPath":"$.r",`), input: `{"s":"` + strings.Repeat("x", 140000) + `"}`,
+			output: `{"a":"` + strings.Repeat("x", 140000) + `"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,7 +295,7 @@ func TestTaskTokenLifecycle(t *testing.T) {
 		}
 		err := eng.SendTaskSuccess(tok, `{}`)
 		var ae *asl.APIError
-		if !errors.As(err, &ae) || ae.Code != "TaskDoesNotExist" {
+		if !errors.As(err, &ae) || ae.Code != "TaskTimedOut" {
 			t.Fatalf("second answer: %v", err)
 		}
 	})

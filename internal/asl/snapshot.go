@@ -16,10 +16,11 @@ import (
 // was due. The durable store of local mode saves a snapshot when an execution parks and deletes it
 // when the execution ends.
 //
-// TODO(persistence): what a snapshot does not cover yet, and a durable engine must: executions
-// that are running (they re-run from their last saved point: at-least-once, which the executors'
-// idempotency by call id absorbs), retry back-offs (they hold a goroutine; they should park like
-// waits do), and waits or tasks inside Map iterations and Parallel branches.
+// A snapshot covers an execution parked at its top level only: not one that is running, in a retry
+// back-off, or waiting inside a Map iteration or Parallel branch. Local mode does not rely on it:
+// its journal (internal/localaws/durable) replays an execution from its start after a restart,
+// answering every completed invocation, inside iterations and branches too, from the journal and
+// ending every wait, back-off and timeout at its first deadline.
 
 // Snapshot is a parked execution, serialisable as JSON.
 type Snapshot struct {
@@ -107,7 +108,8 @@ func (e *Engine) Restore(m *Machine, s *Snapshot) (*Execution, error) {
 	smName := s.StateMachineArn[strings.LastIndex(s.StateMachineArn, ":")+1:]
 	x := &Execution{eng: e, ARN: s.ExecutionArn, Name: s.Name, MachineARN: s.StateMachineArn, machine: m, input: v.input,
 		inputJSON: s.Input, startTime: s.StartTime, status: StatusRunning, done: make(chan struct{})}
-	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": e.cfg.RoleArn,
+	x.role = snapshotRole(s, e.cfg.RoleArn)
+	x.ctxExec = map[string]any{"Id": x.ARN, "Input": v.input, "Name": x.Name, "RoleArn": x.role,
 		"StartTime": formatTime(x.startTime), "RedriveCount": int64(0)}
 	x.ctxMachine = map[string]any{"Id": x.MachineARN, "Name": smName}
 	for _, ev := range s.Events {
@@ -234,4 +236,15 @@ func (e *Engine) restoreTask(x *Execution, r *stateRun, t *ParkedTask, now time.
 	}
 	x.setParked(r)
 	p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+}
+
+// snapshotRole is the role the snapshotted execution started with, as its ExecutionStarted event
+// shows it.
+func snapshotRole(s *Snapshot, def string) string {
+	for _, ev := range s.Events {
+		if d := ev.ExecutionStartedEventDetails; d != nil && d.RoleArn != "" {
+			return d.RoleArn
+		}
+	}
+	return def
 }

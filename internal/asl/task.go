@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"sinew/internal/jsonv"
 )
 
 var errTaskTimeout = errors.New("task timed out")
@@ -163,16 +161,17 @@ func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
 // events of its own) and gives the recorder of its outcome.
 func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
 	ref := r.st.resource
-	paramsJSON := compactJSON(params)
+	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
-		r.f.emit(ctx, Event{Type: "LambdaFunctionScheduled", LambdaFunctionScheduledEventDetails: &LambdaScheduledDetails{
-			Resource: ref.Function, Input: paramsJSON, InputDetails: notTruncated, TimeoutInSeconds: timeout}})
-		r.f.emit(ctx, Event{Type: "LambdaFunctionStarted"})
+		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{
+			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}, now)
+		r.f.emitAt("LambdaFunctionStarted", nil, now)
 	} else {
-		r.f.emit(ctx, Event{Type: "TaskScheduled", TaskScheduledEventDetails: &TaskScheduledDetails{
-			ResourceType: ref.Service, Resource: ref.historyResource(), Region: r.f.x.eng.cfg.Region, Parameters: paramsJSON,
-			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}})
-		r.f.emit(ctx, Event{Type: "TaskStarted", TaskStartedEventDetails: &TaskDetails{ResourceType: ref.Service, Resource: ref.historyResource()}})
+		res := ref.historyResource()
+		r.f.emitAt("TaskScheduled", &scheduledLater{d: TaskScheduledDetails{
+			ResourceType: ref.Service, Resource: res, Region: r.f.x.eng.cfg.Region,
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params}, now)
+		r.f.emitAt("TaskStarted", &TaskDetails{ResourceType: ref.Service, Resource: res}, now)
 	}
 	return &taskEvents{r: r, ref: ref}
 }
@@ -237,7 +236,7 @@ func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound,
 		w.unwound = make(chan struct{})
 		x := r.f.x
 		x.setParked(r)
-		p.setHandler(func(o taskOutcome) { go x.resume(r, w, o) })
+		p.setHandler(func(o taskOutcome) { x.eng.goRun(func() { x.resume(r, w, o) }) })
 		if ctx.Err() != nil {
 			// Stopped while parking: abort may have looked before we were parked.
 			p.deliver(taskOutcome{aborted: true})
@@ -259,6 +258,7 @@ func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound,
 
 // endWait finishes a waiting attempt with its outcome.
 func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesError) {
+	r.resultBound = 0 // the token's answer is not the call's result
 	w := r.waiting
 	r.waiting = nil
 	w.stopTimers()
@@ -279,7 +279,11 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 
 // settle writes the attempt's closing event and gives its result or failure.
 func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
-	if serr == nil && len(compactJSON(result)) > MaxPayloadBytes {
+	var over bool
+	if serr == nil && (r.resultBound <= 0 || r.resultBound+16 > MaxPayloadBytes) {
+		r.resultBound, over = jsonLen(result, MaxPayloadBytes)
+	}
+	if over {
 		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the
 		// function ARN for the legacy resource).
 		who := r.st.resource.Service
@@ -306,6 +310,7 @@ func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr 
 
 // call invokes the resource (without waiting on a token).
 func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *StatesError) {
+	r.resultBound = 0 // unknown unless the integration gives one
 	eng := r.f.x.eng
 	ref := r.st.resource
 	if ref.Key() == "states:startExecution" && eng.integrations[ref.Key()] == nil {
@@ -325,7 +330,7 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 		if resp.FunctionError != "" {
 			return nil, functionError(resp, false)
 		}
-		v, derr := jsonv.Decode(resp.Payload)
+		v, derr := decodeJSON(resp.Payload)
 		if derr != nil {
 			return string(resp.Payload), nil
 		}
@@ -350,7 +355,18 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 		}
 		return nil, newErr(ErrTaskFailed, err.Error())
 	}
+	if sr, ok := out.(sizedResult); ok {
+		r.resultBound = sr.bound
+		return sr.v, nil
+	}
 	return out, nil
+}
+
+// sizedResult is a built-in integration's result with an upper bound of its JSON length, which
+// spares settle the walk of its payload limit check.
+type sizedResult struct {
+	v     any
+	bound int
 }
 
 // optSeconds resolves TimeoutSeconds/HeartbeatSeconds (literal, path or JSONata) to whole seconds.
@@ -382,21 +398,15 @@ func (t *taskEvents) base() *TaskDetails {
 }
 
 func (t *taskEvents) submitted(out any) {
-	d := t.base()
-	s := compactJSON(out)
-	d.Output, d.OutputDetails = &s, notTruncated
-	t.emit(Event{Type: "TaskSubmitted", TaskSubmittedEventDetails: d})
+	t.r.f.emitDetails("TaskSubmitted", &taskOutputLater{d: *t.base(), out: out})
 }
 
 func (t *taskEvents) succeeded(out any) {
-	s := compactJSON(out)
 	if t.ref.Legacy {
-		t.emit(Event{Type: "LambdaFunctionSucceeded", LambdaFunctionSucceededEventDetails: &OutputDetails{Output: s, OutputDetails: notTruncated}})
+		t.r.f.emitDetails("LambdaFunctionSucceeded", &outputLater{out: out})
 		return
 	}
-	d := t.base()
-	d.Output, d.OutputDetails = &s, notTruncated
-	t.emit(Event{Type: "TaskSucceeded", TaskSucceededEventDetails: d})
+	t.r.f.emitDetails("TaskSucceeded", &taskOutputLater{d: *t.base(), out: out})
 }
 
 func (t *taskEvents) failed(e *StatesError) {

@@ -3,7 +3,11 @@ package asl
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
+	"sync"
+
+	"sinew/internal/asl/jsonpath"
 )
 
 // template is a payload template (Parameters, ResultSelector, ItemSelector, Assign): in JSONPath
@@ -12,6 +16,59 @@ import (
 type template struct {
 	root    tnode
 	jsonata *jsonataValue
+
+	boundOnce sync.Once
+	fixed     int // the JSON length of the template but its paths
+	refs      int // how many definite paths on `$` it has
+	bounded   bool
+}
+
+// sizeBound is an upper bound of the JSON length of the template's value over an input whose JSON
+// is at most in bytes: every definite path on `$` gives a part of the input. 0 when there is none
+// (in unknown, or a path reads the context object or a variable, or an intrinsic is called).
+func (t *template) sizeBound(in int) int {
+	t.boundOnce.Do(func() { t.fixed, t.refs, t.bounded = t.root.bound() })
+	if !t.bounded || in <= 0 {
+		return 0
+	}
+	return t.fixed + t.refs*in
+}
+
+// bound gives the node's fixed JSON length and its number of definite `$` paths; false if it has
+// a path or intrinsic elsewhere.
+func (n *tnode) bound() (fixed, refs int, ok bool) {
+	switch {
+	case n.intrinsic != nil:
+		return 0, 0, false
+	case n.path != nil:
+		s := n.path.String()
+		onInput := s == "$" || strings.HasPrefix(s, "$.") || strings.HasPrefix(s, "$[")
+		return 0, 1, onInput && n.path.Definite()
+	case n.isLit:
+		size, ok := jsonSize(n.literal, math.MaxInt)
+		return size, 0, ok
+	case n.isObj:
+		fixed = 1 + max(len(n.obj), 1)
+		for i := range n.obj {
+			f, r, ok := n.obj[i].node.bound()
+			if !ok {
+				return 0, 0, false
+			}
+			fixed, refs = fixed+f+stringSize(n.obj[i].key)+1, refs+r
+		}
+		return fixed, refs, true
+	case n.isArr:
+		fixed = 1 + max(len(n.arr), 1)
+		for i := range n.arr {
+			f, r, ok := n.arr[i].bound()
+			if !ok {
+				return 0, 0, false
+			}
+			fixed, refs = fixed+f, refs+r
+		}
+		return fixed, refs, true
+	}
+	return 4, 0, true // null
 }
 
 type tnode struct {
@@ -137,7 +194,7 @@ func (n *tnode) evalExpr(env pathEnv, field string) (any, error) {
 	if err != nil {
 		src := env.Input
 		if strings.HasPrefix(n.src, "$$") {
-			src = env.Context
+			src = jsonpath.Env(env).ContextObject()
 		}
 		return nil, &templateError{name: ErrRuntime, cause: fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", n.src, field, mustJSON(src))}
 	}

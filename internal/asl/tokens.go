@@ -82,7 +82,8 @@ func (e *Engine) registerToken(x *Execution) (string, *pendingTask) {
 	return tok, p
 }
 
-// closeToken forgets a token; reason is "timedout" or "done", for the error later calls get.
+// closeToken forgets a token; reason is "timedout" or "done". Later calls with it get TaskTimedOut
+// either way, as AWS answers for a token already answered, timed out or of a stopped execution.
 func (e *Engine) closeToken(tok, reason string) {
 	e.tokMu.Lock()
 	delete(e.pending, tok)
@@ -101,7 +102,7 @@ func (e *Engine) lookupToken(tok string) (*pendingTask, error) {
 	if p, ok := e.pending[tok]; ok {
 		return p, nil
 	}
-	if e.closed[tok] == "timedout" {
+	if _, ok := e.closed[tok]; ok {
 		return nil, apiErr(fault.Gone, "TaskTimedOut", "Task Timed Out: 'Provided task does not exist anymore'")
 	}
 	return nil, apiErr(fault.NotFound, "TaskDoesNotExist", "Task Does Not Exist: 'Provided task does not exist anymore'")

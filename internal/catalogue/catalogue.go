@@ -13,9 +13,17 @@ import (
 	"sinew/internal/tool"
 )
 
+// Source is what the routes read: an *integrations.Registry, or all.Lazy, which sets the providers
+// up at the first request that needs them rather than at a cold start.
+type Source interface {
+	Catalogue() []integrations.ProviderEntry
+	ProviderInfo(name string) (integrations.ProviderEntry, error)
+	ToolSchema(provider, method, name string) (integrations.Function, error)
+}
+
 // Register adds GET /integrations, GET /integrations/{provider}, GET /integrations/{provider}/tool
 // and GET /integrations/{provider}/{method}/tool.
-func Register(rt *httpapi.Router, reg *integrations.Registry) {
+func Register(rt *httpapi.Router, reg Source) {
 	h := handlers{reg}
 	provider := httpapi.Param{Name: "provider", In: "path", Required: true, Description: "a provider name, e.g. email or wikipedia",
 		Schema: map[string]any{"type": "string", "enum": anySlice(tool.Providers)}}
@@ -59,7 +67,7 @@ func Register(rt *httpapi.Router, reg *integrations.Registry) {
 			Params: []httpapi.Param{provider, method}, Responses: toolResp}})
 }
 
-type handlers struct{ reg *integrations.Registry }
+type handlers struct{ reg Source }
 
 func (h handlers) list(context.Context, *httpapi.Request) (*httpapi.Response, error) {
 	return httpapi.OK(h.reg.Catalogue()), nil

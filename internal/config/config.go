@@ -27,6 +27,7 @@ const (
 	EnvModel         = "SINEW_MODEL"
 	EnvOpenAIBaseURL = "SINEW_OPENAI_BASE_URL"
 	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
+	EnvOpenAIAPIKey  = "SINEW_OPENAI_API_KEY"
 	EnvAPICallAllow  = "SINEW_APICALL_ALLOW"
 	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
 	EnvJWTClaim      = "SINEW_JWT_CLAIM"
@@ -81,13 +82,16 @@ type Config struct {
 	FunctionNames map[string]string
 	Model         Model
 	OpenAIBaseURL string
-	OpenAIKey     string             // the Secrets Manager secret holding the OpenAI-compatible endpoint's key
-	APICallAllow  netguard.Allowlist // parsed by the guard's own parser, so both read it alike
-	FlagDefaults  map[string]bool    // every known flag, with its default
-	JWTClaim      string
-	ChatBudget    time.Duration
-	SecretsKey    string // the KMS key of setup secrets
-	EventBus      string
+	OpenAIKey     string // the Secrets Manager secret holding the OpenAI-compatible endpoint's key
+	// OpenAIAPIKey is that key itself, from the environment: for local mode, which has no Secrets
+	// Manager. A secret value: never logged or printed.
+	OpenAIAPIKey string
+	APICallAllow netguard.Allowlist // parsed by the guard's own parser, so both read it alike
+	FlagDefaults map[string]bool    // every known flag, with its default
+	JWTClaim     string
+	ChatBudget   time.Duration
+	SecretsKey   string // the KMS key of setup secrets
+	EventBus     string
 	// MaxCallsPerReply bounds the tool calls sinew runs from one model reply; MaxCallsPerTurn the
 	// calls of one chat turn with the chats it starts through session.chat.
 	MaxCallsPerReply int
@@ -137,6 +141,7 @@ func Variables() []Var {
 		Var{EnvModel, defaultModel, "the default model: bedrock:<model id>, openai:<model> or scripted:<file>"},
 		Var{EnvOpenAIBaseURL, "", "the base URL of an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LiteLLM)"},
 		Var{EnvOpenAIKey, "", "the Secrets Manager secret holding that endpoint's API key"},
+		Var{EnvOpenAIAPIKey, "", "that endpoint's API key itself, for local mode (which has no Secrets Manager); never deployed to AWS"},
 		Var{EnvAPICallAllow, "", "comma-separated CIDRs and host:port targets the guarded dialer allows although their address is refused"},
 		Var{EnvFlagDefaults, "auto_run_tools_chat=false,auto_tool_calls_prompt_step=false", "the developers' flag defaults, name=true|false, comma-separated"},
 		Var{EnvJWTClaim, "sub", "the JWT claim that holds the developer id"},
@@ -215,6 +220,7 @@ func Load(lookup LookupFunc) (*Config, error) {
 		ToolCallARN:      get(EnvToolCallARN),
 		AgentLoopARN:     get(EnvAgentLoopARN),
 		OpenAIKey:        get(EnvOpenAIKey),
+		OpenAIAPIKey:     get(EnvOpenAIAPIKey),
 		SecretsKey:       get(EnvSecretsKey),
 		EventBus:         get(EnvEventBus),
 		FunctionNames:    map[string]string{},
@@ -231,6 +237,9 @@ func Load(lookup LookupFunc) (*Config, error) {
 	}
 	if c.OpenAIBaseURL, err = parseBaseURL(EnvOpenAIBaseURL, get(EnvOpenAIBaseURL)); err != nil {
 		errs = append(errs, err)
+	}
+	if c.OpenAIKey != "" && c.OpenAIAPIKey != "" {
+		errs = append(errs, fault.Invalid(EnvOpenAIAPIKey, "%s and %s are both set: give the model endpoint's key one way", EnvOpenAIAPIKey, EnvOpenAIKey))
 	}
 	if c.APICallAllow, err = netguard.ParseAllowlist(get(EnvAPICallAllow)); err != nil {
 		errs = append(errs, fault.Invalid(EnvAPICallAllow, "%s: %v", EnvAPICallAllow, err))

@@ -171,7 +171,7 @@ func Functions() []Function {
 				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer),
 			Permissions: []Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
-				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency)},
+				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: SecretsKeyEncrypt}, // seals setup and secrets as they are written; never unseals
 				{Action: StartExecution, Target: ToolCall},
 				{Action: StartExecution, Target: AgentLoop},
@@ -204,7 +204,7 @@ func Functions() []Function {
 		},
 		{
 			Name:     "prepare",
-			Purpose:  "first state of tool_call: records the execution, finds the tool, builds the call envelope",
+			Purpose:  "tool_call's step for a request that names only the tool: records the execution, finds the tool, builds the call envelope",
 			MemoryMB: 256,
 			Timeout:  30 * time.Second,
 			Env:      env(),
@@ -233,8 +233,10 @@ func Functions() []Function {
 			Timeout:  300 * time.Second,
 			Env:      env(append([]string{config.EnvSecretsKey, config.EnvAPICallAllow}, config.ProviderEnvs()...)...),
 			Permissions: []Permission{
-				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads}},
-				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads}},
+				// A tool_call's claim and outcome are on its execution's record; the chat path's claims
+				// are idempotency records.
+				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
+				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
 			},
 		},
@@ -245,8 +247,10 @@ func Functions() []Function {
 			Timeout:  630 * time.Second, // api_call.timeout is at most 600 s; the rest stores the result
 			Env:      env(config.EnvSecretsKey, config.EnvAPICallAllow),
 			Permissions: []Permission{
-				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads}},
-				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads}},
+				// A tool_call's claim and outcome are on its execution's record; the chat path's claims
+				// are idempotency records.
+				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
+				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
 			},
 		},
@@ -259,8 +263,8 @@ func Functions() []Function {
 			Env: env(append(slices.Clone(modelEnv), config.EnvFlagDefaults, config.EnvChatBudget, config.EnvAgentLoopARN,
 				config.FunctionEnv("integration"), config.FunctionEnv("apicall"), config.FunctionEnv("system"))...),
 			Permissions: append([]Permission{
-				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads)},
-				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads)},
+				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
+				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			}, invokes(executors...)...),
@@ -315,7 +319,7 @@ func StateMachines() []StateMachine {
 			Name:    ToolCall,
 			File:    "statemachines/tool_call.asl.json",
 			Type:    "STANDARD",
-			Purpose: "one tool call by name: prepare, a Task per type (function waits for its task token), settle",
+			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; prepare only for a request naming the tool, settle only after a failure",
 			Substitutions: []Substitution{
 				fnArn("prepare"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
 			},

@@ -70,6 +70,33 @@ func Key(callID string) string { return "call#" + callID }
 // what names the call (its type and tool, e.g. "integration/echo"): a record made for another call
 // under the same id is a Conflict, never another call's result.
 func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(context.Context) (any, error)) (any, error) {
+	return g.run(ctx, dev, callID, what, false, fn)
+}
+
+// RunHeld is Run for a call whose claim the caller holds already: one made for this invocation
+// when the call was started (the first attempt of a tool_call execution, whose route wrote the
+// claim with its record). It skips the claim's write and runs fn, renewing the claim and recording
+// the outcome as Run does.
+func (g *Guard) RunHeld(ctx context.Context, dev, callID, what string, fn func(context.Context) (any, error)) (any, error) {
+	return g.run(ctx, dev, callID, what, true, fn)
+}
+
+// Running is the claim a run holds until lease from now: what a route writes for the first
+// attempt it starts (RunHeld).
+func Running(what string, until time.Time) map[string]any {
+	return map[string]any{"state": stateRunning, "call": what, "until": until.UnixMilli()}
+}
+
+// Done gives the output of a claim that records a completed run.
+func Done(claim any) (output any, ok bool) {
+	v, _ := claim.(map[string]any)
+	if v["state"] != stateDone {
+		return nil, false
+	}
+	return v["output"], true
+}
+
+func (g *Guard) run(ctx context.Context, dev, callID, what string, held bool, fn func(context.Context) (any, error)) (any, error) {
 	if callID == "" {
 		return nil, fault.Invalid("call.id", "call.id is required")
 	}
@@ -81,33 +108,10 @@ func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(conte
 		lease = DefaultLease
 	}
 	key := Key(callID)
-	running := map[string]any{"state": stateRunning, "call": what, "until": g.now().Add(lease).UnixMilli()}
-	rec, created, err := g.Records.PutIdempotency(ctx, dev, key, running, ttl)
-	if err != nil {
-		return nil, fmt.Errorf("claim call %s: %w", callID, err)
-	}
-	if !created {
-		v, _ := rec.Value.(map[string]any)
-		if v["call"] != what {
-			return nil, fault.New(fault.Conflict, "call id %s was already used for another call (%v); every call needs its own id", callID, v["call"])
-		}
-		switch v["state"] {
-		case stateDone:
-			return v["output"], nil
-		case stateFailed:
-			e, _ := v["error"].(map[string]any)
-			typ, _ := e["type"].(string)
-			msg, _ := e["message"].(string)
-			return nil, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
-		case stateRunning:
-			if until, _ := v["until"].(int64); g.now().UnixMilli() < until {
-				return nil, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
-			}
-			// The run that held it is gone (a crash): run again. Whether its side effect
-			// happened cannot be known; this is the at-least-once edge of a crash.
-		}
-		if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil {
-			return nil, fmt.Errorf("claim call %s: %w", callID, err)
+	if !held {
+		out, recorded, err := g.claim(ctx, dev, callID, key, what, lease, ttl)
+		if recorded || err != nil {
+			return out, err
 		}
 	}
 	stop := g.keepClaim(ctx, dev, key, what, lease)
@@ -131,6 +135,42 @@ func (g *Guard) Run(ctx context.Context, dev, callID, what string, fn func(conte
 	return out, runErr
 }
 
+// claim takes the call for this run. recorded is true when the call's record answers it instead
+// (a completed run's output, a permanent failure, or a run in progress elsewhere as err).
+func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease, ttl time.Duration) (_ any, recorded bool, _ error) {
+	running := Running(what, g.now().Add(lease))
+	rec, created, err := g.Records.PutIdempotency(ctx, dev, key, running, ttl)
+	if err != nil {
+		return nil, true, fmt.Errorf("claim call %s: %w", callID, err)
+	}
+	if created {
+		return nil, false, nil
+	}
+	v, _ := rec.Value.(map[string]any)
+	if v["call"] != what {
+		return nil, true, fault.New(fault.Conflict, "call id %s was already used for another call (%v); every call needs its own id", callID, v["call"])
+	}
+	switch v["state"] {
+	case stateDone:
+		return v["output"], true, nil
+	case stateFailed:
+		e, _ := v["error"].(map[string]any)
+		typ, _ := e["type"].(string)
+		msg, _ := e["message"].(string)
+		return nil, true, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
+	case stateRunning:
+		if until, _ := v["until"].(int64); g.now().UnixMilli() < until {
+			return nil, true, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
+		}
+		// The run that held it is gone (a crash): run again. Whether its side effect
+		// happened cannot be known; this is the at-least-once edge of a crash.
+	}
+	if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil {
+		return nil, true, fmt.Errorf("claim call %s: %w", callID, err)
+	}
+	return nil, false, nil
+}
+
 // keepClaim renews the run's claim on the call every third of the lease until stop is called (which
 // waits for a renewal under way, so the outcome is written after the last renewal, never before).
 func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time.Duration) (stop func()) {
@@ -145,8 +185,7 @@ func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				running := map[string]any{"state": stateRunning, "call": what, "until": g.now().Add(lease).UnixMilli()}
-				if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil && ctx.Err() == nil {
+				if _, err := g.Records.UpdateIdempotency(ctx, dev, key, Running(what, g.now().Add(lease))); err != nil && ctx.Err() == nil {
 					slog.WarnContext(ctx, "renewing a call's claim failed", "key", key, "error", err)
 				}
 			}

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"sinew/internal/jsonv"
 	"sinew/internal/loop/agentloop"
@@ -134,4 +138,35 @@ func canon(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return jsonv.EncodeString(g)
+}
+
+// timesOut answers as a Lambda function past its timeout (the error Step Functions names the
+// task's failure after) on its first n invocations, then runs h.
+type timesOut struct {
+	n, calls int
+	errType  string
+	h        lambda.Handler
+}
+
+func (x *timesOut) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	if x.calls++; x.calls <= x.n {
+		return nil, messages.InvokeResponse_Error{Type: x.errType, Message: "RequestId: 1 Error: Task timed out after 120.00 seconds"}
+	}
+	return x.h.Invoke(ctx, payload)
+}
+
+// The model step is idempotent, so its Task retries a Lambda time-out (Sandbox.Timedout, or
+// Lambda.Unknown from older runtimes) and the loop goes on.
+func TestModelStepRetriedAfterATimeout(t *testing.T) {
+	for _, errType := range []string{"Sandbox.Timedout", "Lambda.Unknown"} {
+		t.Run(errType, func(t *testing.T) {
+			h := newHarness(t, turn{Text: "Hello."})
+			x := &timesOut{n: 1, errType: errType, h: h.lambda.handlers["model"]}
+			h.lambda.handlers["model"] = x
+			out := h.wait(h.run("loop-timeout", h.input([]any{user("hi")}, nil)))
+			if out["finish_reason"] != "stop" || x.calls != 2 || h.model.Count() != 1 {
+				t.Fatalf("output %v after %d model invocations, model asked %d times", out, x.calls, h.model.Count())
+			}
+		})
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
 	"sinew/internal/handler"
+	"sinew/internal/handler/modelenv"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
 	"sinew/internal/lambdaboundary"
@@ -95,6 +96,7 @@ type harness struct {
 	runs    map[string]int
 	mu      sync.Mutex
 	stepper *agentloop.Stepper
+	lambda  *invoker
 }
 
 func moduleRoot(t *testing.T) string {
@@ -148,13 +150,14 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 		t.Fatal(err)
 	}
 	iv := &invoker{handlers: map[string]lambda.Handler{}}
+	h.lambda = iv
 	machines := map[string]*asl.Machine{agentLoopARN: h.machine}
 	h.eng = asl.New(asl.Config{Clock: asl.NewVirtualClock(time.Now()), Lambda: iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok }})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng}, AgentLoopARN: agentLoopARN}
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
-	iv.handlers["model"] = lambdaboundary.Handler(handler.NewModel(stepper))
+	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
 	iv.handlers["integration"] = lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
 	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc}))
 

@@ -36,6 +36,7 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/dispatch"
 	"sinew/internal/handler"
+	"sinew/internal/handler/modelenv"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -391,7 +392,7 @@ func (w *world) functions(t *testing.T) []fn {
 			typed: []string{"call.system.resource", "call.system.arguments", "context.depth"}, nested: "call.system"},
 		{name: "settle", h: lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: svc})), base: st,
 			typed: []string{"call.id", "result", "context.execution_id"}, nested: "context"},
-		{name: "model", h: lambdaboundary.Handler(handler.NewModel(agentloop.New(agentloop.Deps{Store: w.st, Model: model, Formatter: formatter}))), base: mdl,
+		{name: "model", h: lambdaboundary.Handler(modelenv.NewModel(agentloop.New(agentloop.Deps{Store: w.st, Model: model, Formatter: formatter}))), base: mdl,
 			typed: []string{"input.messages", "input.max_iterations", "execution_id"}, nested: "input"},
 		{name: "api", h: lambdaboundary.Handler(apiRT.ServeEvent), base: apiEv, http: true,
 			typed: []string{"rawPath", "requestContext", "requestContext.http.method"}, nested: "requestContext.http"},

@@ -41,7 +41,7 @@ func registerSchemas(rt *httpapi.Router) {
 		"properties": map[string]any{
 			"execution_id": str("the Step Functions execution name"),
 			"workflow":     map[string]any{"type": "string", "enum": []any{"tool_call", "agent_loop"}},
-			"status":       map[string]any{"type": "string", "enum": statusEnum, "description": "for tool_call, the tool's outcome: an error result is failed, an expired function call timed_out"},
+			"status":       map[string]any{"type": "string", "enum": statusEnum, "description": "for tool_call, the tool's outcome: an error result is failed, an expired function call timed_out. Step Functions shows such an execution SUCCEEDED: the workflow ran to its end and recorded the tool's error as the result; its FAILED means the workflow itself broke"},
 			"agent_id":     str(""), "task_id": str(""), "session_id": str(""),
 			"created_at":    map[string]any{"type": "string", "format": "date-time"},
 			"updated_at":    map[string]any{"type": "string", "format": "date-time"},

@@ -22,13 +22,18 @@ type Env struct {
 	AWS    awsv2.Config
 }
 
+// AWSOptions are added to the AWS SDK's default configuration of every handler. Local mode, which
+// runs every function in one process under concurrent load, gives them one HTTP client that keeps
+// enough idle connections to its loopback endpoints; a deployed function leaves it empty.
+var AWSOptions []func(*awsconfig.LoadOptions) error
+
 // Load reads the configuration and the AWS SDK's default configuration.
 func Load(ctx context.Context) (*Env, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return nil, err
 	}
-	aws, err := awsconfig.LoadDefaultConfig(ctx)
+	aws, err := awsconfig.LoadDefaultConfig(ctx, AWSOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("load the AWS configuration: %w", err)
 	}

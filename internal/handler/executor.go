@@ -32,7 +32,7 @@ func (x *Executor) Run(ctx context.Context, in workflow.Envelope, kind string,
 		x.Redactor = secrets.NewRedactor()
 	}
 	dev := in.Context.DeveloperID
-	return x.Guard.Run(ctx, dev, in.Call.ID, kind+"/"+in.Tool.Name, func(ctx context.Context) (_ any, err error) {
+	return runGuarded(x.Store, x.Guard, in, kind+"/"+in.Tool.Name)(ctx, dev, in.Call.ID, func(ctx context.Context) (_ any, err error) {
 		sc := x.Redactor.Scope()
 		defer sc.Close()
 		// What the call fails with is recorded and travels in the execution's history: redacted
@@ -72,4 +72,19 @@ func CheckEnvelope(in workflow.Envelope, typ tool.Type, hasDef bool) error {
 		return fault.Invalid("context", "context.developer_id and context.agent_id are required")
 	}
 	return nil
+}
+
+// runGuarded is the guard's run of in's call: on its execution's record when the state machine
+// asks for that, skipping the claim's write when the claim was made for this invocation.
+func runGuarded(st *store.Store, g *dispatch.Guard, in workflow.Envelope, what string) func(ctx context.Context, dev, callID string, fn func(context.Context) (any, error)) (any, error) {
+	if in.Record {
+		g = &dispatch.Guard{Records: workflow.RecordsFor(st, in, g.Records), TTL: g.TTL, Lease: g.Lease, Now: g.Now}
+	}
+	run := g.Run
+	if in.Record && in.Held {
+		run = g.RunHeld
+	}
+	return func(ctx context.Context, dev, callID string, fn func(context.Context) (any, error)) (any, error) {
+		return run(ctx, dev, callID, what, fn)
+	}
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"sinew/internal/dispatch"
 	"sinew/internal/fault"
-	"sinew/internal/integrations/all"
 	"sinew/internal/merge"
-	"sinew/internal/netguard"
 	"sinew/internal/secrets"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -61,24 +58,4 @@ func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) 
 		}
 		return workflow.ResultObject(tool.ResultOf(&in.Call, out)), nil
 	}
-}
-
-// IntegrationFromEnv builds the dependencies from the environment: every provider of package all, connecting
-// through the guarded dialer with SINEW_APICALL_ALLOW; red is the redactor of the process's log
-// handler.
-func IntegrationFromEnv(ctx context.Context, red *secrets.Redactor) (IntegrationDeps, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return IntegrationDeps{}, err
-	}
-	reg, err := all.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))
-	if err != nil {
-		return IntegrationDeps{}, err
-	}
-	sealer, err := env.Sealer()
-	if err != nil {
-		return IntegrationDeps{}, err
-	}
-	s := env.Store(sealer)
-	return IntegrationDeps{Executor: Executor{Store: s, Guard: &dispatch.Guard{Records: s}, Redactor: red}, Providers: reg}, nil
 }

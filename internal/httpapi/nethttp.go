@@ -64,14 +64,16 @@ func writeJSON(w http.ResponseWriter, status int, body ErrorBody) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// EventFromHTTP builds the payload 2.0 event API Gateway would send for r.
+// EventFromHTTP builds the payload 2.0 event API Gateway would send for r. As API Gateway does, it
+// refuses a body over the limit and a bad or missing token before it reads a byte of the body.
 func EventFromHTTP(r *http.Request, claims ClaimsFunc) (events.APIGatewayV2HTTPRequest, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBody+1))
+	authorizer, err := authorize(r, claims)
 	if err != nil {
-		return events.APIGatewayV2HTTPRequest{}, fault.Invalid("body", "reading the request body: %v", err)
+		return events.APIGatewayV2HTTPRequest{}, err
 	}
-	if len(body) > MaxEventBody {
-		return events.APIGatewayV2HTTPRequest{}, fault.New(fault.TooLarge, "the request body is over %d bytes", MaxEventBody)
+	body, err := readHTTPBody(r)
+	if err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
 	}
 	now := time.Now()
 	ev := events.APIGatewayV2HTTPRequest{
@@ -128,16 +130,47 @@ func EventFromHTTP(r *http.Request, claims ClaimsFunc) (events.APIGatewayV2HTTPR
 			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 		}
 	}
-	if claims != nil && r.Header.Get("Authorization") != "" {
-		c, err := claims(r)
-		if err != nil {
-			return events.APIGatewayV2HTTPRequest{}, fault.New(fault.Unauthorized, "the bearer token was refused: %v", err)
-		}
-		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: c},
-		}
-	}
+	ev.RequestContext.Authorizer = authorizer
 	return ev, nil
+}
+
+// authorize checks r's bearer token with claims (nil: no authorizer). Only GET routes are public,
+// so a request that carries a body and no token is refused here, before the body is read.
+func authorize(r *http.Request, claims ClaimsFunc) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, error) {
+	if claims == nil {
+		return nil, nil
+	}
+	if r.Header.Get("Authorization") == "" {
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			return nil, fault.New(fault.Unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+		}
+		return nil, nil
+	}
+	c, err := claims(r)
+	if err != nil {
+		return nil, fault.New(fault.Unauthorized, "the bearer token was refused: %v", err)
+	}
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: c},
+	}, nil
+}
+
+// readHTTPBody reads r's body up to MaxEventBody; a declared length over it is refused unread.
+func readHTTPBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxEventBody {
+		return nil, fault.New(fault.TooLarge, "the request body is over %d bytes", MaxEventBody)
+	}
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBody+1))
+	if err != nil {
+		return nil, fault.Invalid("body", "reading the request body: %v", err)
+	}
+	if len(body) > MaxEventBody {
+		return nil, fault.New(fault.TooLarge, "the request body is over %d bytes", MaxEventBody)
+	}
+	return body, nil
 }
 
 func remoteIP(addr string) string {

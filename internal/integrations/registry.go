@@ -117,6 +117,9 @@ type Provider struct {
 	Icon         string // an icon URL (catalogue info.icon), may be empty
 	BaseURL      string // the default API base URL; SINEW_<NAME>_BASE_URL overrides it
 	Methods      []*Method
+	// AnyMethod makes the first method answer every method name, as Julep's dummy does (it returns
+	// the arguments whatever the method).
+	AnyMethod bool
 }
 
 // entry is a registered provider with its generated schemas (kept apart from the Provider, which
@@ -364,7 +367,7 @@ func (r *Registry) lookup(provider, method string) (*entry, *methodEntry, error)
 	if e == nil {
 		return nil, nil, fault.Invalid("provider", "unknown integration provider %q; known providers: %s", provider, strings.Join(r.Names(), ", "))
 	}
-	if method == "" {
+	if method == "" || e.p.AnyMethod {
 		return e, e.methods[0], nil
 	}
 	for _, m := range e.methods {

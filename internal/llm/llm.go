@@ -398,3 +398,27 @@ func ParseArguments(s string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// IsErrorResult reports whether a tool message's content is a failed call's result: a JSON object
+// of "error" (a string) and at most "type", the form sinew gives every failed or refused call (and
+// Julep's {"error": "Tool 'x' not found"}). An adapter whose API marks failed results (Bedrock's
+// toolResult status) reads it.
+func IsErrorResult(content string) bool {
+	v, err := jsonv.DecodeString(content)
+	if err != nil {
+		return false
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m["error"].(string); !ok {
+		return false
+	}
+	for k := range m {
+		if k != "error" && k != "type" {
+			return false
+		}
+	}
+	return true
+}

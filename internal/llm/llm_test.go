@@ -147,3 +147,20 @@ func TestFinish(t *testing.T) {
 		}
 	}
 }
+
+func TestIsErrorResult(t *testing.T) {
+	for content, want := range map[string]bool{
+		`{"error":"Tool 'x' not found"}`:                     true,
+		`{"error":"HTTP 503","type":"Sinew.Transient"}`:      true,
+		`{"error":"x","type":"Sinew.Timeout","extra":1}`:     false, // an output that happens to hold error
+		`{"error":{"code":1}}`:                               false,
+		`{"status_code":200,"json":{"error":"in the body"}}`: false,
+		`"error"`:  false,
+		`not json`: false,
+		``:         false,
+	} {
+		if got := llm.IsErrorResult(content); got != want {
+			t.Errorf("IsErrorResult(%s) = %v, want %v", content, got, want)
+		}
+	}
+}

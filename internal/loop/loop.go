@@ -341,12 +341,7 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 		st.Done, st.FinishReason = true, FinishIterationCap
 		return nil
 	}
-	choice := l.cfg.ToolChoice
-	if st.Iterations > 0 && (choice.Mode == llm.ChoiceRequired || choice.Mode == llm.ChoiceNamed) {
-		// A forced choice holds for the first model call only: forced on every turn, the model
-		// could never answer, and every loop would end at the cap.
-		choice = llm.ToolChoice{Mode: llm.ChoiceAuto}
-	}
+	choice := l.choiceAt(st.Iterations + 1)
 	res, err := l.cfg.Model.Converse(ctx, llm.Request{
 		Model: l.cfg.ModelID, Messages: st.Messages, Tools: l.functions,
 		ToolChoice: choice, Settings: l.cfg.Settings,
@@ -356,7 +351,7 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 	}
 	turn := make([]Planned, 0, len(res.Message.ToolCalls))
 	for _, c := range res.Message.ToolCalls {
-		turn = append(turn, l.plan(c, st.Iterations+1))
+		turn = append(turn, l.plan(c, choice, st.Iterations+1))
 	}
 	if l.cfg.AutoRun {
 		// Before st changes: a budget that cannot be read fails the step like a model error.
@@ -431,6 +426,17 @@ func refused(p Planned, msg string) Planned {
 	return p
 }
 
+// choiceAt is the tool_choice of the loop's iteration (counted from 1). A forced choice holds for
+// the first model call only: forced on every turn, the model could never answer, and every loop
+// would end at the cap.
+func (l *Loop) choiceAt(iteration int) llm.ToolChoice {
+	choice := l.cfg.ToolChoice
+	if iteration > 1 && (choice.Mode == llm.ChoiceRequired || choice.Mode == llm.ChoiceNamed) {
+		choice = llm.ToolChoice{Mode: llm.ChoiceAuto}
+	}
+	return choice
+}
+
 // newCallID names the call of modelCallID in iteration (see Config.CallID).
 func (l *Loop) newCallID(iteration int, modelCallID string) string {
 	if l.cfg.CallID == nil {
@@ -439,7 +445,10 @@ func (l *Loop) newCallID(iteration int, modelCallID string) string {
 	return l.cfg.CallID(iteration, modelCallID)
 }
 
-func (l *Loop) plan(c llm.ToolCall, iteration int) Planned {
+// plan decides a call's disposition. choice is the tool_choice of the model call that asked for it:
+// a tool it did not offer (none offers no tool, a named choice only that tool) is rejected, never
+// run, whatever the model answered. iteration names the call (newCallID).
+func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice, iteration int) Planned {
 	p := Planned{ModelCallID: c.ID, Name: c.Name}
 	f, known := l.byName[c.Name]
 	args, argErr := llm.ParseArguments(c.Arguments)
@@ -465,6 +474,10 @@ func (l *Loop) plan(c llm.ToolCall, iteration int) Planned {
 		p.Disposition = DispositionRejected
 		p.Error = &tool.ResultError{Type: string(fault.NotFound), Message: fmt.Sprintf("Tool '%s' not found", c.Name)}
 		return p
+	case choice.Mode == llm.ChoiceNone || (choice.Mode == llm.ChoiceNamed && choice.Name != c.Name):
+		p.Disposition = DispositionRejected
+		p.Error = &tool.ResultError{Type: string(fault.Forbidden), Message: fmt.Sprintf("Tool '%s' was not offered for this reply (%s): it was not run", c.Name, offeredText(choice))}
+		return p
 	case argErr != nil:
 		p.Disposition = DispositionRejected
 		p.Error = &tool.ResultError{Type: string(fault.InvalidInput), Message: fmt.Sprintf("Tool '%s': %v", c.Name, argErr)}
@@ -479,6 +492,13 @@ func (l *Loop) plan(c llm.ToolCall, iteration int) Planned {
 		p.Disposition = DispositionRun
 	}
 	return p
+}
+
+func offeredText(choice llm.ToolChoice) string {
+	if choice.Mode == llm.ChoiceNamed {
+		return fmt.Sprintf("only '%s' was", choice.Name)
+	}
+	return "tool_choice is none"
 }
 
 func pendingOf(turn []Planned) []Pending {
@@ -515,7 +535,7 @@ func (l *Loop) Replan(st *State) {
 	var turn []Planned
 	for _, c := range st.Last().ToolCalls {
 		if open[c.ID] {
-			turn = append(turn, l.plan(c, st.Iterations))
+			turn = append(turn, l.plan(c, l.choiceAt(st.Iterations), st.Iterations))
 		}
 	}
 	st.Turn = turn

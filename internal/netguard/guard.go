@@ -187,6 +187,9 @@ func (p *Policy) resolve(ctx context.Context, network, host string) ([]netip.Add
 	case "tcp6":
 		ipNet = "ip6"
 	}
+	if IsLoopbackName(host) {
+		return []netip.Addr{loopbackAddr(host, ipNet)}, nil
+	}
 	addrs, err := p.resolver.LookupNetIP(ctx, ipNet, host)
 	if err != nil {
 		if ctx.Err() != nil {

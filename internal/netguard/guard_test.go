@@ -94,6 +94,10 @@ func TestAllowlistReachesLoopbackServer(t *testing.T) {
 		{"name entry", "evil.test:" + port, "http://evil.test:" + port + "/", true},
 		{"name entry does not allow the IP", "evil.test:" + port, "http://" + hostport + "/", false},
 		{"ip entry matches a decimal form", hostport, "http://2130706433:" + port + "/", true},
+		// A loopback name resolves to loopback without the resolver (netguardtest.Resolver knows none).
+		{"localhost by its ip entry", hostport, "http://localhost:" + port + "/", true},
+		{"localhost. by a name entry", "localhost:" + port, "http://localhost.:" + port + "/", true},
+		{"localhost without an entry", "", "http://localhost.:" + port + "/", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +118,43 @@ func TestAllowlistReachesLoopbackServer(t *testing.T) {
 				t.Fatalf("GET %s: err = %v, want Forbidden", tt.url, err)
 			}
 		})
+	}
+}
+
+// askedResolver answers as DNS does for a name it does not know, and records every name asked.
+type askedResolver struct{ asked []string }
+
+func (r *askedResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.asked = append(r.asked, host)
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestLoopbackNamesRefusedByName: every spelling of a loopback name is refused as loopback, like
+// localhost, without asking a resolver; a DNS answer of "no such host" for localhost. would be a
+// Transient error, retried.
+func TestLoopbackNamesRefusedByName(t *testing.T) {
+	for _, host := range []string{"localhost", "localhost.", "LOCALHOST", "LocalHost.", "localhost..", "foo.localhost",
+		"a.b.LOCALHOST.", "ip6-localhost", "ip6-loopback", "localhost.localdomain", "localhost6", "localhost4.localdomain4"} {
+		for _, network := range []string{"tcp", "tcp4", "tcp6"} {
+			res := &askedResolver{}
+			trip, passed := netguardtest.Tripwire(t)
+			p := newPolicy(netguard.WithResolver(res), trip)
+			_, err := p.DialContext(t.Context(), network, net.JoinHostPort(host, "80"))
+			if !fault.Is(err, fault.Forbidden) || !strings.Contains(fault.Message(err), "a loopback address") {
+				t.Errorf("%s %s: err = %v (kind %s), want a loopback refusal", network, host, err, fault.KindOf(err))
+			}
+			if len(res.asked) != 0 || passed.Load() != 0 {
+				t.Errorf("%s %s: the resolver was asked %v and %d connections passed", network, host, res.asked, passed.Load())
+			}
+		}
+		if !netguard.IsLoopbackName(host) {
+			t.Errorf("IsLoopbackName(%q) = false", host)
+		}
+	}
+	for _, host := range []string{"localhost.example.com", "notlocalhost", "localhostx", "example.com"} {
+		if netguard.IsLoopbackName(host) {
+			t.Errorf("IsLoopbackName(%q) = true", host)
+		}
 	}
 }
 

@@ -166,7 +166,7 @@ func toolProps() map[string]any {
 				"method": map[string]any{"type": "string", "enum": enum(tool.HTTPMethods)}, "url": map[string]any{"type": "string", "format": "uri"},
 				"headers":       map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 				"timeout":       map[string]any{"type": "integer", "minimum": 1, "maximum": tool.MaxAPICallTimeoutSeconds},
-				"params_schema": freeObj("describes the call's arguments to the model"), "follow_redirects": map[string]any{"type": "boolean"},
+				"params_schema": freeObj("the request's parameters, as in Julep: query parameters and the URL's {placeholders} by name (or, when every property names a request part, the call's request parts); shown to the model"), "follow_redirects": map[string]any{"type": "boolean"},
 				"include_response_content": map[string]any{"type": "boolean"}, "json": freeObj(""), "data": freeObj(""), "files": freeObj(""),
 				"cookies": map[string]any{"type": "object"}, "params": map[string]any{"type": []any{"string", "object"}},
 				"content": str("base64"), "schema": freeObj(""), "secrets": freeObj("{name: {name: SECRET}}"),

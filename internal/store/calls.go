@@ -65,8 +65,9 @@ func decodeCall(it map[string]types.AttributeValue) (*PendingCall, error) {
 // PutPendingCall records a function call waiting for the client and marks its execution
 // awaiting_input, in one transaction. A call already recorded and still pending is overwritten:
 // a retry of the function Task issues a new token. A call already answered, failed or expired is a
-// Conflict, and so is an execution that has ended; a missing execution is NotFound.
-func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall) (*PendingCall, error) {
+// Conflict, and so is an execution that has ended. A missing execution is NotFound, unless x
+// gives its record, which is then made: a route records its execution only after starting it.
+func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x ...Execution) (*PendingCall, error) {
 	if err := checkCallIDs(dev, c.ExecutionID, c.CallID); err != nil {
 		return nil, err
 	}
@@ -96,13 +97,30 @@ func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall) (
 	item[attrExp], item[AttrTTL] = num(c.ExpiresAt.Unix()), ttlOf(c.ExpiresAt.Add(CallRetention))
 	item[AttrGSI1PK], item[AttrGSI1SK] = str(callsGSI(dev, CallPending)), str(sortTime(now)+"#"+esc(c.ExecutionID)+"#"+esc(c.CallID))
 
+	// With x, the execution's record is made here if its route has not recorded it yet (the route
+	// records after the start, and this may run first); without, it must exist.
+	seedX := Execution{ExecutionID: c.ExecutionID, Workflow: "tool_call"}
+	if len(x) > 0 {
+		seedX = x[0]
+		seedX.ExecutionID = c.ExecutionID
+	}
+	seedX.Status = ExecAwaitingInput
+	sd, err := s.execSeed(dev, seedX)
+	if err != nil {
+		return nil, err
+	}
+	cond := "attribute_not_exists(#pk) OR #st IN (:run, :await)"
+	if len(x) == 0 {
+		cond = "attribute_exists(#pk) AND #st IN (:run, :await)"
+	}
+	sd.names["#pk"], sd.values[":run"], sd.values[":await"] = AttrPK, str(string(ExecRunning)), str(string(ExecAwaitingInput))
 	execOp := txOp{types.TransactWriteItem{Update: &types.Update{
 		TableName:                           &s.table,
 		Key:                                 execKey(dev, c.ExecutionID).av(),
-		UpdateExpression:                    awsv2.String("SET #st = :await, #up = :up"),
-		ConditionExpression:                 awsv2.String("attribute_exists(#pk) AND #st IN (:run, :await)"),
-		ExpressionAttributeNames:            map[string]string{"#st": attrStatus, "#up": attrUpdated, "#pk": AttrPK},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":await": str(string(ExecAwaitingInput)), ":run": str(string(ExecRunning)), ":up": str(now.Format(time.RFC3339Nano))},
+		UpdateExpression:                    awsv2.String("SET " + sd.expr),
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            sd.names,
+		ExpressionAttributeValues:           sd.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}, nil}
 	callOp := txOp{putTx(s, item, "attribute_not_exists(#pk) OR #st = :pending",

@@ -2,13 +2,10 @@ package store
 
 import (
 	"context"
-	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"sinew/internal/fault"
 )
 
 // attrFirstState marks an execution whose first state has run (EnsureExecution): from then on the
@@ -20,41 +17,7 @@ const attrFirstState = "first_state"
 // and marks either way that the first state has run. One UpdateItem whose every SET is
 // if_not_exists, so running it again (a retry, a redrive) changes nothing; it answers the record.
 func (s *Store) EnsureExecution(ctx context.Context, dev string, x Execution) (*Execution, error) {
-	if err := checkExec(dev, x.ExecutionID); err != nil {
-		return nil, err
-	}
-	if x.Workflow != "tool_call" && x.Workflow != "agent_loop" {
-		return nil, fault.Invalid("workflow", "workflow must be tool_call or agent_loop")
-	}
-	now := s.clock()
-	doc, err := encodeDoc(struct {
-		ExecutionID string    `json:"execution_id"`
-		Workflow    string    `json:"workflow"`
-		AgentID     string    `json:"agent_id,omitempty"`
-		TaskID      string    `json:"task_id,omitempty"`
-		SessionID   string    `json:"session_id,omitempty"`
-		CreatedAt   time.Time `json:"created_at"`
-	}{x.ExecutionID, x.Workflow, x.AgentID, x.TaskID, x.SessionID, now})
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table,
-		Key:       execKey(dev, x.ExecutionID).av(),
-		UpdateExpression: awsv2.String("SET #doc = if_not_exists(#doc, :doc), #kind = if_not_exists(#kind, :kind), " +
-			"#st = if_not_exists(#st, :st), #up = if_not_exists(#up, :up), #g1pk = if_not_exists(#g1pk, :g1pk), " +
-			"#g1sk = if_not_exists(#g1sk, :g1sk), #first = :true"),
-		ExpressionAttributeNames: map[string]string{"#doc": attrDoc, "#kind": attrKind, "#st": attrStatus, "#up": attrUpdated,
-			"#g1pk": AttrGSI1PK, "#g1sk": AttrGSI1SK, "#first": attrFirstState},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":doc": doc, ":kind": str("exec"), ":st": str(string(ExecRunning)),
-			":up": str(now.Format(time.RFC3339Nano)), ":g1pk": str(execsGSI(dev)), ":g1sk": str(sortTime(now) + "#" + x.ExecutionID),
-			":true": boolv(true)},
-		ReturnValues: types.ReturnValueAllNew,
-	})
-	if err != nil {
-		return nil, dbErr(err, "record execution")
-	}
-	return decodeExec(out.Attributes)
+	return s.RecordExecution(ctx, dev, x, nil)
 }
 
 // DiscardUnstarted deletes the record of an execution that a route recorded and then failed to

@@ -363,6 +363,12 @@ type FoundTool struct {
 // clash); without a task, among the agent's. It is one BatchGetItem: the owners and their name
 // claims, which hold a copy of the tool. The task must be the agent's.
 func (s *Store) FindTool(ctx context.Context, dev, agentID, taskID, name string) (*FoundTool, error) {
+	return s.FindCallTool(ctx, dev, agentID, taskID, "", name)
+}
+
+// FindCallTool is FindTool that also checks, in the same BatchGetItem, that the session (when
+// given) is the agent's: what a call names is the caller's before it starts.
+func (s *Store) FindCallTool(ctx context.Context, dev, agentID, taskID, sessionID, name string) (*FoundTool, error) {
 	if err := checkIDs(dev, "agent_id", agentID); err != nil {
 		return nil, err
 	}
@@ -379,12 +385,24 @@ func (s *Store) FindTool(ctx context.Context, dev, agentID, taskID, name string)
 	if taskID != "" {
 		keys = append(keys, ownerItem(dev, task), claimKey(dev, task, name))
 	}
+	session := Owner{OwnerSession, sessionID}
+	if sessionID != "" {
+		if err := checkID("session_id", sessionID); err != nil {
+			return nil, err
+		}
+		keys = append(keys, ownerItem(dev, session))
+	}
 	got, err := s.batchGet(ctx, keys, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	if it := got[keys[0]]; it == nil || getBool(it, attrDeleting) {
 		return nil, notFound("agent", agentID)
+	}
+	if sessionID != "" {
+		if _, _, err := entries(dev, session, got[ownerItem(dev, session)], name, agentID, nil); err != nil {
+			return nil, err
+		}
 	}
 	inherit := true
 	if taskID != "" {

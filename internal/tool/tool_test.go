@@ -58,6 +58,11 @@ func TestDecodeAndValidate(t *testing.T) {
 		{"api url relative", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"/x"}}`, "api_call.url", "absolute"},
 		{"api url ftp", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"ftp://x.test/"}}`, "api_call.url", "http or https"},
 		{"api url credentials", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"https://u:p@x.test/"}}`, "api_call.url", "credentials"},
+		// The call-time rules of the URL's placeholders, applied at creation: no call could fill these.
+		{"api url double-brace placeholder", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"https://api.github.com/repos/{{owner}}/{{repo}}"}}`, "api_call.url", "write {owner} and give its value in the call's \"path\""},
+		{"api url placeholder in the query", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"https://x.test/a?q={q}"}}`, "api_call.url", "only in its path"},
+		{"api url unclosed placeholder", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"https://x.test/a/{id"}}`, "api_call.url", "unclosed"},
+		{"api url empty placeholder", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"https://x.test/a/{}"}}`, "api_call.url", "invalid placeholder"},
 		{"api timeout over 600", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"http://x.test","timeout":601}}`, "api_call.timeout", "600"},
 		{"api content not base64", `{"name":"t","type":"api_call","api_call":{"method":"POST","url":"http://x.test","content":"!!"}}`, "api_call.content", "base64"},
 		{"api params number", `{"name":"t","type":"api_call","api_call":{"method":"GET","url":"http://x.test","params":3}}`, "api_call.params", "query string or an object"},

@@ -157,6 +157,9 @@ func (d *APICallDef) validate() error {
 	if u.Fragment != "" {
 		return fault.Invalid("api_call.url", "api_call.url must not have a fragment")
 	}
+	if _, err := ParseURLTemplate(d.URL); err != nil {
+		return err
+	}
 	if d.Timeout != nil && (*d.Timeout < 1 || *d.Timeout > MaxAPICallTimeoutSeconds) {
 		return fault.Invalid("api_call.timeout", "api_call.timeout must be between 1 and %d seconds, not %d", MaxAPICallTimeoutSeconds, *d.Timeout)
 	}

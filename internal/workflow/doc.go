@@ -1,49 +1,60 @@
-// Package workflow is the domain logic of the tool_call workflow: Prepare turns a
-// request into a call envelope and records the execution; the function executor records a pending
-// call and announces it; Settle brings the execution record and its calls to their final state,
-// from the state machine's outcome or from Step Functions' "Execution Status Change" events; and the
-// resume logic answers pending calls for the HTTP routes (claim, SendTask*, settle). It knows
-// nothing of Lambda or API Gateway: AWS services are reached through narrow ports (SFN, Events).
+// Package workflow is the domain logic of the tool_call workflow: StartToolCall (POST
+// /tool-calls) finds the tool, starts the execution with the call prepared and records it;
+// Prepare turns a request that names only the tool into a call envelope; CallRecords keeps a
+// call's claim and outcome on its execution's record for the executors; the function executor
+// records a pending call and announces it; Settle records a failure's outcome, and SettleEvent
+// brings an execution to its final state from Step Functions' "Execution Status Change" events;
+// the resume logic answers pending calls for the HTTP routes. It knows nothing of Lambda or API
+// Gateway: AWS services are reached through narrow ports (SFN, Events).
 //
 // # The path of a call
 //
-// statemachines/tool_call.asl.json (Standard) runs Prepare (records the execution from
-// $$.Execution.Name, finds the tool by name: with a task, the task's tools first and, with
-// inherit_tools, the agent's after them; builds the envelope), a Choice on the call's type, one Task
-// per type with its own Retry and Catch, and Settle. A function call's Task uses
-// lambda:invoke.waitForTaskToken: RecordPending stores the pending call (a retry issues a new token
-// and overwrites it) and publishes a ToolCallPending event, and the execution waits up to the tool's
-// timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route that wraps them). The
-// execution ends SUCCEEDED with the result, or with the error result when the tool failed; it fails
-// only on a fault of the workflow itself, and SettleEvent then brings the records to their final
-// state. Inputs carry every key (null where unused): under AWS's JSONPath rules a missing key is a
-// States.Runtime failure. The chat path reaches the same executors through the
-// dispatcher instead of the state machine.
+// statemachines/tool_call.asl.json (Standard) starts with Route, a Choice on the call's type.
+// POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), so Route
+// sends it straight to its Task: Execute, whose FunctionName is chosen from the type (JSONata),
+// for integration, api_call and system; Function (or FunctionWithHeartbeat) for a function call.
+// A request naming only the tool (a user's own state machine) goes to Prepare first, which records
+// the execution, finds the tool (with a task, the task's tools first and, with inherit_tools, the
+// agent's after them) and builds the envelope, and then through Route again.
+//
+// The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
+// the first attempt with the record, so that attempt only renews it), runs it once, and records
+// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); the Task's output
+// is the result object. A function call's Task uses lambda:invoke.waitForTaskToken: RecordPending
+// stores the pending call (a retry issues a new token and overwrites it) and publishes
+// ToolCallPending, and the execution waits up to the tool's timeout_seconds for SendTaskSuccess /
+// SendTaskFailure (or the HTTP route that wraps them); the answer is placed untouched in the
+// result object (numbers stay exact), and the SUCCEEDED event's SettleEvent records it with the
+// call in one transaction. A failure (a permanent error, retries exhausted, a client's error, the
+// wait's end) goes to Settle, which records it and ends SUCCEEDED with the error result; the
+// execution fails only on a fault of the workflow itself, and SettleEvent then brings the records
+// to their final state. Requests naming the tool carry every key (null where unused): Prepare's
+// JSONPath-era contract. The chat path reaches the same executors through the dispatcher
+// instead, with its claims in idempotency records.
+//
+// Executions started on the previous definition (Prepare, a Task per type, Settle; kept in
+// testdata for TestUpgradeFromPreviousDefinition) finish on this code: Prepare and Settle keep
+// their entry points, and an envelope without "record" keeps its claim in an idempotency record.
 //
 // # What one call costs
 //
-// Measured by TestRequestBudget (go test -run TestRequestBudget -v ./internal/workflow), per
-// tool_call execution, on DynamoDB Local with a request counter in front of the client:
+// Measured by TestRequestBudget (go test -run TestRequestBudget -v ./internal/workflow) on
+// DynamoDB Local with a request counter in front of the client, from the start to the recorded
+// outcome, the status-change event included:
 //
-//	type         state transitions                                   DynamoDB requests
-//	integration  4: Prepare, RouteByType, Integration, Settle       7: BatchGetItem 2 (find the tool; the merge),
-//	api_call     4: Prepare, RouteByType, ApiCall, Settle              PutItem 2 (call claim, call result),
-//	                                                                   GetItem 1 (read before the result's write),
-//	                                                                   UpdateItem 2 (execution recorded, final status)
-//	function     5: Prepare, RouteByType, FunctionWaitMode,          5: BatchGetItem 1, UpdateItem 1 (execution recorded),
-//	                Function, Settle                                   TransactWriteItems 1 (pending call + awaiting_input),
-//	                                                                   UpdateItem 2 (call settled, final status)
-//	system       4: Prepare, RouteByType, System, Settle             3 + the system handler's own
+//	through POST /tool-calls   transitions   Lambdas inside   DynamoDB requests
+//	integration, api_call      2: Route,     1: the executor  4: BatchGetItem 2 (the route finds the tool; the
+//	                           Execute                           merge), UpdateItem 2 (the route's record with the
+//	                                                             claim; the executor's outcome)
+//	system                     2             1                the same, + the operation's own
+//	function (answered         2: Route,     1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
+//	over HTTP)                 Function                          TransactWriteItems 1 (pending call + awaiting_input),
+//	                                                             UpdateItem 1 (the answer's claim),
+//	                                                             TransactWriteItems 1 (the event: outcome + call)
 //
-// Started by POST /tool-calls rather than StartExecution, a call costs 1 PutItem more: the route
-// records the execution before it starts it, so GET finds it at once, and Prepare's write (still
-// one request) then only marks that the execution did start (TestPostToolCallsRequests). A
-// repeat of an Idempotency-Key costs 1 PutItem (a failed condition that answers the record).
-// Answering a function call over HTTP adds 2 UpdateItems (claim, settle the claim); PUT
-// /executions/{id} adds the Query that finds the pending call. Step Functions' status-change event
-// then costs the settle Lambda 1 UpdateItem (a failed condition) for a SUCCEEDED execution, and
-// 1 UpdateItem, 1 Query and 1 UpdateItem per call still pending for one stopped, timed out or
-// failed. BenchmarkToolCall measures the same counts (7 per integration call, 7 per function call
-// answered over HTTP). Each Retry attempt is one more
-// transition (Step Functions bills it) and, for executors, the call's record read again.
+// A bare StartExecution naming the tool adds Prepare and Route again (4 transitions, 2 Lambdas)
+// and makes 5 requests (Prepare's record and find, the executor's claim, merge and outcome). The
+// SUCCEEDED event of a server-side call makes no request. A repeat of an Idempotency-Key costs the
+// tool's BatchGetItem and, for an ended execution, the record's Query. Each Retry attempt is one
+// more transition (Step Functions bills it) and, for executors, one more claim.
 package workflow

@@ -52,7 +52,7 @@ func (s *Service) RecordPending(ctx context.Context, in Envelope) (*store.Pendin
 		CallID: in.Call.ID, ExecutionID: in.Context.ExecutionID, ModelCallID: in.Call.ModelCallID,
 		Tool: in.Call.Name(), Type: tool.TypeFunction, Arguments: in.Call.Arguments(),
 		ExpiresAt: time.Now().Add(time.Duration(timeout) * time.Second), TaskToken: in.TaskToken,
-	})
+	}, store.Execution{Workflow: ToolCall, AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID})
 	if err != nil {
 		return nil, fmt.Errorf("record pending call %s: %w", in.Call.ID, err)
 	}

@@ -117,6 +117,17 @@ func (iv *invoker) count(name string) int {
 	return iv.calls[name]
 }
 
+// total is the number of invocations of every function so far.
+func (iv *invoker) total() int {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	n := 0
+	for _, c := range iv.calls {
+		n += c
+	}
+	return n
+}
+
 // engineSFN is the workflow's SFN port over the embedded engine, with the SDK's typed errors, as
 // local mode's Step Functions API answers them.
 type engineSFN struct {
@@ -240,6 +251,8 @@ type harness struct {
 	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
 	db      *dynamodb.Client
 	table   string
+	// machines are the engine's state machines by ARN (add before starting executions).
+	machines map[string]*asl.Machine
 }
 
 func newHarness(t testing.TB) *harness {
@@ -309,7 +322,14 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	machines := map[string]*asl.Machine{toolCallARN: h.machine}
-	h.eng = asl.New(asl.Config{Clock: h.clock, Lambda: h.iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok }})
+	h.machines = machines
+	h.eng = asl.New(asl.Config{Clock: h.clock, Lambda: h.iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok },
+		// The deployed EventBridge rule: every final status goes to the settle function.
+		OnStatus: func(d asl.Description) {
+			if d.Status != asl.StatusRunning {
+				h.deliver(d)
+			}
+		}})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: ebc, EventBus: "default", ToolCallARN: toolCallARN}
 
 	guardRec := &dispatch.Guard{Records: h.store}
@@ -416,7 +436,11 @@ func (h *harness) pending(dev, execID string) store.PendingCall {
 // the EventBridge rule does in AWS.
 func (h *harness) statusChange(x *asl.Execution) {
 	h.t.Helper()
-	d := x.Describe()
+	h.deliver(x.Describe())
+}
+
+func (h *harness) deliver(d asl.Description) {
+	h.t.Helper()
 	detail := map[string]any{"executionArn": d.ExecutionArn, "stateMachineArn": d.StateMachineArn, "name": d.Name, "status": d.Status,
 		"input": d.Input, "output": nil, "error": nil, "cause": nil}
 	if d.Output != "" {

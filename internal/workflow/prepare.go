@@ -85,7 +85,7 @@ func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	found, err := s.Store.FindTool(ctx, in.DeveloperID, in.AgentID, in.TaskID, in.Tool)
+	found, err := s.Store.FindCallTool(ctx, in.DeveloperID, in.AgentID, in.TaskID, in.SessionID, in.Tool)
 	if err != nil {
 		if fault.Is(err, fault.NotFound) && fault.Message(err) == "no tool named "+in.Tool {
 			where := "agent " + in.AgentID

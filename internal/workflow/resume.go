@@ -39,10 +39,12 @@ type Answer struct {
 }
 
 // AnswerCall answers a pending call (POST /executions/{id}/calls/{call_id}/result): it
-// claims the call with a short lease so two answers cannot both reach Step Functions, sends the
-// answer, and settles the claim. A call that is not the caller's is NotFound, one already answered
-// a Conflict, one whose wait ended Gone; if Step Functions is unavailable the claim is released and
-// the error is Transient (503, try again).
+// claims the call with a short lease so two answers cannot both reach Step Functions, and sends the
+// answer. The claim is then settled by what ends the wait: the settle step for an error, the
+// execution's status-change event (SettleEvent) for a result, which records the execution's
+// output with it in one request. A call that is not the caller's is NotFound, one already answered
+// (or being answered) a Conflict, one whose wait ended Gone; if Step Functions is unavailable the
+// claim is released and the error is Transient (503, try again).
 func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a Answer) (*store.PendingCall, error) {
 	var output string
 	if !a.HasError {
@@ -52,6 +54,16 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 		}
 		if len(b) > 262144 {
 			return nil, &fault.Error{Kind: fault.TooLarge, Field: "output", Msg: "output is over Step Functions' 256 KiB limit"}
+		}
+		if len(b) > store.InlineLimit {
+			// A large answer travels as a reference, as the executors' outputs do.
+			ref, err := s.Store.StoreValue(ctx, dev, a.Output, PayloadTTL)
+			if err != nil {
+				return nil, fmt.Errorf("store the output: %w", err)
+			}
+			if b, err = jsonv.Encode(ref); err != nil {
+				return nil, err
+			}
 		}
 		output = string(b)
 	} else {
@@ -81,15 +93,9 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 	if err != nil {
 		return nil, s.undoClaim(ctx, dev, execID, callID, owner, err)
 	}
-	settled, err := s.Store.SettleCall(ctx, dev, execID, callID, final, owner)
-	if err != nil {
-		// Step Functions has the answer; the settle step marks the call too, so this is no
-		// failure of the answer itself.
-		s.log().WarnContext(ctx, "answer delivered but the claim could not be settled", "call_id", callID, "error", err)
-		c.Status, c.LeaseOwner, c.LeaseUntil = final, "", time.Time{}
-		return c, nil
-	}
-	return settled, nil
+	// Step Functions has the answer: the call is answered, whoever writes it down.
+	c.Status, c.LeaseOwner, c.LeaseUntil = final, "", time.Time{}
+	return c, nil
 }
 
 // undoClaim handles a SendTask* failure: the claim is released so the call can be answered again,
@@ -103,6 +109,9 @@ func (s *Service) undoClaim(ctx context.Context, dev, execID, callID, owner stri
 		// Both a used and an expired token answer TaskTimedOut: the record says which.
 		if c, err := s.Store.GetCall(ctx, dev, execID, callID); err == nil && (c.Status == store.CallAnswered || c.Status == store.CallFailed) {
 			return fault.New(fault.Conflict, "call %s is already %s", callID, c.Status)
+		} else if err == nil && c.Status == store.CallPending && time.Now().Before(c.ExpiresAt) {
+			// Answered by an earlier request whose outcome is not written down yet.
+			return fault.New(fault.Conflict, "call %s is already answered", callID)
 		}
 		return fault.Wrap(fault.Gone, sendErr, "call %s is no longer awaited: the execution stopped waiting for it", callID)
 	case "InvalidOutput":
@@ -217,84 +226,6 @@ func IdempotentName(dev, route, key string) string {
 
 // maxExecutionInput is Step Functions' limit on an execution's input (256 KiB, in UTF-8 bytes).
 const maxExecutionInput = 262144
-
-// StartToolCall starts a tool_call execution for the caller. It records the execution (running)
-// before it starts it, so a GET /executions/{id} right after the 202 finds it; Prepare, the first
-// state, then finds the record and only marks that it ran. With an idempotency key, a repeat
-// (running or ended) answers the same execution instead of starting another.
-func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallRequest, idemKey string) (*Started, error) {
-	args, err := CheckRequest(req.AgentID, req.TaskID, req.SessionID, req.Tool, req.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	for field, id := range map[string]string{"agent_id": req.AgentID, "task_id": req.TaskID, "session_id": req.SessionID} {
-		if _, err := uuid.Parse(id); id != "" && (err != nil || len(id) != 36) {
-			return nil, fault.Invalid(field, "%s must be a UUID", field)
-		}
-	}
-	if s.ToolCallARN == "" {
-		return nil, fault.New(fault.Internal, "the tool_call state machine's ARN is not configured")
-	}
-	// What the call names must be the caller's before anything starts: another developer's
-	// agent is a 404 here, not an execution that Prepare fails later (and no existence leak).
-	if _, err := s.Store.GetAgent(ctx, dev, req.AgentID); err != nil {
-		return nil, err
-	}
-	if req.TaskID != "" {
-		if _, err := s.Store.GetTask(ctx, dev, req.TaskID); err != nil {
-			return nil, err
-		}
-	}
-	if req.SessionID != "" {
-		if _, err := s.Store.GetSession(ctx, dev, req.SessionID); err != nil {
-			return nil, err
-		}
-	}
-	name := uuid.Must(uuid.NewV7()).String()
-	if idemKey != "" {
-		name = IdempotentName(dev, "POST /tool-calls", idemKey)
-	}
-	input, err := jsonv.Encode(map[string]any{
-		"developer_id": dev, "agent_id": req.AgentID, "task_id": nullable(req.TaskID), "session_id": nullable(req.SessionID),
-		"tool": req.Tool, "arguments": args,
-	})
-	if err != nil {
-		return nil, fault.Invalid("arguments", "arguments cannot be written as JSON")
-	}
-	if len(input) > maxExecutionInput {
-		return nil, &fault.Error{Kind: fault.TooLarge, Field: "arguments",
-			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
-	}
-	// Recorded first: a repeat of the key finds the record (created false) and answers its status.
-	x, created, err := s.Store.CreateExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
-		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID})
-	if err != nil {
-		return nil, err
-	}
-	// Started even when the record was there: a first request that recorded and then failed to
-	// start leaves a record its retry must start. Step Functions answers a start with the same name
-	// and input of a running execution with that execution, and ExecutionAlreadyExists otherwise.
-	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ToolCallARN, Name: &name, Input: awsv2.String(string(input))})
-	switch {
-	case err == nil, awsCode(err) == "ExecutionAlreadyExists" && idemKey != "":
-		return &Started{ExecutionID: name, Status: x.Status}, nil
-	}
-	if created {
-		// Nothing may show as running that never ran. The record is kept if the execution did
-		// start after all (its first state has marked it) and only the answer was lost. Done even
-		// if the caller has gone away.
-		if _, derr := s.Store.DiscardUnstarted(context.WithoutCancel(ctx), dev, name); derr != nil {
-			s.log().WarnContext(ctx, "start failed and its record could not be discarded", "execution_id", name, "error", derr)
-		}
-	}
-	switch awsCode(err) {
-	case "ExecutionLimitExceeded":
-		return nil, fault.Wrap(fault.Transient, err, "too many executions are running; try again later")
-	case "InvalidExecutionInput":
-		return nil, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the call's input: %s", awsMessage(err))
-	}
-	return nil, awsErr(err, "start the tool_call execution")
-}
 
 // awsMessage is an AWS API error's message.
 func awsMessage(err error) string {

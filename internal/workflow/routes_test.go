@@ -104,8 +104,13 @@ func TestComputeArgsWorkflow(t *testing.T) {
 	}
 }
 
-// TestRequestBudget measures, per call of each type, the state transitions and the DynamoDB
-// requests (the merge is one BatchGetItem), and holds them to a budget.
+// TestRequestBudget measures what one call of each type costs end to end, and holds it to a
+// budget: the state transitions (Task and Choice states entered, each retry counted), the Lambda
+// invocations inside the state machine and outside it (the api function per HTTP request, settle
+// per status-change event), the HTTP requests, and the DynamoDB requests from the start to the
+// recorded outcome, the status-change event included (a system tool's own operation is not
+// counted). Through POST /tool-calls (a function call answered through the HTTP result route) and
+// through a bare StartExecution that names only the tool. sinewbench reads its lines.
 func TestRequestBudget(t *testing.T) {
 	h := newHarness(t)
 	h.withSystem()
@@ -114,47 +119,98 @@ func TestRequestBudget(t *testing.T) {
 		`{"name":"get_item","type":"api_call","api_call":{"method":"GET","url":"`+h.api.URL+`/items/1"}}`, askUser(3600, 0),
 		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
 	tests := []struct {
-		tool        string
-		transitions int
-		maxRequests int64
-		batchGets   int64
+		tool, entry string
+		transitions int   // at most
+		inside      int   // Lambda invocations inside the state machine, exactly
+		maxRequests int64 // DynamoDB, at most
 	}{
-		// Prepare, RouteByType, the Task, Settle.
-		{"echo", 4, 7, 2},
-		{"get_item", 4, 7, 2},
-		// Prepare, RouteByType, FunctionWaitMode, Function, Settle.
-		{"ask_user", 5, 5, 1},
-		// Prepare, RouteByType, System, Settle; the call's own Query and its idempotency record.
-		{"list_agents", 4, 7, 1},
+		// Route, then the executor's Task.
+		{"echo", "post", 2, 1, 4},
+		{"get_item", "post", 2, 1, 4},
+		{"list_agents", "post", 2, 1, 4},
+		// Route, then the Function Task; the answer's claim and the event's record of the outcome.
+		{"ask_user", "post", 2, 1, 5},
+		// Route, Prepare, Route, the Task.
+		{"echo", "start", 4, 2, 5},
+		{"get_item", "start", 4, 2, 5},
+		{"list_agents", "start", 4, 2, 5},
+		{"ask_user", "start", 4, 2, 5},
 	}
 	for _, tt := range tests {
-		t.Run(tt.tool, func(t *testing.T) {
+		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
 			h.ddb.Reset()
-			x := h.start("budget-"+tt.tool, map[string]any{"developer_id": dev, "agent_id": agent, "tool": tt.tool, "arguments": map[string]any{}})
-			if tt.tool == "ask_user" {
-				waitParked(t, x)
-				ops := h.ddb.Ops()
-				if err := h.eng.SendTaskSuccess(waitingToken(t, h, dev, x.Name, ops), `"ok"`); err != nil {
-					t.Fatal(err)
-				}
-			}
-			d := h.wait(x)
-			output(t, d)
+			before := h.iv.total()
+			x, httpReqs, ownReads := h.budgetCall(t, dev, agent, tt.tool, tt.entry)
 			n := countPrefix(history(x), "TaskStateEntered") + countPrefix(history(x), "ChoiceStateEntered")
 			ops := h.ddb.Ops()
-			if tt.tool == "ask_user" {
-				ops["GetItem"]-- // the test's own read of the token
+			ops["GetItem"] -= ownReads
+			if tt.tool == "list_agents" {
+				ops["Query"]-- // the system call's own operation
 			}
+			maps.DeleteFunc(ops, func(_ string, v int64) bool { return v == 0 })
 			var total int64
 			for _, v := range ops {
 				total += v
 			}
-			t.Logf("%s: %d state transitions, DynamoDB %v (%d requests)", tt.tool, n, ops, total)
-			if n != tt.transitions || total > tt.maxRequests || ops["BatchGetItem"] != tt.batchGets {
-				t.Errorf("%s: %d transitions, %d requests (%v); want %d, at most %d, %d BatchGetItem", tt.tool, n, total, ops, tt.transitions, tt.maxRequests, tt.batchGets)
+			inside := h.iv.total() - before
+			name := tt.tool
+			if tt.entry == "start" {
+				name += "/start"
+			}
+			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests)",
+				name, n, inside, httpReqs+1, httpReqs, ops, total)
+			if n > tt.transitions || inside != tt.inside || total > tt.maxRequests {
+				t.Errorf("%s: %d transitions, %d Lambda invocations, %d requests (%v); want at most %d, %d, at most %d",
+					name, n, inside, total, ops, tt.transitions, tt.inside, tt.maxRequests)
 			}
 		})
 	}
+}
+
+// budgetCall makes one call of tool through entry ("post": POST /tool-calls, a function call
+// answered through the HTTP result route; "start": StartExecution naming the tool, a function call
+// answered with SendTaskSuccess) and waits for it to end; it answers the execution and the HTTP
+// requests made and the test's own reads of the table (the task token of a bare start's call).
+func (h *harness) budgetCall(t *testing.T, dev, agent, toolName, entry string) (*asl.Execution, int, int64) {
+	t.Helper()
+	var x *asl.Execution
+	reqs, own := 0, int64(0)
+	if entry == "post" {
+		code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
+		if code != 202 {
+			t.Fatalf("POST = %d %v", code, st)
+		}
+		reqs++
+		var ok bool
+		if x, ok = h.eng.Execution(execARN(st["execution_id"].(string))); !ok {
+			t.Fatal("no execution in the engine")
+		}
+	} else {
+		x = h.start("budget-"+toolName, map[string]any{"developer_id": dev, "agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
+	}
+	if toolName == "ask_user" {
+		waitParked(t, x)
+		// The client learns the call's id from ToolCallPending (no request of the table).
+		callID := workflow.CallIDFor(dev, x.Name)
+		if entry == "post" {
+			if code, body := h.do(dev, "POST", callPath(x.Name, callID, "result"), map[string]any{"output": "ok"}); code != 200 {
+				t.Fatalf("answer = %d %v", code, body)
+			}
+			reqs++
+		} else {
+			reads := h.ddb.Ops()["GetItem"]
+			c, err := h.store.GetCall(h.ctx, dev, x.Name, callID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own = h.ddb.Ops()["GetItem"] - reads
+			if err := h.eng.SendTaskSuccess(c.TaskToken, `"ok"`); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	output(t, h.wait(x))
+	return x, reqs, own
 }
 
 func waitParked(t testing.TB, x *asl.Execution) {
@@ -165,13 +221,4 @@ func waitParked(t testing.TB, x *asl.Execution) {
 	if !x.Parked() {
 		t.Fatal("the execution never waited")
 	}
-}
-
-func waitingToken(t *testing.T, h *harness, dev, execID string, _ map[string]int64) string {
-	t.Helper()
-	c, err := h.store.GetCall(h.ctx, dev, execID, workflow.CallIDFor(dev, execID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.TaskToken
 }

@@ -176,6 +176,9 @@ func (s *Service) SettleEvent(ctx context.Context, ev StatusChange) (*store.Exec
 			v, err := jsonv.DecodeString(*d.Output)
 			if err == nil {
 				output = v
+				if m, ok := v.(map[string]any); ok && isResultObject(m) && m["error"] == nil {
+					return s.settleResult(ctx, developerOf(d.Input), d.Name, m)
+				}
 				// A tool_call's output is the result object: an error result is a failed call.
 				if m, ok := v.(map[string]any); ok && m["error"] != nil {
 					errObj, status = m["error"], store.ExecFailed
@@ -252,4 +255,26 @@ func developerOf(input *string) string {
 		return ""
 	}
 	return in.DeveloperID
+}
+
+// isResultObject reports whether an execution's output is a tool_call's result object.
+func isResultObject(m map[string]any) bool {
+	_, hasOut := m["output"]
+	_, isID := m["id"].(string)
+	_, isName := m["name"].(string)
+	return isID && isName && m["type"] != nil && (hasOut || m["error"] != nil)
+}
+
+// settleResult records a tool_call that ended SUCCEEDED with result object m (not an error
+// result, which goes the general way). A server-side call's executor recorded it already: nothing
+// to do, and no request. A function call answered with a result is recorded here, with its call,
+// in one request (whether the answer came through the HTTP route, the SDK or the CLI).
+func (s *Service) settleResult(ctx context.Context, dev, execID string, m map[string]any) (*store.Execution, error) {
+	if m["type"] != string(tool.TypeFunction) || dev == "" {
+		return nil, nil
+	}
+	if _, err := s.Store.SucceedWithCall(ctx, dev, execID, m["id"].(string), m); err != nil {
+		return nil, fmt.Errorf("settle execution %s: %w", execID, err)
+	}
+	return nil, nil
 }

@@ -15,8 +15,8 @@ import (
 	"sinew/internal/workflow"
 )
 
-// gate holds every Prepare invocation until it is opened: while it is shut, no state of an
-// execution has run, so whatever GET finds was recorded by the route itself.
+// gate holds every invocation of a function until it is opened: while the executor's gate is
+// shut, whatever GET finds was recorded by the route itself.
 type gate struct {
 	next    lambda.Handler
 	open    chan struct{}
@@ -36,11 +36,11 @@ func (g *gate) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return g.next.Invoke(ctx, payload)
 }
 
-// gatePrepare puts a shut gate in front of the harness's prepare function.
-func gatePrepare(h *harness) *gate {
-	g := &gate{next: h.handler["prepare"], open: make(chan struct{}), entered: make(chan struct{}, 1)}
+// gateFunction puts a shut gate in front of the harness's function name.
+func gateFunction(h *harness, name string) *gate {
+	g := &gate{next: h.handler[name], open: make(chan struct{}), entered: make(chan struct{}, 1)}
 	h.iv.mu.Lock()
-	h.iv.handlers["prepare"] = g
+	h.iv.handlers[name] = g
 	h.iv.mu.Unlock()
 	h.t.Cleanup(func() {
 		select {
@@ -68,15 +68,15 @@ func (h *harness) waitFinal(dev, id string) *store.Execution {
 	}
 }
 
-// TestPostToolCallsRecordsBeforeStart: POST /tool-calls records the execution before it answers
-// 202, so a GET right after finds it running even while its first state has not run; Prepare then
-// takes the same record over, and the execution ends on it. A repeat with the key, before and after
-// Prepare, is the same execution.
-func TestPostToolCallsRecordsBeforeStart(t *testing.T) {
+// TestPostToolCallsStartsThenRecords: POST /tool-calls starts the execution and records it before
+// it answers 202, so a GET right after finds it running while its executor has not run; the
+// executor then takes the same record over (no Prepare runs), and the execution ends on it. A
+// repeat with the key, before and after the executor, is the same execution.
+func TestPostToolCallsStartsThenRecords(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
 	agent := h.agent(dev, nil, echoTool)
-	g := gatePrepare(h)
+	g := gateFunction(h, "integration")
 	body := map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"n": 1}}
 
 	for _, key := range []string{"", "order-immediate"} {
@@ -95,28 +95,28 @@ func TestPostToolCallsRecordsBeforeStart(t *testing.T) {
 				t.Fatalf("GET right after the 202 = %d %v, want the running execution", code, x)
 			}
 			created := x["created_at"]
-			// Prepare has not run: the engine holds the execution at its first state.
+			// The executor has not run: the engine holds the execution at its Task.
 			select {
 			case <-g.entered:
 			case <-time.After(20 * time.Second):
-				t.Fatal("Prepare was never invoked")
+				t.Fatal("the executor was never invoked")
 			}
 			if key != "" {
 				if code, again := h.do(dev, "POST", "/tool-calls", body, hdr...); code != 202 || again["execution_id"] != id || again["status"] != "running" {
-					t.Errorf("repeat before Prepare = %d %v, want %s running", code, again, id)
+					t.Errorf("repeat before the executor = %d %v, want %s running", code, again, id)
 				}
 			}
 			// Another developer sees none of it.
 			if code, _ := h.do("dev-b", "GET", "/executions/"+id, nil); code != 404 {
 				t.Errorf("another developer's GET = %d, want 404", code)
 			}
-			g.open <- struct{}{} // one Prepare through
+			g.open <- struct{}{} // one executor through
 			rec := h.waitFinal(dev, id)
 			if rec.Status != store.ExecSucceeded {
 				t.Fatalf("record = %+v, want succeeded", rec)
 			}
 			if rec.CreatedAt.Format(time.RFC3339Nano) != created {
-				t.Errorf("created_at %v changed from the route's %v: Prepare made a second record", rec.CreatedAt, created)
+				t.Errorf("created_at %v changed from the route's %v: the executor made a second record", rec.CreatedAt, created)
 			}
 			if key != "" {
 				if code, after := h.do(dev, "POST", "/tool-calls", body, hdr...); code != 202 || after["execution_id"] != id || after["status"] != "succeeded" {
@@ -129,8 +129,8 @@ func TestPostToolCallsRecordsBeforeStart(t *testing.T) {
 	if l, err := h.store.ListExecutions(h.ctx, dev, store.Page{Limit: 10}); err != nil || len(l.Items) != 2 {
 		t.Errorf("executions = %+v (%v), want 2", l, err)
 	}
-	if n := h.iv.count("prepare"); n != 2 {
-		t.Errorf("Prepare ran %d times, want 2", n)
+	if n, m := h.iv.count("prepare"), h.iv.count("integration"); n != 0 || m != 2 {
+		t.Errorf("Prepare ran %d times, the executor %d, want 0 and 2", n, m)
 	}
 }
 
@@ -151,7 +151,7 @@ func (l lostStart) StartExecution(ctx context.Context, in *sfn.StartExecutionInp
 
 // TestStartToolCallFailures: a start that fails leaves no record of an execution that never ran
 // (and a retry with the key starts it); a call too large for Step Functions is a 413 before
-// anything is written; a start whose answer was lost still ends recorded, as Prepare records it.
+// anything is written; a start whose answer was lost still ends recorded, as its executor records it.
 func TestStartToolCallFailures(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
@@ -193,7 +193,7 @@ func TestStartToolCallFailures(t *testing.T) {
 	})
 
 	t.Run("answer lost", func(t *testing.T) {
-		g := gatePrepare(h)
+		g := gateFunction(h, "integration")
 		lost := *h.svc
 		var name string
 		lost.SFN = lostStart{h.svc.SFN, &name}
@@ -201,7 +201,7 @@ func TestStartToolCallFailures(t *testing.T) {
 		if !fault.Is(err, fault.Transient) {
 			t.Fatalf("start with a lost answer = %v, want Transient", err)
 		}
-		// No state had run, so the route discarded its record; Prepare then records it again.
+		// The route records only after the start's answer; the executor records it.
 		if _, err := h.store.GetExecution(h.ctx, dev, name); !fault.Is(err, fault.NotFound) {
 			t.Errorf("record after the failed start: %v, want none yet", err)
 		}
@@ -212,15 +212,12 @@ func TestStartToolCallFailures(t *testing.T) {
 	})
 }
 
-// TestPostToolCallsRequests counts what recording at the route costs: one PutItem more per call
-// than a direct StartExecution (TestRequestBudget), since Prepare's write then changes nothing
-// but is still one request; a repeat of the key costs one failed conditional PutItem.
+// TestPostToolCallsRequests: a repeat of the key for an ended execution costs the record's read.
 func TestPostToolCallsRequests(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
 	agent := h.agent(dev, nil, echoTool)
 	body := map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{}}
-	h.ddb.Reset()
 	code, st := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "count-me")
 	if code != 202 {
 		t.Fatalf("POST = %d %v", code, st)
@@ -229,17 +226,12 @@ func TestPostToolCallsRequests(t *testing.T) {
 	if !ok {
 		t.Fatal("no execution in the engine")
 	}
-	output(t, h.wait(x)) // waits on the engine, not the table
-	ops := h.ddb.Ops()
-	t.Logf("POST /tool-calls, integration: DynamoDB %v (%d requests)", ops, h.ddb.Total())
-	if h.ddb.Total() != 9 || ops["PutItem"] != 3 || ops["BatchGetItem"] != 2 {
-		t.Errorf("DynamoDB %v (%d requests), want 9: TestRequestBudget's 7, the route's check of the agent and its PutItem", ops, h.ddb.Total())
-	}
+	output(t, h.wait(x))
 	h.ddb.Reset()
 	if code, again := h.do(dev, "POST", "/tool-calls", body, "Idempotency-Key", "count-me"); code != 202 || again["status"] != "succeeded" {
 		t.Fatalf("repeat = %d %v", code, again)
 	}
-	if ops := h.ddb.Ops(); h.ddb.Total() != 2 || ops["PutItem"] != 1 || ops["GetItem"] != 1 {
-		t.Errorf("repeat: DynamoDB %v, want the agent's GetItem and one PutItem", ops)
+	if ops := h.ddb.Ops(); h.ddb.Total() != 2 || ops["BatchGetItem"] != 1 || ops["Query"] != 1 {
+		t.Errorf("repeat: DynamoDB %v, want the tool's BatchGetItem and the record's Query", ops)
 	}
 }

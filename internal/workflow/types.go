@@ -82,6 +82,14 @@ type Envelope struct {
 	Tool      *tool.Tool `json:"tool"`
 	Context   Context    `json:"context"`
 	TaskToken string     `json:"task_token,omitempty"`
+	// Record: the call's claim and outcome live on its execution's record (CallRecords), and
+	// the executor records the outcome itself; tool_call's definition asks for it. Without it
+	// (the chat path, executions started on an older definition) they live in idempotency
+	// records and the settle step records the outcome.
+	Record bool `json:"record,omitempty"`
+	// Held: the claim was made for this invocation when the call was started (the first attempt
+	// of an execution POST /tool-calls started), so the executor does not write it again.
+	Held bool `json:"held,omitempty"`
 }
 
 // StatesError is a caught error as Step Functions puts it in the state: {Error, Cause}.

@@ -34,7 +34,7 @@ async function once(sm, name, input) {
 }
 
 async function main() {
-  const out = { engine: 'aws-local-stepfunctions@3.0.0', node: process.version, results: {} };
+  const out = { engine: 'aws-local-stepfunctions@3.0.0', node: process.version, results: {}, cpu: {} };
   for (const name of ['tool_call', 'pass_chain', 'map1000']) {
     const def = JSON.parse(fs.readFileSync(path.join(dir, name + '.asl.json'), 'utf8'));
     const sm = new StateMachine(def);
@@ -45,8 +45,10 @@ async function main() {
     const warmEnd = Date.now() + seconds * 1000;
     while (Date.now() < warmEnd) await once(sm, name, input);
     const perSec = [];
+    const perCPU = []; // executions per CPU-second of this process (user+system)
     for (let r = 0; r < rounds; r++) {
       let n = 0;
+      const cpu0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       const end = t0 + BigInt(Math.round(seconds * 1e9));
       let now = t0;
@@ -56,8 +58,11 @@ async function main() {
         now = process.hrtime.bigint();
       }
       perSec.push(n / (Number(now - t0) / 1e9));
+      const cu = process.cpuUsage(cpu0);
+      perCPU.push(n / ((cu.user + cu.system) / 1e6));
     }
     out.results[name] = perSec;
+    out.cpu[name] = perCPU;
   }
   process.stdout.write(JSON.stringify(out) + '\n');
 }

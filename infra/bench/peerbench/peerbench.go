@@ -9,12 +9,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"sinew/internal/asl"
+	"sinew/internal/asl/jsonata"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 )
 
 // Names are the definitions, in report order.
@@ -85,31 +90,42 @@ var checks = map[string]func(map[string]any, []any) error{
 }
 
 // Functions are the in-process stand-ins for the Lambda functions, as in run.cjs: Prepare builds
-// the envelope {id, type, <type>: {name, arguments}}; the tool functions echo {name, output}.
+// the envelope {id, type, <type>: {name, arguments}}; the tool functions echo {name, output}. Like
+// the peer's local handlers, which get and give JS objects, they take and give the values
+// themselves (asl.LambdaValueInvoker); Invoke is the same over JSON bytes.
 type Functions struct{ seq atomic.Int64 }
 
-// Invoke implements asl.LambdaInvoker.
-func (f *Functions) Invoke(_ context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
-	var in struct {
-		Type      string         `json:"type"`
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
+// InvokeValue implements asl.LambdaValueInvoker.
+func (f *Functions) InvokeValue(_ context.Context, req asl.LambdaValueRequest) (asl.LambdaValueResponse, error) {
+	in, ok := req.Payload.(map[string]any)
+	if !ok {
+		return asl.LambdaValueResponse{FunctionError: "Unhandled",
+			Payload: map[string]any{"errorType": "InvalidInput", "errorMessage": "payload: not an object"}}, nil
 	}
-	if err := json.Unmarshal(req.Payload, &in); err != nil {
+	typ, _ := in["type"].(string)
+	if strings.HasSuffix(req.FunctionName, ":sinew-prepare") {
+		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": id, "type": typ,
+			typ: map[string]any{"name": in["name"], "arguments": in["arguments"]}}}, nil
+	}
+	return asl.LambdaValueResponse{Payload: map[string]any{"name": in["name"], "output": in["arguments"]}}, nil
+}
+
+// Invoke implements asl.LambdaInvoker: InvokeValue over JSON bytes.
+func (f *Functions) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	v, err := jsonv.Decode(req.Payload)
+	if err != nil {
 		return asl.FunctionErrorResponse("InvalidInput", "payload: "+err.Error()), nil
 	}
-	var out any
-	if strings.HasSuffix(req.FunctionName, ":sinew-prepare") {
-		out = map[string]any{"id": fmt.Sprintf("call_%d", f.seq.Add(1)), "type": in.Type,
-			in.Type: map[string]any{"name": in.Name, "arguments": in.Arguments}}
-	} else {
-		out = map[string]any{"name": in.Name, "output": in.Arguments}
+	out, err := f.InvokeValue(ctx, asl.LambdaValueRequest{FunctionName: req.FunctionName, Qualifier: req.Qualifier, Payload: v})
+	if err != nil {
+		return nil, err
 	}
-	p, err := json.Marshal(out)
+	p, err := jsonv.Encode(out.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("stand-in %s: %w", req.FunctionName, err)
 	}
-	return &asl.LambdaResponse{Payload: p}, nil
+	return &asl.LambdaResponse{Payload: p, FunctionError: out.FunctionError}, nil
 }
 
 // NewEngine is an engine whose Lambda functions are the stand-ins.
@@ -158,27 +174,112 @@ func Check(ctx context.Context, eng *asl.Engine, c Case) error {
 }
 
 // Rounds runs c one execution at a time: a warm-up round, then rounds timed rounds of about d
-// each, and returns executions per second of each timed round (run.cjs's method).
-func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) ([]float64, error) {
+// each, and returns executions per second of each timed round (run.cjs's method), and per
+// CPU-second of this process (user+system, its GC included).
+func Rounds(ctx context.Context, eng *asl.Engine, c Case, rounds int, d time.Duration) (perSec, perCPU []float64, err error) {
 	if err := Check(ctx, eng, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		if err := Once(ctx, eng, c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var perSec []float64
 	for range rounds {
 		n := 0
+		cpu0 := cpuTime()
 		t0 := time.Now()
 		for time.Since(t0) < d {
 			if err := Once(ctx, eng, c); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			n++
 		}
 		perSec = append(perSec, float64(n)/time.Since(t0).Seconds())
+		perCPU = append(perCPU, float64(n)/(cpuTime()-cpu0).Seconds())
 	}
-	return perSec, nil
+	return perSec, perCPU, nil
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The real definition: statemachines/tool_call.asl.json as it stands, with its function ARNs
+// filled in, run on its integration path with stand-ins of the real functions' shapes
+// (RealFunctions).
+var arnPlaceholder = regexp.MustCompile(`\$\{([A-Z][a-z]*)FunctionArn\}`)
+
+// RealInput is the real definition's input: one integration call.
+const RealInput = `{"developer_id":"dev_1","agent_id":"agent_1","task_id":null,"session_id":null,"tool":"dummy",` +
+	`"arguments":{"city":"Lisbon","units":"metric","days":[1,2,3]}}`
+
+// LoadReal parses the real tool_call definition at path.
+func LoadReal(path string) (Case, error) {
+	def, err := os.ReadFile(path)
+	if err != nil {
+		return Case{}, fmt.Errorf("tool_call definition: %w", err)
+	}
+	def = arnPlaceholder.ReplaceAllFunc(def, func(p []byte) []byte {
+		name := strings.ToLower(string(arnPlaceholder.FindSubmatch(p)[1]))
+		return []byte("arn:aws:lambda:us-east-1:123456789012:function:sinew-" + name)
+	})
+	m, err := asl.Parse(def, asl.Options{JSONata: jsonata.New()})
+	if err != nil {
+		return Case{}, fmt.Errorf("tool_call definition %s: %w", path, err)
+	}
+	check := func(o map[string]any, _ []any) error {
+		out, _ := o["output"].(map[string]any)
+		if o["type"] != "integration" || out == nil || out["city"] != "Lisbon" {
+			return fmt.Errorf("tool_call.asl.json: unexpected output %v", o)
+		}
+		return nil
+	}
+	return Case{Name: "tool_call.asl.json", Machine: m, Input: RealInput, check: check}, nil
+}
+
+// RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
+// real ones: Prepare gives {call, tool, context, wait}, the executor and Settle the result object.
+type RealFunctions struct{ seq atomic.Int64 }
+
+// InvokeValue implements asl.LambdaValueInvoker.
+func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueRequest) (asl.LambdaValueResponse, error) {
+	in, _ := req.Payload.(map[string]any)
+	fn := req.FunctionName[strings.LastIndex(req.FunctionName, ":")+1:]
+	switch fn {
+	case "sinew-prepare":
+		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		return asl.LambdaValueResponse{Payload: map[string]any{
+			"call":    map[string]any{"id": id, "type": "integration", "integration": map[string]any{"name": in["tool"], "arguments": in["arguments"]}},
+			"tool":    map[string]any{"name": in["tool"], "type": "integration"},
+			"context": map[string]any{"developer_id": in["developer_id"], "agent_id": in["agent_id"], "execution_id": in["execution_id"]},
+			"wait":    nil}}, nil
+	case "sinew-integration":
+		// The result object (what the executor gives when it records the call), whose output
+		// also serves a definition that reads only $.Payload.output.
+		call, _ := in["call"].(map[string]any)
+		integ, _ := call["integration"].(map[string]any)
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"],
+			"output": integ["arguments"]}}, nil
+	case "sinew-settle":
+		call, _ := in["call"].(map[string]any)
+		result, _ := in["result"].(map[string]any)
+		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "output": result["output"]}}, nil
+	}
+	return asl.LambdaValueResponse{FunctionError: "Unhandled", Payload: map[string]any{"errorType": "ResourceNotFound", "errorMessage": fn}}, nil
+}
+
+// Invoke implements asl.LambdaInvoker (never used: every payload here is an object).
+func (f *RealFunctions) Invoke(context.Context, asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	return asl.FunctionErrorResponse("InvalidInput", "the stand-ins take values"), nil
+}
+
+// NewRealEngine is an engine whose Lambda functions are the real-shaped stand-ins.
+func NewRealEngine() *asl.Engine {
+	return asl.New(asl.Config{Lambda: &RealFunctions{}})
 }

@@ -75,12 +75,9 @@ func pathError(p *jsonpath.Path, env jsonpath.Env, err error) *Error {
 	root := env.Input
 	switch s := p.String(); {
 	case len(s) > 1 && s[1] == '$':
-		root = env.Context
+		root = env.ContextObject()
 	case len(s) > 1 && s[1] != '.' && s[1] != '[':
-		root = nil
-		if env.Var != nil {
-			root, _ = env.Var(varName(s))
-		}
+		root, _ = env.Variable(varName(s))
 	}
 	var je *jsonpath.Error
 	msg := err.Error()

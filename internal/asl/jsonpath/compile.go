@@ -47,10 +47,14 @@ func parse(src string, reference bool) (*Path, error) {
 		return nil, syntaxErr(src, err.Error())
 	}
 	p.toks = toks
-	p.definite = true
+	p.definite, p.simple = true, true
 	for i := range toks {
 		if !toks[i].definite() {
 			p.definite = false
+		}
+		t := &toks[i]
+		if !(t.kind == tProp && len(t.props) == 1) && !(t.kind == tIndex && len(t.indexes) == 1 && t.indexes[0] >= 0) {
+			p.simple = false
 		}
 		if toks[i].kind == tProp && len(toks[i].props) > 1 && i != len(toks)-1 {
 			return nil, syntaxErr(src, "Multi properties can only be used as path leafs: $"+fragments(toks[:i+1]))

@@ -24,6 +24,34 @@ type Env struct {
 	Input   any
 	Context any
 	Var     func(name string) (any, bool) // nil: no variables
+	// Source, when set, gives the context object (if Context is nil) and the variables (if Var
+	// is nil) on demand: most paths read neither, so an engine need not build them for each state.
+	Source Source
+}
+
+// Source is where an Env finds `$$` and `$name` when it does not hold them itself.
+type Source interface {
+	ContextObject() any
+	Variable(name string) (any, bool)
+}
+
+// ContextObject is `$$`: Context, else what Source gives.
+func (e Env) ContextObject() any {
+	if e.Context == nil && e.Source != nil {
+		return e.Source.ContextObject()
+	}
+	return e.Context
+}
+
+// Variable is `$name`: from Var, else from Source.
+func (e Env) Variable(name string) (any, bool) {
+	switch {
+	case e.Var != nil:
+		return e.Var(name)
+	case e.Source != nil:
+		return e.Source.Variable(name)
+	}
+	return nil, false
 }
 
 type rootKind int
@@ -42,6 +70,7 @@ type Path struct {
 	varName  string
 	toks     []token
 	definite bool
+	simple   bool // only single names and single non-negative indexes: walkSimple applies
 }
 
 type tokKind int
@@ -102,14 +131,16 @@ func (p *Path) Eval(env Env) (any, error) {
 	case rootInput:
 		root = env.Input
 	case rootContext:
-		root = env.Context
+		root = env.ContextObject()
 	case rootVar:
 		var ok bool
-		if env.Var != nil {
-			root, ok = env.Var(p.varName)
-		}
-		if !ok {
+		if root, ok = env.Variable(p.varName); !ok {
 			return nil, &Error{Kind: ErrNotFound, Path: p.src, Msg: "Variable '" + p.varName + "' is not defined"}
+		}
+	}
+	if p.simple {
+		if v, ok := p.walkSimple(root); ok {
+			return v, nil
 		}
 	}
 	v, err := p.eval(root, root)
@@ -117,6 +148,31 @@ func (p *Path) Eval(env Env) (any, error) {
 		return nil, &Error{Kind: ErrNotFound, Path: p.src, Msg: err.Error()}
 	}
 	return v, nil
+}
+
+// walkSimple evaluates a path of single names and non-negative indexes without allocating; false
+// when a step finds nothing (eval then gives Jayway's message for it).
+func (p *Path) walkSimple(v any) (any, bool) {
+	for i := range p.toks {
+		t := &p.toks[i]
+		switch t.kind {
+		case tProp:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[t.props[0]]; !ok {
+				return nil, false
+			}
+		default: // tIndex
+			a, ok := v.([]any)
+			if !ok || t.indexes[0] >= len(a) {
+				return nil, false
+			}
+			v = a[t.indexes[0]]
+		}
+	}
+	return v, true
 }
 
 // eval runs the tokens on model; root is what `$` means inside filters.

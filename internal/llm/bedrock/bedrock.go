@@ -6,9 +6,10 @@
 //   - system messages become Converse's top-level system blocks; tool messages become toolResult
 //     blocks of a user message; consecutive messages of one role merge into one, since Converse
 //     wants user and assistant to alternate;
-//   - tool_choice "none" has no Converse equivalent: without tool blocks in the history the tools
-//     are left out (the model cannot call what it is not shown); with them Converse requires the
-//     tools to be declared, so they are, with auto;
+//   - tool_choice "none" has no Converse equivalent: the tools are left out (the model cannot call
+//     what it is not shown), and the history's tool calls and results go as text, since Converse
+//     wants a toolConfig whenever the messages hold tool blocks (see converter);
+//   - a failed call's result (llm.IsErrorResult) goes with status "error" to the models that take it;
 //   - settings other than max_tokens, temperature, top_p and stop have no Converse field and are
 //     not sent;
 //   - stopReason: end_turn and stop_sequence → stop, tool_use → tool_calls, max_tokens and
@@ -30,7 +31,9 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"sinew/internal/config"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 )
 
@@ -72,51 +75,18 @@ func (m *Model) input(req llm.Request) (*bedrockruntime.ConverseInput, error) {
 		id = req.Model
 	}
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(id)}
-	hasToolBlocks := false
+	offered := len(req.Tools) > 0 && req.ToolChoice.Mode != llm.ChoiceNone
+	conv := converter{toolsAsText: !offered, errorStatus: takesErrorStatus(id)}
 	for i, msg := range req.Messages {
-		var role types.ConversationRole
-		var blocks []types.ContentBlock
-		switch msg.Role {
-		case llm.RoleSystem:
+		if msg.Role == llm.RoleSystem {
 			if msg.Content != "" {
 				in.System = append(in.System, &types.SystemContentBlockMemberText{Value: msg.Content})
 			}
 			continue
-		case llm.RoleUser:
-			role = types.ConversationRoleUser
-			if msg.Content != "" {
-				blocks = append(blocks, &types.ContentBlockMemberText{Value: msg.Content})
-			}
-		case llm.RoleAssistant:
-			role = types.ConversationRoleAssistant
-			if msg.Content != "" {
-				blocks = append(blocks, &types.ContentBlockMemberText{Value: msg.Content})
-			}
-			for j, c := range msg.ToolCalls {
-				args, err := llm.ParseArguments(c.Arguments)
-				if err != nil {
-					f := fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j)
-					return nil, fault.Invalid(f, "%s: %v", f, err)
-				}
-				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(c.ID), Name: aws.String(c.Name), Input: document.NewLazyDocument(args),
-				}})
-				hasToolBlocks = true
-			}
-		case llm.RoleTool:
-			role = types.ConversationRoleUser
-			text := msg.Content
-			if text == "" {
-				text = "{}" // Converse refuses a blank text block
-			}
-			blocks = append(blocks, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
-				ToolUseId: aws.String(msg.ToolCallID),
-				Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
-			}})
-			hasToolBlocks = true
-		default:
-			f := fmt.Sprintf("messages[%d].role", i)
-			return nil, fault.Invalid(f, "%s must be system, user, assistant or tool, not %q", f, msg.Role)
+		}
+		role, blocks, err := conv.blocks(i, msg)
+		if err != nil {
+			return nil, err
 		}
 		if len(blocks) == 0 {
 			f := fmt.Sprintf("messages[%d].content", i)
@@ -131,38 +101,110 @@ func (m *Model) input(req llm.Request) (*bedrockruntime.ConverseInput, error) {
 	if len(in.Messages) == 0 || in.Messages[0].Role != types.ConversationRoleUser {
 		return nil, fault.Invalid("messages", "messages must hold a user message before any assistant message: Bedrock starts a conversation with the user")
 	}
-	if len(req.Tools) > 0 && (req.ToolChoice.Mode != llm.ChoiceNone || hasToolBlocks) {
-		tc := &types.ToolConfiguration{}
-		for _, f := range req.Tools {
-			spec := types.ToolSpecification{Name: aws.String(f.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(objectSchema(f.Parameters))}}
-			if f.Description != "" {
-				spec.Description = aws.String(f.Description)
-			}
-			tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
-		}
-		switch req.ToolChoice.Mode {
-		case llm.ChoiceRequired:
-			tc.ToolChoice = &types.ToolChoiceMemberAny{}
-		case llm.ChoiceNamed:
-			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(req.ToolChoice.Name)}}
-		}
-		in.ToolConfig = tc
+	if offered {
+		in.ToolConfig = toolConfig(req)
 	}
-	s := req.Settings
-	if s.MaxTokens != nil || s.Temperature != nil || s.TopP != nil || len(s.Stop) > 0 {
-		ic := &types.InferenceConfiguration{StopSequences: s.Stop}
-		if s.MaxTokens != nil {
-			ic.MaxTokens = aws.Int32(int32(*s.MaxTokens))
-		}
-		if s.Temperature != nil {
-			ic.Temperature = aws.Float32(float32(*s.Temperature))
-		}
-		if s.TopP != nil {
-			ic.TopP = aws.Float32(float32(*s.TopP))
-		}
-		in.InferenceConfig = ic
-	}
+	in.InferenceConfig = inferenceConfig(req.Settings)
 	return in, nil
+}
+
+// converter turns messages into Converse blocks. With toolsAsText (no tool offered: tool_choice
+// none, or no tools), the history's tool calls and results become text blocks: Converse requires a
+// toolConfig whenever the messages hold toolUse or toolResult blocks, and declaring the tools would
+// let the model call them, as its ToolChoice has no "none" (only auto, any and tool:
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolChoice.html). errorStatus
+// marks a failed call's result with status "error", which only some models take.
+type converter struct {
+	toolsAsText bool
+	errorStatus bool
+}
+
+func (c converter) blocks(i int, msg llm.Message) (types.ConversationRole, []types.ContentBlock, error) {
+	var blocks []types.ContentBlock
+	if msg.Content != "" && msg.Role != llm.RoleTool {
+		blocks = append(blocks, &types.ContentBlockMemberText{Value: msg.Content})
+	}
+	switch msg.Role {
+	case llm.RoleUser:
+		return types.ConversationRoleUser, blocks, nil
+	case llm.RoleAssistant:
+		for j, tc := range msg.ToolCalls {
+			args, err := llm.ParseArguments(tc.Arguments)
+			if err != nil {
+				f := fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j)
+				return "", nil, fault.Invalid(f, "%s: %v", f, err)
+			}
+			if c.toolsAsText {
+				blocks = append(blocks, &types.ContentBlockMemberText{Value: fmt.Sprintf("[called the tool %s (call %s) with %s]", tc.Name, tc.ID, jsonv.EncodeString(args))})
+				continue
+			}
+			blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String(tc.ID), Name: aws.String(tc.Name), Input: document.NewLazyDocument(args),
+			}})
+		}
+		return types.ConversationRoleAssistant, blocks, nil
+	case llm.RoleTool:
+		text := msg.Content
+		if text == "" {
+			text = "{}" // Converse refuses a blank text block
+		}
+		if c.toolsAsText {
+			return types.ConversationRoleUser, []types.ContentBlock{&types.ContentBlockMemberText{Value: fmt.Sprintf("[the result of call %s: %s]", msg.ToolCallID, text)}}, nil
+		}
+		res := types.ToolResultBlock{
+			ToolUseId: aws.String(msg.ToolCallID),
+			Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: text}},
+		}
+		if c.errorStatus && llm.IsErrorResult(msg.Content) {
+			res.Status = types.ToolResultStatusError
+		}
+		return types.ConversationRoleUser, []types.ContentBlock{&types.ContentBlockMemberToolResult{Value: res}}, nil
+	}
+	f := fmt.Sprintf("messages[%d].role", i)
+	return "", nil, fault.Invalid(f, "%s must be system, user, assistant or tool, not %q", f, msg.Role)
+}
+
+// takesErrorStatus: a toolResult's status is supported by Anthropic Claude 3 and 4 and Amazon Nova
+// models only (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolResultBlock.html);
+// a model id or an inference profile names its family.
+func takesErrorStatus(modelID string) bool {
+	id := strings.ToLower(modelID)
+	return strings.Contains(id, "anthropic.") || strings.Contains(id, "amazon.nova")
+}
+
+func toolConfig(req llm.Request) *types.ToolConfiguration {
+	tc := &types.ToolConfiguration{}
+	for _, f := range req.Tools {
+		spec := types.ToolSpecification{Name: aws.String(f.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(objectSchema(f.Parameters))}}
+		if f.Description != "" {
+			spec.Description = aws.String(f.Description)
+		}
+		tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
+	}
+	switch req.ToolChoice.Mode {
+	case llm.ChoiceRequired:
+		tc.ToolChoice = &types.ToolChoiceMemberAny{}
+	case llm.ChoiceNamed:
+		tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(req.ToolChoice.Name)}}
+	}
+	return tc
+}
+
+func inferenceConfig(s llm.Settings) *types.InferenceConfiguration {
+	if s.MaxTokens == nil && s.Temperature == nil && s.TopP == nil && len(s.Stop) == 0 {
+		return nil
+	}
+	ic := &types.InferenceConfiguration{StopSequences: s.Stop}
+	if s.MaxTokens != nil {
+		ic.MaxTokens = aws.Int32(int32(*s.MaxTokens))
+	}
+	if s.Temperature != nil {
+		ic.Temperature = aws.Float32(float32(*s.Temperature))
+	}
+	if s.TopP != nil {
+		ic.TopP = aws.Float32(float32(*s.TopP))
+	}
+	return ic
 }
 
 // objectSchema makes sure Converse gets an object schema (it refuses anything else).
@@ -258,13 +300,33 @@ func classify(ctx context.Context, err error) error {
 	}
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
-		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached; try again")
+		return fault.Wrap(fault.Transient, err, "Bedrock could not be reached (%v): the model (%s, by default one of Bedrock's) needs AWS. %s", rootCause(err), config.EnvModel, otherModel)
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		return fault.Wrap(llm.StatusKind(re.HTTPStatusCode()), err, "Bedrock answered HTTP %d: %s", re.HTTPStatusCode(), apiMessage(err))
+		code := re.HTTPStatusCode()
+		if code == 401 || code == 403 {
+			return fault.Wrap(llm.StatusKind(code), err, "Bedrock refused the AWS credentials (HTTP %d: %s): give credentials allowed bedrock:InvokeModel on the model. %s", code, apiMessage(err), otherModel)
+		}
+		return fault.Wrap(llm.StatusKind(code), err, "Bedrock answered HTTP %d: %s", code, apiMessage(err))
 	}
 	return fault.Wrap(fault.Provider, err, "Bedrock Converse failed")
+}
+
+// otherModel says which settings choose a model that is not Bedrock's: Bedrock is the default,
+// which local mode, without AWS, cannot reach.
+var otherModel = fmt.Sprintf("Without AWS (local mode), choose another model: %s=openai:<model> with %s=<an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama> (and %s if it takes a key), or %s=scripted:<file>",
+	config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIAPIKey, config.EnvModel)
+
+// rootCause is the innermost error, without the operation and URL the SDK adds around it.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func apiMessage(err error) string {

@@ -239,8 +239,20 @@ func TestErrorsAreTyped(t *testing.T) {
 		srv := newServer(t)
 		srv.Close()
 		_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
-		if fault.KindOf(err) != fault.Transient {
-			t.Fatalf("kind = %s (%v), want Transient", fault.KindOf(err), err)
+		// What is wrong and which settings choose another model (local mode has no Bedrock).
+		msg := fault.Message(err)
+		if fault.KindOf(err) != fault.Transient || !strings.Contains(msg, "Bedrock could not be reached (") || !strings.Contains(msg, "connection refused") ||
+			!strings.Contains(msg, "SINEW_MODEL=openai:<model> with SINEW_OPENAI_BASE_URL") || !strings.Contains(msg, "scripted:<file>") {
+			t.Fatalf("err = %v (kind %s), want Transient saying what is wrong and which setting fixes it", err, fault.KindOf(err))
+		}
+	})
+	t.Run("credentials refused", func(t *testing.T) {
+		srv := newServer(t, func(*testing.T, map[string]any) (int, http.Header, any) {
+			return 403, http.Header{"X-Amzn-Errortype": {"UnrecognizedClientException"}}, map[string]any{"message": "The security token included in the request is invalid."}
+		})
+		_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+		if msg := fault.Message(err); fault.KindOf(err) != fault.Provider || !strings.Contains(msg, "refused the AWS credentials") || !strings.Contains(msg, "SINEW_MODEL=openai:<model>") {
+			t.Fatalf("err = %v (kind %s), want Provider naming the credentials and the settings", err, fault.KindOf(err))
 		}
 	})
 }
@@ -262,6 +274,76 @@ func TestBadConversationsAreRefusedBeforeSending(t *testing.T) {
 			_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: tc.msgs})
 			if !fault.Is(err, fault.InvalidInput) || fault.FieldOf(err) != tc.field {
 				t.Errorf("err = %v (field %q), want InvalidInput on %s", err, fault.FieldOf(err), tc.field)
+			}
+		})
+	}
+}
+
+// history is a conversation whose last turn called weather twice: one call failed.
+var history = []llm.Message{
+	{Role: llm.RoleUser, Content: "Weather in Paris and Oslo?"},
+	{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "tu_1", Name: "weather", Arguments: `{"city":"Paris"}`}, {ID: "tu_2", Name: "weather", Arguments: `{"city":"Oslo"}`}}},
+	{Role: llm.RoleTool, ToolCallID: "tu_1", Name: "weather", Content: `{"sky":"sunny"}`},
+	{Role: llm.RoleTool, ToolCallID: "tu_2", Name: "weather", Content: `{"error":"the API at x.test answered 503","type":"Sinew.Transient"}`},
+}
+
+func TestToolChoiceBranches(t *testing.T) {
+	weather := []llm.Function{{Name: "weather", Description: "Weather by city", Parameters: citySchema}}
+	cases := []struct {
+		name   string
+		msgs   []llm.Message
+		choice llm.ToolChoice
+		check  func(t *testing.T, req map[string]any)
+	}{
+		{"none, no tool blocks in the history: no tools declared", history[:1], llm.ToolChoice{Mode: llm.ChoiceNone},
+			func(t *testing.T, req map[string]any) {
+				if _, ok := req["toolConfig"]; ok {
+					t.Errorf("toolConfig sent with none: %s", js(req["toolConfig"]))
+				}
+			}},
+		{"none, tool blocks in the history: no tools declared, the history as text", history, llm.ToolChoice{Mode: llm.ChoiceNone},
+			func(t *testing.T, req map[string]any) {
+				if _, ok := req["toolConfig"]; ok {
+					t.Errorf("toolConfig sent with none: %s", js(req["toolConfig"]))
+				}
+				got := js(req["messages"])
+				if strings.Contains(got, "toolUse") || strings.Contains(got, "toolResult") {
+					t.Errorf("tool blocks sent without a toolConfig: %s", got)
+				}
+				for _, want := range []string{`[called the tool weather (call tu_1) with {\"city\":\"Paris\"}]`, `[the result of call tu_2: {\"error\"`} {
+					if !strings.Contains(got, want) {
+						t.Errorf("messages %s lack %s", got, want)
+					}
+				}
+			}},
+		{"named: that tool forced", history[:1], llm.ToolChoice{Mode: llm.ChoiceNamed, Name: "weather"},
+			func(t *testing.T, req map[string]any) {
+				tc, _ := req["toolConfig"].(map[string]any)
+				if js(tc["toolChoice"]) != `{"tool":{"name":"weather"}}` || len(tc["tools"].([]any)) != 1 {
+					t.Errorf("toolConfig = %s, want the weather tool forced", js(tc))
+				}
+			}},
+		{"auto with tool blocks: a failed result has status error, a good one none", history, llm.ToolChoice{Mode: llm.ChoiceAuto},
+			func(t *testing.T, req map[string]any) {
+				tc, _ := req["toolConfig"].(map[string]any)
+				if _, forced := tc["toolChoice"]; forced || len(tc["tools"].([]any)) != 1 {
+					t.Errorf("toolConfig = %s, want the tool with auto", js(tc))
+				}
+				results := req["messages"].([]any)[2].(map[string]any)["content"].([]any)
+				ok, failed := results[0].(map[string]any)["toolResult"].(map[string]any), results[1].(map[string]any)["toolResult"].(map[string]any)
+				if _, has := ok["status"]; has || failed["status"] != "error" {
+					t.Errorf("results = %s, want status error on tu_2 only", js(results))
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(t *testing.T, req map[string]any) (int, http.Header, any) {
+				tc.check(t, req)
+				return 200, nil, answer("end_turn", text("ok"))
+			})
+			if _, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: tc.msgs, Tools: weather, ToolChoice: tc.choice}); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -1,6 +1,6 @@
 // Package models builds the configured llm.Model from SINEW_MODEL (config.Model): bedrock:<model
-// id>, openai:<model> (at SINEW_OPENAI_BASE_URL, with the key from SINEW_OPENAI_KEY_SECRET) or
-// scripted:<file>. It is apart from package llm because it imports every adapter, and the adapters
+// id>, openai:<model> (at SINEW_OPENAI_BASE_URL, OpenAI's API when unset, with the key from
+// SINEW_OPENAI_API_KEY or the secret SINEW_OPENAI_KEY_SECRET names) or scripted:<file>. It is apart from package llm because it imports every adapter, and the adapters
 // import llm.
 package models
 
@@ -37,7 +37,7 @@ func FromConfig(ctx context.Context, c *config.Config, d Deps) (llm.Model, error
 	case "bedrock":
 		return bedrock.New(d.AWS, c.Model.Name), nil
 	case "openai":
-		var key string
+		key := c.OpenAIAPIKey
 		if c.OpenAIKey != "" && d.SecretValue != nil {
 			k, err := d.SecretValue(ctx, c.OpenAIKey)
 			if err != nil {

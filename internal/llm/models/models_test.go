@@ -60,6 +60,29 @@ func TestFromConfig(t *testing.T) {
 			t.Errorf("Authorization = %q", gotAuth)
 		}
 	})
+	t.Run("openai with the key from the environment (local mode)", func(t *testing.T) {
+		t.Setenv(config.EnvModel, "openai:m")
+		t.Setenv(config.EnvOpenAIBaseURL, srv.URL)
+		t.Setenv(config.EnvOpenAIAPIKey, "sk-from-env")
+		c, err := config.FromEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := models.FromConfig(context.Background(), c, models.Deps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if gotAuth != "Bearer sk-from-env" {
+			t.Errorf("Authorization = %q", gotAuth)
+		}
+		t.Setenv(config.EnvOpenAIKey, "sinew/openai")
+		if _, err := config.FromEnv(); !fault.Is(err, fault.InvalidInput) {
+			t.Errorf("both ways of giving the key: err = %v, want a refusal", err)
+		}
+	})
 	t.Run("bedrock", func(t *testing.T) {
 		m, err := models.FromConfig(context.Background(), &config.Config{Model: config.Model{Provider: "bedrock", Name: "amazon.nova-lite-v1:0"}}, models.Deps{AWS: aws.Config{Region: "us-east-1"}})
 		if b, ok := m.(*bedrock.Model); err != nil || !ok || b.ModelID != "amazon.nova-lite-v1:0" {

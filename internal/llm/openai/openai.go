@@ -1,56 +1,65 @@
 // Package openai is the llm.Model adapter for any OpenAI-compatible chat completions endpoint
-// (OpenAI, vLLM, Ollama, a LiteLLM proxy), through the official openai-go client with a
-// configurable base URL and key. The client's own retries are off: a Transient error goes back to
-// the caller, whose retry policy is the one place that decides.
+// (OpenAI, vLLM, Ollama, a LiteLLM proxy): one POST {base}/chat/completions in the documented wire
+// form (https://platform.openai.com/docs/api-reference/chat/create), over net/http and
+// encoding/json. It keeps no retry loop: a Transient error goes back to the caller, whose retry
+// policy is the one place that decides.
+//
+// It speaks the wire form itself rather than through a client library: the one request and answer
+// it needs are a few structs, and the official client's package initialisation alone added about
+// 14 MiB to every Lambda bootstrap that linked it, and its time to each cold start.
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
-	oa "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
+	"sinew/internal/config"
 	"sinew/internal/fault"
 	"sinew/internal/llm"
 )
 
+// DefaultBaseURL is OpenAI's own endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// maxBody caps an answer read into memory: far above any chat completion, far below a Lambda's memory.
+const maxBody = 32 << 20
+
 // Model talks to one model of an OpenAI-compatible endpoint.
 type Model struct {
-	client oa.Client
-	model  string
+	url     string
+	key     string
+	http    *http.Client
+	model   string
+	baseURL string // as configured, for messages ("" is OpenAI's)
 }
 
 // Options configure a Model.
 type Options struct {
 	BaseURL    string       // e.g. http://127.0.0.1:11434/v1; "" is OpenAI's
 	APIKey     string       // may be empty for servers that take none
-	HTTPClient *http.Client // nil: the client's default
+	HTTPClient *http.Client // nil: http.DefaultClient
 }
 
-// New makes a Model for model at the endpoint.
+// New makes a Model for model at the endpoint. Nothing is read from the process environment (no
+// OPENAI_API_KEY): the key configured for this endpoint is the only one ever sent.
 func New(model string, o Options) *Model {
-	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if o.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(o.BaseURL))
+	base := o.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
 	}
-	// A key is always set so OPENAI_API_KEY from the environment never leaks into a request for
-	// another endpoint; servers that need none ignore it.
-	key := o.APIKey
-	if key == "" {
-		key = "none"
+	c := o.HTTPClient
+	if c == nil {
+		c = http.DefaultClient
 	}
-	opts = append(opts, option.WithAPIKey(key))
-	if o.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
-	}
-	return &Model{client: oa.NewClient(opts...), model: model}
+	return &Model{url: strings.TrimRight(base, "/") + "/chat/completions", key: o.APIKey, http: c, model: model, baseURL: o.BaseURL}
 }
 
 // Converse implements llm.Model.
@@ -59,9 +68,9 @@ func (m *Model) Converse(ctx context.Context, req llm.Request) (llm.Response, er
 	if err != nil {
 		return llm.Response{}, err
 	}
-	out, err := m.client.Chat.Completions.New(ctx, params)
+	out, err := m.post(ctx, params)
 	if err != nil {
-		return llm.Response{}, classify(ctx, err)
+		return llm.Response{}, err // typed by post, naming the endpoint
 	}
 	if len(out.Choices) == 0 {
 		return llm.Response{}, fault.New(fault.Provider, "the model endpoint answered without a choice")
@@ -69,11 +78,11 @@ func (m *Model) Converse(ctx context.Context, req llm.Request) (llm.Response, er
 	ch := out.Choices[0]
 	res := llm.Response{
 		Message: llm.Message{Role: llm.RoleAssistant, Content: ch.Message.Content},
-		Usage:   llm.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens},
+		Usage:   out.Usage,
 		Model:   out.Model,
 	}
 	if res.Model == "" {
-		res.Model = string(params.Model)
+		res.Model = params.Model
 	}
 	for _, c := range ch.Message.ToolCalls {
 		if c.Type != "" && c.Type != "function" {
@@ -96,76 +105,84 @@ func (m *Model) Converse(ctx context.Context, req llm.Request) (llm.Response, er
 	return res, nil
 }
 
-func (m *Model) params(req llm.Request) (oa.ChatCompletionNewParams, error) {
-	model := m.model
-	if req.Model != "" {
-		model = req.Model
+// post sends one request and decodes a 2xx answer; any other status is classified by errorOf.
+func (m *Model) post(ctx context.Context, params *request) (*response, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, fault.Wrap(fault.InvalidInput, err, "the model request cannot be written as JSON")
 	}
-	p := oa.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "the model endpoint's URL is not usable")
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	if m.key != "" {
+		hr.Header.Set("Authorization", "Bearer "+m.key)
+	}
+	resp, err := m.http.Do(hr)
+	if err != nil {
+		return nil, classify(ctx, err, m.endpoint())
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, classify(ctx, err, m.endpoint())
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, errorOf(resp.StatusCode, raw, m.endpoint())
+	}
+	var out response
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fault.Wrap(fault.Provider, err, "the model endpoint's answer is not a chat completion: %v", err)
+	}
+	return &out, nil
+}
+
+func (m *Model) params(req llm.Request) (*request, error) {
+	p := &request{Model: m.model}
+	if req.Model != "" {
+		p.Model = req.Model
+	}
 	for i, msg := range req.Messages {
+		w := message{Role: string(msg.Role)}
 		switch msg.Role {
-		case llm.RoleSystem:
-			p.Messages = append(p.Messages, oa.SystemMessage(msg.Content))
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, oa.UserMessage(msg.Content))
+		case llm.RoleSystem, llm.RoleUser:
+			w.Content = &msg.Content
 		case llm.RoleAssistant:
-			a := oa.ChatCompletionAssistantMessageParam{}
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				a.Content.OfString = param.NewOpt(msg.Content)
+				w.Content = &msg.Content
 			}
 			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, oa.ChatCompletionMessageToolCallUnionParam{OfFunction: &oa.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
-					Function: oa.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
-				}})
+				w.ToolCalls = append(w.ToolCalls, toolCall{ID: c.ID, Type: "function", Function: functionCall{Name: c.Name, Arguments: c.Arguments}})
 			}
-			p.Messages = append(p.Messages, oa.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case llm.RoleTool:
-			p.Messages = append(p.Messages, oa.ToolMessage(msg.Content, msg.ToolCallID))
+			w.Content, w.ToolCallID = &msg.Content, msg.ToolCallID
 		default:
 			f := "messages[" + strconv.Itoa(i) + "].role"
-			return p, fault.Invalid(f, "%s must be system, user, assistant or tool, not %q", f, msg.Role)
+			return nil, fault.Invalid(f, "%s must be system, user, assistant or tool, not %q", f, msg.Role)
 		}
+		p.Messages = append(p.Messages, w)
 	}
 	for _, f := range req.Tools {
-		def := shared.FunctionDefinitionParam{Name: f.Name, Parameters: shared.FunctionParameters(objectSchema(f.Parameters))}
-		if f.Description != "" {
-			def.Description = param.NewOpt(f.Description)
-		}
-		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(def))
+		p.Tools = append(p.Tools, toolDef{Type: "function", Function: functionDef{Name: f.Name, Description: f.Description, Parameters: objectSchema(f.Parameters)}})
 	}
-	if len(req.Tools) > 0 || req.ToolChoice.Mode == llm.ChoiceNone {
+	// tool_choice only with tools: OpenAI refuses it without them, and "none" means nothing then.
+	if len(req.Tools) > 0 {
 		switch req.ToolChoice.Mode {
 		case llm.ChoiceNone, llm.ChoiceRequired:
-			p.ToolChoice.OfAuto = param.NewOpt(string(req.ToolChoice.Mode))
+			p.ToolChoice = string(req.ToolChoice.Mode)
 		case llm.ChoiceNamed:
-			p.ToolChoice.OfFunctionToolChoice = &oa.ChatCompletionNamedToolChoiceParam{Function: oa.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name}}
+			p.ToolChoice = namedChoice{Type: "function", Function: struct {
+				Name string `json:"name"`
+			}{req.ToolChoice.Name}}
 		}
 	}
 	s := req.Settings
-	if s.Temperature != nil {
-		p.Temperature = param.NewOpt(*s.Temperature)
-	}
-	if s.MaxTokens != nil {
-		// max_tokens rather than max_completion_tokens: the compatible servers (vLLM, Ollama,
-		// LiteLLM) all read it, and OpenAI still does for its chat models.
-		p.MaxTokens = param.NewOpt(*s.MaxTokens)
-	}
-	if s.TopP != nil {
-		p.TopP = param.NewOpt(*s.TopP)
-	}
-	if len(s.Stop) > 0 {
-		p.Stop.OfStringArray = s.Stop
-	}
-	if s.Seed != nil {
-		p.Seed = param.NewOpt(*s.Seed)
-	}
-	if s.FrequencyPenalty != nil {
-		p.FrequencyPenalty = param.NewOpt(*s.FrequencyPenalty)
-	}
-	if s.PresencePenalty != nil {
-		p.PresencePenalty = param.NewOpt(*s.PresencePenalty)
-	}
+	// max_tokens rather than max_completion_tokens: the compatible servers (vLLM, Ollama,
+	// LiteLLM) all read it, and OpenAI still does for its chat models.
+	p.Temperature, p.MaxTokens, p.TopP, p.Stop, p.Seed = s.Temperature, s.MaxTokens, s.TopP, s.Stop, s.Seed
+	p.FrequencyPenalty, p.PresencePenalty = s.FrequencyPenalty, s.PresencePenalty
 	return p, nil
 }
 
@@ -176,29 +193,63 @@ func objectSchema(p map[string]any) map[string]any {
 	return p
 }
 
-// classify types an endpoint error. The endpoint's own message is kept: it names
-// the broken rule (context too long, unknown model), never the key.
-func classify(ctx context.Context, err error) error {
-	if e := llm.ContextError(ctx, err, "the model endpoint"); e != nil {
+func (m *Model) endpoint() string {
+	if m.baseURL == "" {
+		return "OpenAI's API"
+	}
+	return "the model endpoint at " + m.baseURL
+}
+
+// errorOf types a non-2xx answer (llm.StatusKind for statuses); where names the endpoint. The
+// endpoint's own message is kept: it names the broken rule (context too long, unknown model), never
+// the key.
+func errorOf(status int, body []byte, where string) error {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &e) == nil {
+		msg = e.Error.Message
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	cause := fmt.Errorf("HTTP %d", status)
+	kind := llm.StatusKind(status)
+	switch status {
+	case 401, 403:
+		return fault.Wrap(kind, cause, "%s refused the credentials (HTTP %d: %s): check the key in %s (or the secret %s names)", where, status, msg, config.EnvOpenAIAPIKey, config.EnvOpenAIKey)
+	case 404:
+		return fault.Wrap(kind, cause, "%s answered HTTP 404 (%s): check the model name in %s and the base URL in %s (it usually ends in /v1)", where, msg, config.EnvModel, config.EnvOpenAIBaseURL)
+	}
+	return fault.Wrap(kind, cause, "%s answered HTTP %d: %s", where, status, msg)
+}
+
+// classify types a failure to exchange the request and answer; where names the endpoint.
+func classify(ctx context.Context, err error, where string) error {
+	if e := llm.ContextError(ctx, err, where); e != nil {
 		return e
 	}
-	var ae *oa.Error
-	if errors.As(err, &ae) {
-		msg := ae.Message
-		if msg == "" {
-			msg = http.StatusText(ae.StatusCode)
-		}
-		kind := llm.StatusKind(ae.StatusCode)
-		switch ae.StatusCode {
-		case 401, 403:
-			return fault.Wrap(kind, err, "the model endpoint refused the credentials (HTTP %d: %s): check the key in SINEW_OPENAI_KEY_SECRET", ae.StatusCode, msg)
-		}
-		return fault.Wrap(kind, err, "the model endpoint answered HTTP %d: %s", ae.StatusCode, msg)
-	}
 	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fault.Wrap(fault.Transient, err, "%s did not answer in time; try again", where)
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fault.Wrap(fault.Transient, err, "the model endpoint could not be reached; try again")
+		return fault.Wrap(fault.Transient, err, "%s could not be reached (%v): check that the server runs and %s points at it", where, rootCause(err), config.EnvOpenAIBaseURL)
 	}
-	return fault.Wrap(fault.Provider, err, "the model endpoint failed")
+	return fault.Wrap(fault.Provider, err, "%s failed", where)
+}
+
+// rootCause is the innermost error, without the URL and method the HTTP client adds around it.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }

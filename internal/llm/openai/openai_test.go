@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"sinew/internal/fault"
 	"sinew/internal/llm"
 	"sinew/internal/llm/openai"
 )
@@ -82,5 +84,50 @@ func TestToolChoiceNone(t *testing.T) {
 	}
 	if js((*got)["tool_choice"]) != `"none"` || res.FinishReason != llm.FinishLength || res.Message.Content != "trunc" {
 		t.Errorf("tool_choice %s, res %+v", js((*got)["tool_choice"]), res)
+	}
+}
+
+// TestErrors: each status of a refusal becomes its fault kind with the endpoint's own message, and
+// the configured key is the Authorization header (none when the endpoint takes none).
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, key, wantAuth string
+		status              int
+		kind                fault.Kind
+		msg                 string
+	}{
+		{"refused key", "sk-test", "Bearer sk-test", 401, fault.Provider, "check the key in SINEW_OPENAI_API_KEY (or the secret SINEW_OPENAI_KEY_SECRET names)"},
+		{"throttled", "", "", 429, fault.Transient, "slow down"},
+		{"server error", "", "", 503, fault.Transient, "slow down"},
+		{"bad request", "k", "Bearer k", 400, fault.InvalidInput, "slow down"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var auth string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				auth = r.Header.Get("Authorization")
+				w.WriteHeader(c.status)
+				_, _ = io.WriteString(w, `{"error":{"message":"slow down","type":"x"}}`)
+			}))
+			defer srv.Close()
+			_, err := openai.New("m", openai.Options{BaseURL: srv.URL + "/v1/", APIKey: c.key}).Converse(context.Background(),
+				llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+			if fault.KindOf(err) != c.kind || err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("err = %v (%s), want %s containing %q", err, fault.KindOf(err), c.kind, c.msg)
+			}
+			if auth != c.wantAuth {
+				t.Errorf("Authorization %q, want %q", auth, c.wantAuth)
+			}
+		})
+	}
+}
+
+// TestUnreachable: an endpoint that refuses the connection is Transient.
+func TestUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := openai.New("m", openai.Options{BaseURL: url}).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if fault.KindOf(err) != fault.Transient {
+		t.Errorf("err = %v (%s), want Transient", err, fault.KindOf(err))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,6 +65,8 @@ type execState struct {
 	delivered map[string]bool   // call keys whose outcome went to the engine in this run
 	diverged  bool              // the replay emitted an event the journal does not have at its id
 	pending   map[string][]byte // journal entries queued for the background writer
+	callGen   uint64            // completed invocations queued so far
+	syncedGen uint64            // of which durable
 }
 
 // NewRecorder wraps inner and clock (nil clock: asl.RealClock).
@@ -85,8 +88,9 @@ func (r *Recorder) SetDeliver(f func(token string, o Outcome) error) {
 	r.mu.Unlock()
 }
 
-// Begin starts journaling execution arn, replaying its journal if it has one. Call it before the
-// engine starts the execution.
+// Begin starts journaling execution arn, replaying its journal if it has one. Call it after its
+// running record (Store.PutExecution) has opened the journal, and before the engine starts the
+// execution.
 func (r *Recorder) Begin(arn string) error {
 	j, err := r.st.LoadJournal(arn)
 	if err != nil {
@@ -160,6 +164,9 @@ func (r *Recorder) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		return &asl.LambdaResponse{Payload: c.Payload, FunctionError: c.FunctionError}, nil
 	}
 
+	// Write-ahead: the invocations this execution completed before are durable before it makes
+	// another (whose effects may depend on them).
+	r.syncCalls(arn, es)
 	resp, err := r.inner.Invoke(ctx, req)
 	call := Call{Token: tok}
 	var se *asl.LambdaServiceError
@@ -176,11 +183,24 @@ func (r *Recorder) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		// and so does the journal, so a replay times out as this run did.
 		return resp, err
 	}
-	if jerr := r.st.RecordCall(arn, key, call); jerr != nil {
+	data, jerr := json.Marshal(call)
+	if jerr == nil && tok != "" {
+		// A task token is a promise to whoever holds it: its call is durable before the engine
+		// waits on it.
+		jerr = r.st.RecordCall(arn, key, call)
+	}
+	if jerr != nil {
 		r.log.Error("journaling an invocation; it would run again after a restart", "execution", arn, "error", jerr)
 	}
 	r.mu.Lock()
 	es.j.Calls[key] = call
+	if jerr == nil && tok == "" {
+		// Group commit: the entry joins the execution's next durable write (its next invocation,
+		// timer, child or answer, a history read) or the background writer's, and an execution
+		// that ends first drops it with its journal in its closing record's transaction.
+		es.callGen++
+		r.pendLocked(arn, es, "c/"+key, data)
+	}
 	if o, ok := es.j.Outcomes[key]; ok && tok != "" && !es.delivered[key] {
 		// Answered before the crash while the call was still running: deliver it to the new token.
 		pending = &o
@@ -248,6 +268,7 @@ func (r *Recorder) Answer(token string, o Outcome, probe func(current string) er
 			return true, err
 		}
 	}
+	r.syncCalls(ref.exec, es)
 	if err := r.st.RecordOutcome(ref.exec, ref.key, o); err != nil {
 		undo()
 		return true, err
@@ -303,6 +324,7 @@ func (r *Recorder) Deadline(ctx context.Context, kind asl.TimerKind, state strin
 			r.mu.Unlock()
 			return
 		}
+		r.syncCalls(arn, es)
 		if err := r.st.RecordTimer(arn, key, at); err != nil {
 			r.log.Error("journaling a deadline; it would start over after a restart", "execution", arn, "timer", key, "error", err)
 		}
@@ -378,6 +400,7 @@ func (r *Recorder) Child(ctx context.Context, machine, input, name string) (chil
 	if name == "" {
 		name = uuid.NewString()
 	}
+	r.syncCalls(arn, es)
 	if err := r.st.RecordChild(arn, key, name); err != nil {
 		return "", false, err
 	}
@@ -396,22 +419,64 @@ func (r *Recorder) pendLocked(arn string, es *execState, key string, v []byte) {
 	r.dirty[arn] = es
 	if !r.flushing {
 		r.flushing = true
-		go r.flushLoop()
+		// The writer lingers a moment first, so that a short execution's closing record, which drops
+		// its journal, usually comes before and its entries need no transaction of their own.
+		time.AfterFunc(flushLinger, r.flushLoop)
 	}
 }
 
+// flushLinger is how long queued journal entries wait for the background writer at most, unless
+// a durable write of their execution takes them along first.
+const flushLinger = 10 * time.Millisecond
+
+// syncCalls makes the completed invocations queued for execution arn durable (with every entry
+// queued so far, in one transaction). A failure is logged: those invocations would run again
+// after a restart, as one that was running at a crash does.
+func (r *Recorder) syncCalls(arn string, es *execState) {
+	r.mu.Lock()
+	synced := es.syncedGen >= es.callGen
+	r.mu.Unlock()
+	if synced {
+		return
+	}
+	if err := r.Flush(); err != nil {
+		r.log.Error("journaling invocations; they would run again after a restart", "execution", arn, "error", err)
+	}
+}
+
+// batch is queued journal entries taken for one transaction, by execution, and the count of
+// completed invocations of each execution that are durable once it commits.
+type batch struct {
+	entries map[string]map[string][]byte
+	gens    map[*execState]uint64
+}
+
 // takeLocked gives every queued entry, by execution. Call with r.mu held.
-func (r *Recorder) takeLocked() map[string]map[string][]byte {
+func (r *Recorder) takeLocked() *batch {
 	if len(r.dirty) == 0 {
 		return nil
 	}
-	out := make(map[string]map[string][]byte, len(r.dirty))
+	b := &batch{entries: make(map[string]map[string][]byte, len(r.dirty)), gens: make(map[*execState]uint64, len(r.dirty))}
 	for arn, es := range r.dirty {
-		out[arn] = es.pending
+		b.entries[arn] = es.pending
+		b.gens[es] = es.callGen
 		es.pending = nil
 	}
 	clear(r.dirty)
-	return out
+	return b
+}
+
+// write commits b; then its invocations count as durable.
+func (r *Recorder) write(b *batch) error {
+	if err := r.st.recordLate(b.entries); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	for es, gen := range b.gens {
+		es.syncedGen = max(es.syncedGen, gen)
+	}
+	r.mu.Unlock()
+	return nil
 }
 
 // flushLoop writes queued entries until none are left, all that queued meanwhile in one
@@ -420,15 +485,15 @@ func (r *Recorder) flushLoop() {
 	for {
 		r.flushMu.Lock()
 		r.mu.Lock()
-		batch := r.takeLocked()
-		if batch == nil {
+		b := r.takeLocked()
+		if b == nil {
 			r.flushing = false
 			r.mu.Unlock()
 			r.flushMu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		if err := r.st.recordLate(batch); errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		if err := r.write(b); errors.Is(err, bolt.ErrDatabaseNotOpen) {
 			r.log.Debug("journal closed (shutting down): event times and timeouts not journaled", "error", err)
 		} else if err != nil {
 			r.log.Error("journaling event times and timeouts; a restart would re-arm or re-time them", "error", err)
@@ -443,12 +508,12 @@ func (r *Recorder) Flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	batch := r.takeLocked()
+	b := r.takeLocked()
 	r.mu.Unlock()
-	if batch == nil {
+	if b == nil {
 		return nil
 	}
-	return r.st.recordLate(batch)
+	return r.write(b)
 }
 
 // Current gives the token the engine knows now for tok: tok itself, or, for a token issued before

@@ -82,6 +82,10 @@ func boot(t *testing.T, st *Store, inv asl.LambdaInvoker, m *asl.Machine) (*Reco
 		}
 		return eng.SendTaskFailure(tok, o.Error, o.Cause)
 	})
+	// As local mode does: the running record opens the journal, then Begin replays it.
+	if err := st.PutExecution(Execution{Arn: execArn, Status: asl.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
 	if err := rec.Begin(execArn); err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,26 @@
 // invocation that was running at the crash has no answer in the journal, so it runs again
 // (at-least-once), which the executors' idempotency by call id absorbs.
 //
+// Journal writes are group commits. A completed invocation without a task token joins its
+// execution's next durable write (and is durable before the execution makes another invocation,
+// arms a Wait or back-off, starts a child, takes an answer, shows its history or its end), or the
+// background writer's a moment later; an execution that ends first drops it in its closing
+// record's transaction. A crash in between runs that invocation again, as one running at the crash
+// does. An invocation that carried a task token is durable before the task waits on it.
+//
 // The store is one bbolt file: a pure-Go, single-file, transactional B+tree with fsync on commit,
 // so a kill -9 at any point leaves the last committed state.
 package durable
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,22 +40,26 @@ var (
 	bMachines = []byte("machines")
 	bExecs    = []byte("executions")
 	bJournals = []byte("journals")
+	bDefs     = []byte("definitions") // by SHA-256: a running execution's record names its definition
 )
 
 // Store is the durable state, safe for concurrent use.
 type Store struct {
-	db *bolt.DB
-	w  *committer
+	db   *bolt.DB
+	w    *committer
+	defs sync.Map // SHA-256 keys of the definitions bDefs holds
 }
 
 // Open opens (or creates) the store file at path.
 func Open(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// The freelist is not written with each commit (it is rebuilt from the file when opened): a
+	// commit writes fewer pages before its fsync, and the file stays as durable.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("durable: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bMachines, bExecs, bJournals} {
+		for _, b := range [][]byte{bMachines, bExecs, bJournals, bDefs} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -88,11 +102,15 @@ type Execution struct {
 	Output     string    `json:"output,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
-	Seq        uint64    `json:"seq"` // start order, for listing newest first
+	Seq        uint64    `json:"seq"`               // start order, for listing newest first
+	RoleArn    string    `json:"roleArn,omitempty"` // the machine's role when the execution started
 	// Definition is the state machine's definition the execution started with: an update of the
 	// machine does not change a running execution, before or after a restart.
 	Definition string          `json:"definition,omitempty"`
 	Events     json.RawMessage `json:"events,omitempty"`
+	// DefinitionRef names Definition in the store's definitions (the stored form of a running
+	// record: many executions share a definition, which is written once, not with each start).
+	DefinitionRef string `json:"definitionRef,omitempty"`
 }
 
 // PutMachine writes m.
@@ -126,11 +144,22 @@ func (s *Store) Machines() ([]Machine, error) {
 // closed record (Events set) drops it in the same transaction: nothing of it is replayed again (and
 // background journal writes that come later find no journal to write to).
 func (s *Store) PutExecution(x Execution) error {
+	def := x.Definition
+	if def != "" {
+		sum := sha256.Sum256([]byte(def))
+		x.DefinitionRef, x.Definition = hex.EncodeToString(sum[:]), ""
+	}
 	data, err := json.Marshal(x)
 	if err != nil {
 		return fmt.Errorf("durable: encode execution: %w", err)
 	}
+	_, known := s.defs.Load(x.DefinitionRef)
 	err = s.w.update(func(tx *bolt.Tx) error {
+		if def != "" && !known {
+			if err := tx.Bucket(bDefs).Put([]byte(x.DefinitionRef), []byte(def)); err != nil {
+				return err
+			}
+		}
 		if err := tx.Bucket(bExecs).Put([]byte(x.Arn), data); err != nil {
 			return err
 		}
@@ -145,6 +174,9 @@ func (s *Store) PutExecution(x Execution) error {
 	})
 	if err != nil {
 		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	if def != "" {
+		s.defs.Store(x.DefinitionRef, true)
 	}
 	return nil
 }
@@ -169,6 +201,13 @@ func (s *Store) Executions() ([]Execution, error) {
 				return err
 			}
 			x.Events = nil
+			if x.DefinitionRef != "" {
+				def := tx.Bucket(bDefs).Get([]byte(x.DefinitionRef))
+				if def == nil {
+					return fmt.Errorf("execution %s: its definition %s is missing", x.Arn, x.DefinitionRef)
+				}
+				x.Definition, x.DefinitionRef = string(def), ""
+			}
 			out = append(out, x)
 			return nil
 		})

@@ -3,8 +3,10 @@
 // the chat path's dispatcher reaches the executors through the same SDK call locally as in AWS
 // (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function error as
 // 200 with `X-Amz-Function-Error: Unhandled` and `{"errorType", "errorMessage"}`; Event runs the
-// function in the background (202); DryRun answers 204. Service errors use Lambda's codes and
-// statuses.
+// function in the background (202); DryRun answers 204; LogType Tail returns the last 4 KB of the
+// invocation's log (Lambda's START/END/REPORT lines around what the function logged with its
+// context, see TeeLogs). ListFunctions and GetFunction describe the registered functions; any other
+// operation answers UnknownOperationException. Service errors use Lambda's codes and statuses.
 package lambdaapi
 
 import (
@@ -81,6 +83,8 @@ type Service struct {
 	mu  sync.RWMutex
 	fns map[string]Invoker
 
+	started time.Time // the functions' LastModified
+
 	async   sync.WaitGroup // Event invocations still running
 	closing chan struct{}
 	once    sync.Once
@@ -95,6 +99,7 @@ func New(opts Options) *Service {
 		timeout: opts.Timeout,
 		fns:     map[string]Invoker{},
 		closing: make(chan struct{}),
+		started: time.Now().UTC(),
 	}
 	if s.region == "" {
 		s.region = "us-east-1"
@@ -213,6 +218,9 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (int, string) {
+	if st, out, ok := s.serveControl(w, r); ok {
+		return st, out
+	}
 	ref, ok := functionFromPath(r.URL)
 	if !ok {
 		return s.writeError(w, errorf(http.StatusNotFound, "UnknownOperationException", "Unknown operation: %s %s", r.Method, awsjson.Clip(r.URL.Path, 200)))
@@ -234,6 +242,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 			"1 validation error detected: Value '%s' at 'invocationType' failed to satisfy constraint: Member must satisfy enum value set: [Event, RequestResponse, DryRun]", awsjson.Clip(invType, 200)))
 	}
 	*attrs = append(*attrs, "invocation_type", invType)
+	tail, lerr := logType(r)
+	if lerr != nil {
+		return s.writeError(w, lerr)
+	}
 	inv, name, aerr := s.resolve(ref, r.URL.Query().Get("Qualifier"))
 	if aerr != nil {
 		return s.writeError(w, aerr)
@@ -270,17 +282,27 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, "queued"
 	}
-	// As in AWS, a synchronous invocation runs to its end (or its timeout) even when the caller
-	// stops waiting: the caller's executor may have given up on a call whose side effect happens.
+	return s.invokeSync(w, r, name, inv, payload, tail)
+}
+
+// invokeSync runs a RequestResponse invocation and writes its answer. As in AWS, it runs to its
+// end (or its timeout) even when the caller stops waiting: the caller's executor may have given up
+// on a call whose side effect happens.
+func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string, inv Invoker, payload []byte, tail bool) (int, string) {
 	d := MaxTimeout
 	if s.timeout != nil {
 		if t := s.timeout(name); t > 0 {
 			d = t
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d)
-	defer cancel()
-	out, ferr, err := s.run(ctx, name, inv, payload)
+	// The function's own time bound runs inside the logged run, so a time-out is logged as AWS logs it.
+	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
+		return s.run(ctx, name, inv, p)
+	}), d)
+	out, ferr, logResult, err := s.runLogged(context.WithoutCancel(r.Context()), w.Header().Get("X-Amzn-RequestId"), name, bounded, payload)
+	if tail {
+		w.Header().Set("X-Amz-Log-Result", logResult)
+	}
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
 		return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "The function %s could not be run: see the local-mode log", name))

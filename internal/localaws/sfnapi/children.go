@@ -57,7 +57,7 @@ func (s *Service) StartChild(ctx context.Context, in asl.StartInput) (asl.Child,
 	}
 	s.seq++
 	e := &execution{rec: durable.Execution{Arn: arn, MachineArn: m.rec.Arn, Name: name, Input: input,
-		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition}, resumed: true}
+		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition, RoleArn: m.rec.RoleArn}, resumed: true}
 	e.runMu.Lock() // another start of the same child waits until this one runs
 	defer e.runMu.Unlock()
 	s.execs[arn] = e
@@ -103,9 +103,11 @@ type child struct {
 }
 
 func newChild(e *execution) *child {
-	_, x := e.snapshot()
+	e.mu.Lock()
+	x, closed := e.x, e.closed
+	e.mu.Unlock()
 	if x != nil {
-		return &child{e: e, done: x.Done()}
+		return &child{e: e, done: closed}
 	}
 	ended := make(chan struct{})
 	close(ended)

@@ -299,7 +299,7 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 	}
 	if m.rec.Type == "EXPRESS" {
 		// An asynchronous Express execution: run it, keep nothing (AWS keeps no history either).
-		x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input})
+		x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input, RoleArn: m.rec.RoleArn})
 		if err != nil {
 			return nil, engineErr(err)
 		}
@@ -322,7 +322,7 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 	}
 	s.seq++
 	e := &execution{rec: durable.Execution{Arn: arn, MachineArn: m.rec.Arn, Name: name, Input: input,
-		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition}, resumed: true}
+		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition, RoleArn: m.rec.RoleArn}, resumed: true}
 	s.execs[arn] = e
 	s.mu.Unlock()
 	// Recorded before it runs: a crash from here on resumes it.
@@ -360,7 +360,7 @@ func (s *Service) startSyncExecution(ctx context.Context, body []byte) (any, err
 	if m.rec.Type != "EXPRESS" {
 		return nil, apiErr("StateMachineTypeNotSupported", "This operation is not supported by this type of state machine")
 	}
-	x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input})
+	x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input, RoleArn: m.rec.RoleArn})
 	if err != nil {
 		return nil, engineErr(err)
 	}
@@ -415,12 +415,7 @@ func (s *Service) lookupExecution(arn string) (*execution, error) {
 func (e *execution) snapshot() (durable.Execution, *asl.Execution) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	rec, x := e.rec, e.x
-	if x != nil {
-		d := x.Describe()
-		rec.Status, rec.Stop, rec.Output, rec.Error, rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
-	}
-	return rec, x
+	return e.rec, e.x
 }
 
 func describeOut(rec durable.Execution) map[string]any {
@@ -564,7 +559,13 @@ func (s *Service) getExecutionHistory(ctx context.Context, body []byte) (any, er
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"events": events[start:end]}
+	shown := events[start:end]
+	if in.IncludeData != nil && !*in.IncludeData {
+		if shown, err = withoutData(shown); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]any{"events": shown}
 	if next != "" {
 		out["nextToken"] = next
 	}
@@ -616,7 +617,8 @@ func checkToken(tok string) error {
 func (s *Service) answer(tok string, o durable.Outcome) error {
 	handled, err := s.opts.Recorder.Answer(tok, o, func(cur string) error { return s.opts.Engine.SendTaskHeartbeat(cur) })
 	if errors.Is(err, durable.ErrAnswered) {
-		return apiErr("TaskDoesNotExist", "Task Does Not Exist: 'Provided task does not exist anymore'")
+		// AWS answers a token already answered with TaskTimedOut, not TaskDoesNotExist.
+		return apiErr("TaskTimedOut", "Task Timed Out: 'Provided task does not exist anymore'")
 	}
 	if err != nil {
 		return engineErr(err)

@@ -73,6 +73,7 @@ type execution struct {
 	mu      sync.Mutex
 	rec     durable.Execution // Events never held here: closed histories are read from the store
 	x       *asl.Execution    // nil once closed
+	closed  chan struct{}     // closed with x set to nil: the closing record is durable
 	resumed bool              // a recovered execution was started again (by Recover or its parent)
 	runMu   sync.Mutex        // held while it is started, so a second starter waits for the first
 }
@@ -216,20 +217,22 @@ func (s *Service) run(ctx context.Context, e *execution, m *asl.Machine) error {
 		return err
 	}
 	x, err := s.opts.Engine.Start(durable.WithExecution(context.WithoutCancel(ctx), e.rec.Arn), asl.StartInput{
-		Machine: m, StateMachineArn: e.rec.MachineArn, Name: e.rec.Name, Input: e.rec.Input})
+		Machine: m, StateMachineArn: e.rec.MachineArn, Name: e.rec.Name, Input: e.rec.Input, RoleArn: e.rec.RoleArn})
 	if err != nil {
 		s.opts.Recorder.End(e.rec.Arn)
 		return err
 	}
 	e.mu.Lock()
-	e.x = x
+	e.x, e.closed = x, make(chan struct{})
 	e.mu.Unlock()
 	s.watchers.Add(1)
 	go s.watch(e, x)
 	return nil
 }
 
-// watch records the execution's end and announces it.
+// watch records the execution's end and announces it. The end is shown (DescribeExecution,
+// ListExecutions, a parent's wait) once its record is durable: a result shown is never one that a
+// restart would compute again.
 func (s *Service) watch(e *execution, x *asl.Execution) {
 	defer s.watchers.Done()
 	<-x.Done()
@@ -240,16 +243,19 @@ func (s *Service) watch(e *execution, x *asl.Execution) {
 		events = []byte("[]")
 	}
 	e.mu.Lock()
-	e.rec.Status, e.rec.Stop, e.rec.Output, e.rec.Error, e.rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
 	rec := e.rec
 	e.mu.Unlock()
+	rec.Status, rec.Stop, rec.Output, rec.Error, rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
 	rec.Events = events
 	rec.Definition = "" // only a running execution needs it
 	if err := s.opts.Store.PutExecution(rec); err != nil {
 		s.log.Error("recording an execution's end; it will run again after a restart", "execution", x.ARN, "error", err)
 	}
 	e.mu.Lock()
+	e.rec.Status, e.rec.Stop, e.rec.Output, e.rec.Error, e.rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
+	rec = e.rec
 	e.x = nil
+	close(e.closed)
 	e.mu.Unlock()
 	s.opts.Recorder.End(x.ARN)
 	s.opts.Engine.Forget(x.ARN)

@@ -150,7 +150,7 @@ func TestBadInput(t *testing.T) {
 		{"running name, other input", "StartExecution", js(map[string]any{"stateMachineArn": sm, "name": "run", "input": "{}"}), 400, "ExecutionAlreadyExists", ""},
 		{"bad token", "SendTaskSuccess", `{"taskToken":"abc","output":"{}"}`, 400, "InvalidToken", "Invalid Token: 'Invalid token'"},
 		{"unknown token", "SendTaskSuccess", js(map[string]any{"taskToken": "AQ" + strings.Repeat("A", 64), "output": "{}"}), 400, "TaskDoesNotExist", ""},
-		{"used token", "SendTaskFailure", js(map[string]any{"taskToken": tokOf(t, f, closed)}), 400, "TaskDoesNotExist", ""},
+		{"used token", "SendTaskFailure", js(map[string]any{"taskToken": tokOf(t, f, closed)}), 400, "TaskTimedOut", ""},
 		{"bad output", "SendTaskSuccess", js(map[string]any{"taskToken": tok, "output": "{x"}), 400, "InvalidOutput", "Invalid Output: '"},
 		{"missing output", "SendTaskSuccess", js(map[string]any{"taskToken": tok}), 400, "ValidationException", "'output'"},
 		{"long token", "SendTaskHeartbeat", js(map[string]any{"taskToken": strings.Repeat("A", 2049)}), 400, "ValidationException", "2048"},

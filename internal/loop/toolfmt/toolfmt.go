@@ -3,7 +3,9 @@
 //   - function: its parameters;
 //   - integration: its method's argument schema from the provider registry; the description is
 //     the tool's own, else the method's;
-//   - api_call: its params_schema (the request parts the call may carry);
+//   - api_call: its params_schema as it is, as Julep shows it: the request's parameters (the
+//     executor takes them at the top level of the call as well as in params and path), or, when
+//     every property names a request part, the request parts the call may carry;
 //   - system: the handler's parameters, through an injected func; the description is the tool's
 //     own, else the handler's.
 //
@@ -21,7 +23,10 @@ package toolfmt
 
 import (
 	"fmt"
+	"maps"
+	"net/url"
 	"slices"
+	"strings"
 
 	"sinew/internal/fault"
 	"sinew/internal/integrations"
@@ -86,7 +91,11 @@ func (f *Formatter) Format(t *tool.Tool, metaArgs map[string]any) (llm.Function,
 				return fn, fault.Wrap(fault.Internal, err, "tool %q: params_schema cannot be encoded", t.Name)
 			}
 			fn.Parameters = m
-			for _, part := range apiCallDefaults(t.APICall) {
+			defaults := apiCallDefaults(t.APICall)
+			if ps.DescribesParameters() {
+				defaults = defParamNames(t.APICall)
+			}
+			for _, part := range defaults {
 				unrequire(fn.Parameters, part)
 			}
 		}
@@ -180,6 +189,23 @@ func apiCallDefaults(d *tool.APICallDef) []string {
 		parts = append(parts, "timeout")
 	}
 	return parts
+}
+
+// defParamNames lists the query parameters an api_call definition already supplies (its params, an
+// object or a query string).
+func defParamNames(d *tool.APICallDef) []string {
+	v, err := jsonv.Decode(d.Params)
+	if err != nil {
+		return nil
+	}
+	switch p := v.(type) {
+	case map[string]any:
+		return slices.Collect(maps.Keys(p))
+	case string:
+		q, _ := url.ParseQuery(strings.TrimPrefix(p, "?"))
+		return slices.Collect(maps.Keys(q))
+	}
+	return nil
 }
 
 func removeProperty(schema map[string]any, name string) {

@@ -94,6 +94,16 @@ func TestFormat(t *testing.T) {
 			want:     `{"properties":{"headers":{"type":"object"},"json":{"type":"object"}},"required":["json"],"type":"object"}`,
 		},
 		{
+			name: "api_call whose params_schema describes the query parameters (Julep's weather_api): shown as it is, the definition's params optional",
+			tool: &tool.Tool{Name: "weather_api", Type: tool.TypeAPICall, APICall: &tool.APICallDef{
+				Method: "GET", URL: "https://api.openweathermap.org/data/2.5/weather", Params: []byte(`"appid=k"`),
+				ParamsSchema: &tool.ParameterSchema{Type: "object", Properties: map[string]tool.PropertyDefinition{
+					"q": {Type: "string"}, "appid": {Type: "string"}, "headers": {Type: "string"},
+				}, Required: []string{"q", "appid", "headers"}},
+			}},
+			want: `{"properties":{"appid":{"type":"string"},"headers":{"type":"string"},"q":{"type":"string"}},"required":["q","headers"],"type":"object"}`,
+		},
+		{
 			name:     "api_call without params_schema",
 			tool:     &tool.Tool{Name: "get", Type: tool.TypeAPICall, APICall: &tool.APICallDef{Method: "GET", URL: "https://example.com/"}},
 			want:     `{"properties":{},"type":"object"}`,

@@ -119,8 +119,13 @@ func Targets(c *Canary) []Target {
 		{"6to4 metadata", "http://[2002:a9fe:a9fe::1]/", "6to4 form of 169.254.169.254, the cloud metadata address"},
 		{"teredo loopback", "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "Teredo form of 127.0.0.1"},
 		{"name to loopback", "http://evil.test:" + p4 + "/", "evil.test resolves to 127.0.0.1, a loopback address"},
-		{"localhost", "http://localhost:" + p4 + "/", "localhost resolves to 127.0.0.1"},
-		{"localhost trailing dot", "http://localhost.:" + p4 + "/", "resolves to 127.0.0.1"},
+		// Loopback names are answered by the guard, never asked of the resolver (Resolver knows none).
+		{"localhost", "http://localhost:" + p4 + "/", "localhost resolves to 127.0.0.1, a loopback address"},
+		{"localhost trailing dot", "http://localhost.:" + p4 + "/", "resolves to 127.0.0.1, a loopback address"},
+		{"localhost upper case", "http://LOCALHOST:" + p4 + "/", "resolves to 127.0.0.1, a loopback address"},
+		{"name under localhost", "http://foo.localhost:" + p4 + "/", "foo.localhost resolves to 127.0.0.1, a loopback address"},
+		{"ip6-localhost", "http://ip6-localhost:" + p6 + "/", "ip6-localhost resolves to ::1, a loopback address"},
+		{"localhost.localdomain", "http://localhost.localdomain./", "resolves to 127.0.0.1, a loopback address"},
 		{"name to ipv6 loopback", "http://v6evil.test:" + p6 + "/", "v6evil.test resolves to ::1"},
 		{"name mixing public and loopback", "http://rebind.test:" + p4 + "/", "rebind.test resolves to 127.0.0.1"},
 		{"name to metadata", "http://metadata.test/", "resolves to 169.254.169.254, the cloud metadata address"},
@@ -159,7 +164,6 @@ func Resolver() netguard.StaticResolver {
 	}
 	return netguard.StaticResolver{
 		"evil.test":     m("127.0.0.1"),
-		"localhost":     m("127.0.0.1", "::1"),
 		"v6evil.test":   m("::1"),
 		"rebind.test":   m("93.184.215.14", "127.0.0.1"), // a public address first: the dial must not start
 		"metadata.test": m("169.254.169.254"),

@@ -129,16 +129,37 @@ func DumpTable(t testing.TB, db ScanAPI, table string) string {
 }
 
 // Forms are the encodings of a value searched for besides itself: JSON-escaped (inside a JSON
-// document), base64 (a binary attribute, a payload), URL-escaped (a query or a form body).
+// document), base64 and base64url (a binary attribute, a payload), URL-escaped (a query or a form
+// body). A value inside a larger binary blob encodes differently by its offset modulo 3, so each
+// base64 alphabet gives three forms, one per alignment ("base64@0", "@1", "@2"): the characters
+// that encode only the value's bytes at that alignment.
 func Forms(v string) map[string]string {
 	j, _ := json.Marshal(v)
-	return map[string]string{
-		"plain":     v,
-		"json":      string(j[1 : len(j)-1]),
-		"base64":    base64.StdEncoding.EncodeToString([]byte(v)),
-		"base64url": base64.RawURLEncoding.EncodeToString([]byte(v)),
-		"url":       url.QueryEscape(v),
+	forms := map[string]string{
+		"plain": v,
+		"json":  string(j[1 : len(j)-1]),
+		"url":   url.QueryEscape(v),
 	}
+	for name, enc := range map[string]*base64.Encoding{"base64": base64.StdEncoding, "base64url": base64.RawURLEncoding} {
+		for k := range 3 {
+			forms[fmt.Sprintf("%s@%d", name, k)] = alignedBase64(enc, []byte(v), k)
+		}
+	}
+	return forms
+}
+
+// alignedBase64 is the part of the base64 of v, placed k bytes past a 3-byte boundary, that
+// depends on v's bytes alone: the leading characters shared with the bytes before it and the
+// trailing ones shared with the bytes after it are left out.
+func alignedBase64(enc *base64.Encoding, v []byte, k int) string {
+	buf := append(make([]byte, k), v...)
+	buf = buf[:len(buf)/3*3]
+	s := enc.EncodeToString(buf)
+	skip := [3]int{0, 2, 3}[k] // characters holding bits of the k bytes before v
+	if len(s) <= skip {
+		return ""
+	}
+	return s[skip:]
 }
 
 // Leak is one value found in one haystack.

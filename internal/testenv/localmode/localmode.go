@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,12 +53,17 @@ type Proc struct {
 	Stderr    *Buffer // its log
 	done      chan struct{}
 	err       error
+	started   time.Time
 }
 
 // Start runs bin on dir with args after --dir, and env (KEY=VALUE) in place of the process's own
-// when not nil, and waits until it prints "ready" and has written loopback endpoints. On an error
-// the process has been stopped.
+// when not nil, and waits until it prints "ready" and has written loopback endpoints. The AWS
+// endpoint gets a free port unless args give --aws-port: tests run side by side. On an error the
+// process has been stopped.
 func Start(bin, dir string, args, env []string) (*Proc, error) {
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--aws-port") }) {
+		args = append([]string{"--aws-port", "0"}, args...)
+	}
 	p := &Proc{Cmd: exec.Command(bin, append([]string{"--dir", dir}, args...)...), Dir: dir,
 		Stdout: &Buffer{}, Stderr: &Buffer{}, done: make(chan struct{})}
 	p.Cmd.Env = env
@@ -66,6 +72,7 @@ func Start(bin, dir string, args, env []string) (*Proc, error) {
 		return nil, err
 	}
 	p.Cmd.Stdout, p.Cmd.Stderr = pw, p.Stderr
+	p.started = time.Now()
 	if err := p.Cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -82,20 +89,14 @@ func Start(bin, dir string, args, env []string) (*Proc, error) {
 		}
 	}()
 	go func() { p.err = p.Cmd.Wait(); close(p.done) }()
-	// A guard against a hang, not a performance bound: a cold DynamoDB Local JVM takes seconds.
-	select {
-	case <-ready:
-	case <-p.done:
-		return nil, fmt.Errorf("local mode exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.Stdout, p.Stderr)
-	case <-time.After(3 * time.Minute):
-		p.Kill()
-		return nil, fmt.Errorf("local mode was not ready after 3 minutes\nstderr:\n%s", p.Stderr)
+	if err := p.waitReady(ready); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "endpoints.json"))
 	if err == nil {
 		err = json.Unmarshal(data, &p.Endpoints)
 	}
-	for _, k := range []string{"stepfunctions", "lambda", "http", "dynamodb"} {
+	for _, k := range []string{"aws", "stepfunctions", "lambda", "http", "dynamodb"} {
 		if err == nil && !strings.HasPrefix(p.Endpoints[k], "http://127.0.0.1:") {
 			err = fmt.Errorf("endpoints.json %s = %q, want a loopback URL", k, p.Endpoints[k])
 		}
@@ -105,6 +106,36 @@ func Start(bin, dir string, args, env []string) (*Proc, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// hungAfter is how long local mode may go without a line of output before it is taken as hung.
+// Start-up has no overall deadline: on a busy machine it takes as long as it takes (--rie builds
+// every function), and each step of it logs a line.
+const hungAfter = 3 * time.Minute
+
+// waitReady waits for ready while the process lives and keeps printing.
+func (p *Proc) waitReady(ready <-chan struct{}) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ready:
+			return nil
+		case <-p.done:
+			return fmt.Errorf("local mode exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.Stdout, p.Stderr)
+		case <-tick.C:
+			last := p.started
+			for _, t := range []time.Time{p.Stdout.last(), p.Stderr.last()} {
+				if t.After(last) {
+					last = t
+				}
+			}
+			if idle := time.Since(last); idle > hungAfter {
+				p.Kill()
+				return fmt.Errorf("local mode printed nothing for %s and was not ready\nstderr:\n%s", idle.Round(time.Second), p.Stderr)
+			}
+		}
+	}
 }
 
 // Done is closed when the process has ended.
@@ -128,14 +159,23 @@ func (p *Proc) Kill() {
 
 // Buffer is an output buffer written by one goroutine while others read it.
 type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu     sync.Mutex
+	b      bytes.Buffer
+	lastAt time.Time
 }
 
 func (s *Buffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastAt = time.Now()
 	return s.b.Write(p)
+}
+
+// last is when the buffer was last written.
+func (s *Buffer) last() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastAt
 }
 
 func (s *Buffer) String() string {

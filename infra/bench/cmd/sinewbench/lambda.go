@@ -75,7 +75,8 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	r.printf("lambda", "### Cold start under the Runtime Interface Emulator (linux/%s builds, %d per function)\n\n", runtime.GOARCH, o.colds)
-	r.printf("lambda", "Process start (the emulator with the bootstrap) to the first response to an invoke of `{}`, polled every 0.5 ms; "+
+	r.printf("lambda", "Process start (the emulator with the bootstrap) to the first response to an invoke of `{}`, polled every 0.5 ms, "+
+		"the functions taken in turn in each round; "+
 		"the functions get placeholder AWS settings and endpoints on a closed loopback port, so their init builds its clients "+
 		"without reaching anything. Median and min–max in ms; the ratio is to hello-world's median.\n\n")
 	r.printf("lambda", "| function | median ms | spread | ÷ hello-world | first answer |\n|---|---|---|---|---|\n")
@@ -83,12 +84,15 @@ func partLambda(ctx context.Context, o options, r *report) error {
 	answer := map[string]string{}
 	order := append([]string{"hello-world (baseline)"}, slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == "hello-world (baseline)" || broken[s] })...)
 	for _, n := range order {
-		bin := filepath.Join(tmp, runtime.GOARCH, n, "bootstrap")
-		if err := buildBootstrap(ctx, runtime.GOARCH, pkgs[n], bin); err != nil {
+		if err := buildBootstrap(ctx, runtime.GOARCH, pkgs[n], filepath.Join(tmp, runtime.GOARCH, n, "bootstrap")); err != nil {
 			return err
 		}
-		for range o.colds {
-			d, ans, err := coldStart(ctx, rie, bin, n)
+	}
+	// Round-robin: each round starts every function once, so a change in the shared machine's load
+	// during the run weighs on every function alike, hello-world's baseline included.
+	for range o.colds {
+		for _, n := range order {
+			d, ans, err := coldStart(ctx, rie, filepath.Join(tmp, runtime.GOARCH, n, "bootstrap"), n)
 			if err != nil {
 				return fmt.Errorf("cold start %s: %w", n, err)
 			}
@@ -108,7 +112,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		}
 	}
 	r.headline("Cold start under the RIE: hello-world %.1f ms, slowest sinew function (%s) %.1f ms (median of %d)", base, worst, cold[worst].median(), o.colds)
-	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -skip dispatch,engine,peer,local,cost,memory` runs this part alone.\n")
+	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -only lambda -out /tmp/lambda.md` runs this part alone.\n")
 	return nil
 }
 

@@ -5,6 +5,8 @@
 //
 //	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
 //	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
+//	go run ./infra/bench/cmd/sinewbench -only peer -out /tmp/peer.md   # one part alone
+//	go run ./infra/bench/cmd/sinewbench -only lambda -out /tmp/lambda.md  # bootstrap sizes and cold starts alone
 package main
 
 import (
@@ -25,22 +27,30 @@ type options struct {
 	roundDur time.Duration
 	colds    int
 	skip     map[string]bool
+	only     map[string]bool // when set, the parts to run (the others are left out)
 }
 
 func main() {
 	var o options
-	var skip string
+	var skip, only string
 	flag.StringVar(&o.out, "out", "infra/bench/BENCHMARKS.md", "where to write the report")
 	flag.StringVar(&o.defs, "defs", "infra/bench/peer/defs", "the peer benchmark definitions")
 	flag.BoolVar(&o.smoke, "smoke", false, "run each part for a few iterations (a check, not a measurement)")
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per figure (after a warm-up)")
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load)")
+	flag.StringVar(&only, "only", "", "comma-separated parts to run, the others left out (e.g. -only peer)")
 	flag.Parse()
 	o.skip = map[string]bool{}
 	for _, s := range splitComma(skip) {
 		o.skip[s] = true
+	}
+	if only != "" {
+		o.only = map[string]bool{}
+		for _, s := range splitComma(only) {
+			o.only[s] = true
+		}
 	}
 	if o.smoke {
 		o.rounds, o.roundDur, o.colds = 1, 100*time.Millisecond, 2
@@ -83,10 +93,11 @@ func run(ctx context.Context, o options) error {
 		{"cost", partCost},
 		{"lambda", partLambda},
 		{"memory", partMemory},
+		{"load", partLoad},
 	}
 	failed := 0
 	for _, p := range parts {
-		if o.skip[p.name] {
+		if o.skip[p.name] || (o.only != nil && !o.only[p.name]) {
 			r.skipped(p.name)
 			continue
 		}

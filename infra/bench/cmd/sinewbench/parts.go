@@ -133,13 +133,21 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	eng := peerbench.NewEngine()
-	ours := map[string]samples{}
+	ours, oursCPU := map[string]samples{}, map[string]samples{}
 	for _, c := range cases {
-		s, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
+		s, cpu, err := peerbench.Rounds(ctx, eng, c, o.rounds, o.roundDur)
 		if err != nil {
 			return err
 		}
-		ours[c.Name] = s
+		ours[c.Name], oursCPU[c.Name] = s, cpu
+	}
+	real, err := peerbench.LoadReal("statemachines/tool_call.asl.json")
+	if err != nil {
+		return err
+	}
+	realRounds, _, err := peerbench.Rounds(ctx, peerbench.NewRealEngine(), real, o.rounds, o.roundDur)
+	if err != nil {
+		return err
 	}
 	argv := []string{"node", "-r", "./infra/bench/peer/polyfill.cjs", "infra/bench/peer/run.cjs", o.defs, strconv.Itoa(o.rounds), fmt.Sprint(o.roundDur.Seconds())}
 	out, err := runCmd(ctx, argv, nil)
@@ -150,6 +158,7 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		Engine  string               `json:"engine"`
 		Node    string               `json:"node"`
 		Results map[string][]float64 `json:"results"`
+		CPU     map[string][]float64 `json:"cpu"`
 	}
 	if err := json.Unmarshal(out, &peer); err != nil {
 		return fmt.Errorf("peer output: %w: %s", err, trim(string(out), 300))
@@ -171,29 +180,52 @@ func partPeer(ctx context.Context, o options, r *report) error {
 		r.printf("peer", "| %s | %s | %s | %s | %s | **%.2f×** |\n", name, sm, ssp, pm, psp, ratio)
 		r.headline("Peer ratio, %s: sinew %s executions/s vs aws-local-stepfunctions %s: %.2f×", name, sm, pm, ratio)
 	}
+	rm, rsp := fmtStat(samples(realRounds), 1, 0)
+	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
+	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (its integration path: Prepare, the routing "+
+		"Choice, the integration Task, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
+		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
+	peerCPU(r, oursCPU, peer.CPU)
+	peerVerdict(r, ours, peer.Results)
+	r.printf("peer", "Commands (the bench command runs both in the same process run; `-only peer` runs this part alone):\n\n```\ngo run ./infra/bench/cmd/sinewbench -only peer -out /tmp/peer.md\n%s\n```\n", shellJoin(argv))
+	return nil
+}
+
+// peerCPU compares executions per CPU-second of each process, which a shared machine's load
+// moves less than executions per second of wall time.
+func peerCPU(r *report, ours map[string]samples, peer map[string][]float64) {
+	r.printf("peer", "Executions per CPU-second of each process (user+system, GC threads included; steadier than wall time on a shared machine), medians:")
+	for i, name := range peerbench.Names {
+		s, p := ours[name].median(), samples(peer[name]).median()
+		sep := ";"
+		if i == len(peerbench.Names)-1 {
+			sep = "."
+		}
+		r.printf("peer", " %s sinew %.4g vs peer %.4g, %.2f×%s", name, s, p, s/p, sep)
+	}
+	r.printf("peer", "\n\n")
+}
+
+// peerVerdict says whether sinew is slower than the peer anywhere in this run, and if so why.
+func peerVerdict(r *report, ours map[string]samples, peer map[string][]float64) {
 	var slower []string
 	for _, name := range peerbench.Names {
-		if ours[name].median() < samples(peer.Results[name]).median() {
+		if ours[name].median() < samples(peer[name]).median() {
 			slower = append(slower, name)
 		}
 	}
 	if len(slower) == 0 {
 		r.printf("peer", "sinew is not slower than the peer on any of the three definitions in this run.\n\n")
-	} else {
-		r.printf("peer", "sinew is slower than the peer here on: %s. Why: for each Task, sinew's engine builds AWS's whole lambda:invoke result "+
-			"(`SdkHttpMetadata` with its headers and a crypto-random request id), keeps AWS's full execution history (every "+
-			"StateEntered/TaskScheduled/TaskSucceeded/StateExited event with its input or output rendered as JSON text, which "+
-			"GetExecutionHistory and local mode's durable journal need), runs each execution on its own goroutine with its "+
-			"cancellation and task-token bookkeeping, and hands Lambda payloads over as bytes (the LambdaInvoker is the Lambda "+
-			"API's shape), so the Go stand-ins decode and re-encode JSON on every call. The peer keeps no history unless asked, "+
-			"passes the JS object itself to its handler and never serialises. What would fix it: render history JSON lazily "+
-			"(keep the value, encode on read or on journal write), build the SdkHttpMetadata block only when a path reads it, "+
-			"and give in-process Go handlers a value-passing invoker. In AWS none of this matters: a Lambda invocation costs "+
-			"milliseconds, so the engine's microseconds per task are not the bottleneck.\n\n", strings.Join(slower, ", "))
+		return
 	}
-	r.printf("peer", "Commands (the bench command runs both in the same process run):\n\n```\ngo run ./infra/bench/cmd/sinewbench -skip dispatch,engine,local,cost,lambda,memory\n%s\n```\n", shellJoin(argv))
-	return nil
+	r.printf("peer", "sinew is slower than the peer here on: %s. What sinew does that the peer does not: it keeps AWS's full "+
+		"execution history (every StateEntered/TaskScheduled/TaskSucceeded/StateExited event, rendered to JSON when read), builds "+
+		"AWS's whole lambda:invoke result (`SdkHttpMetadata` with its headers) for every task, checks every state's output "+
+		"against the 256 KiB payload limit, and runs each execution with its cancellation and task-token bookkeeping. "+
+		"The machine is shared: compare within one run.\n\n", strings.Join(slower, ", "))
 }
 
 func partLocal(ctx context.Context, o options, r *report) error {
@@ -227,12 +259,49 @@ const (
 	lambdaPerGBs     = 0.0000133334 // Lambda duration, arm64
 	ddbPerRead       = 0.125 / 1e6  // DynamoDB on-demand, per read request unit
 	ddbPerWrite      = 0.625 / 1e6  // DynamoDB on-demand, per write request unit
+	apigwPerRequest  = 1.00 / 1e6   // API Gateway HTTP API, first 300 million a month
 	lambdaMemGB      = 128.0 / 1024 // assumed function memory
 	lambdaBilledSec  = 0.010        // assumed billed duration per invocation
-	lambdasPerCall   = 3            // Prepare, the executor, Settle
 )
 
-var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, DynamoDB map\[(.*)\] \((\d+) requests\)`)
+var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*)\] \((\d+) requests\)`)
+
+// callCost is the cost of one million calls from one line of TestRequestBudget.
+type callCost struct {
+	transitions, lambdas, https int
+	sfn, lam, ddb, apigw        float64
+}
+
+func costOf(m []string) callCost {
+	var c callCost
+	c.transitions, _ = strconv.Atoi(m[2])
+	in, _ := strconv.Atoi(m[3])
+	out, _ := strconv.Atoi(m[4])
+	c.https, _ = strconv.Atoi(m[5])
+	c.lambdas = in + out
+	reads, writes := 0.0, 0.0
+	for _, kv := range strings.Fields(m[6]) {
+		k, v, _ := strings.Cut(kv, ":")
+		n, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "GetItem", "BatchGetItem", "Query", "Scan":
+			reads += n
+		case "TransactGetItems":
+			reads += 2 * n
+		case "TransactWriteItems":
+			writes += 2 * n
+		default:
+			writes += n
+		}
+	}
+	c.sfn = float64(c.transitions) * sfnPerTransition * 1e6
+	c.lam = float64(c.lambdas) * (lambdaPerRequest + lambdaMemGB*lambdaBilledSec*lambdaPerGBs) * 1e6
+	c.ddb = (reads*ddbPerRead + writes*ddbPerWrite) * 1e6
+	c.apigw = float64(c.https) * apigwPerRequest * 1e6
+	return c
+}
+
+func (c callCost) total() float64 { return c.sfn + c.lam + c.ddb + c.apigw }
 
 func partCost(ctx context.Context, o options, r *report) error {
 	argv := wrapDDB(true, []string{"go", "test", "-run", "^TestRequestBudget$", "-v", "-count=1", "./internal/workflow"})
@@ -241,49 +310,40 @@ func partCost(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)", "list_agents": "system (agent list)"}
-	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware) and the engine's history in `TestRequestBudget`; "+
-		"one call of each type end to end. Cost of one million calls at AWS list prices (us-east-1).\n\n")
-	r.printf("cost", "| type | state transitions | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|\n")
+	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware), the engine's history and the Lambda invocations in `TestRequestBudget`; "+
+		"one call of each type end to end, from its start to its recorded outcome (the status-change event included), through `POST /tool-calls` "+
+		"(a function call answered through `POST /executions/{id}/calls/{call_id}/result`) and through a bare `StartExecution` naming the tool. "+
+		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")
+	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	seen := 0
 	for _, m := range budgetLine.FindAllStringSubmatch(string(out), -1) {
 		seen++
-		tr, _ := strconv.Atoi(m[2])
-		reads, writes := 0.0, 0.0
-		for _, kv := range strings.Fields(m[3]) {
-			k, v, _ := strings.Cut(kv, ":")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "GetItem", "BatchGetItem", "Query", "Scan":
-				reads += n
-			case "TransactGetItems":
-				reads += 2 * n
-			case "TransactWriteItems":
-				writes += 2 * n
-			default:
-				writes += n
-			}
-		}
-		sfn := float64(tr) * sfnPerTransition * 1e6
-		lam := lambdasPerCall * (lambdaPerRequest + lambdaMemGB*lambdaBilledSec*lambdaPerGBs) * 1e6
-		ddb := (reads*ddbPerRead + writes*ddbPerWrite) * 1e6
-		name := types[m[1]]
+		c := costOf(m)
+		base, bare := strings.CutSuffix(m[1], "/start")
+		name, entry := types[base], "POST /tool-calls"
 		if name == "" {
-			name = m[1]
+			name = base
 		}
-		r.printf("cost", "| %s | %d | %s | %s | %.2f | %.2f | %.2f | **%.2f** |\n", name, tr, m[4], m[3], sfn, lam, ddb, sfn+lam+ddb)
-		r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, sfn+lam+ddb, tr, m[4])
+		if bare {
+			entry = "StartExecution"
+		}
+		r.printf("cost", "| %s | %s | %d | %d | %d | %s | %s | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
+			name, entry, c.transitions, c.lambdas, c.https, m[7], m[6], c.sfn, c.lam, c.ddb, c.apigw, c.total())
+		if !bare {
+			r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, c.total(), c.transitions, m[7])
+		}
 	}
 	if seen == 0 {
 		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
 	}
-	r.printf("cost", "\nThe transition counts are every state a successful call enters: "+
-		"`statemachines/tool_call.asl.json` has only Task, Choice and Fail states, and the test counts Task and Choice entries. "+
-		"Step Functions is over 95%% of the cost: fewer states per call (e.g. folding Settle into an EventBridge rule on the "+
-		"execution's status change, which Settle already serves, if the result may be recorded after the execution closes) would cut it by a quarter.\n\n")
+	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
+		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
+		"a bare start runs Prepare and Route once more. Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
 	r.printf("cost", "Assumptions: each request item is one request unit (items under 1 KB written, under 4 KB read strongly "+
-		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: %d invocations per call (Prepare, the "+
-		"executor, Settle) at %.0f MB arm64 and an assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB "+
-		"round trips); free tiers ignored.\n\n", lambdasPerCall, lambdaMemGB*1024, lambdaBilledSec*1000)
+		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: every invocation counted (the executor or Prepare "+
+		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
+		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
+		"request; EventBridge's delivery of Step Functions' own events is free; free tiers ignored.\n\n", lambdaMemGB*1024, lambdaBilledSec*1000)
 	r.printf("cost", "Sources (list prices, us-east-1):\n\n"+
 		"- Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/>\n"+
 		"- Lambda $0.20 per million requests: <https://aws.amazon.com/lambda/pricing/>; arm64 duration $0.0000133334 per GB-s "+
@@ -292,7 +352,8 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"<https://aws.amazon.com/dynamodb/pricing/on-demand/> (the page's unit definitions were read from the docs corpus; "+
 		"the two rates are the us-east-1 Standard-table figures since the November 2024 on-demand price cut; the stored copy of the "+
 		"page here lacks its rate table, so they were checked against several independent cost notes in public repositories "+
-		"that quote the page, all agreeing; confirm on the page before relying on them)\n\n")
+		"that quote the page, all agreeing; confirm on the page before relying on them)\n"+
+		"- API Gateway HTTP APIs $1.00 per million requests (the first 300 million a month): <https://aws.amazon.com/api-gateway/pricing/>\n\n")
 	r.printf("cost", "Command:\n\n```\n%s\n```\n", shellJoin(argv))
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,12 @@ type report struct {
 	order     []string
 }
 
+// engineProfiles is the method note on the engine's CPU profiles before and after its rework: a
+// record of how the part 3 figures were got, not measured by this command.
+//
+//go:embed engine_profiles.md
+var engineProfiles string
+
 var titles = map[string]string{
 	"dispatch": "1. Dispatch overhead per tool call, in-process, beside the JSON floor",
 	"engine":   "2. The engine",
@@ -26,6 +33,7 @@ var titles = map[string]string{
 	"cost":     "5. DynamoDB requests and state transitions per tool call; cost of one million calls",
 	"lambda":   "6. Lambda: bootstrap size and cold start",
 	"memory":   "7. Memory per function-tool execution waiting on its token",
+	"load":     "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
 }
 
 func newReport(o options) *report {
@@ -111,6 +119,9 @@ func (r *report) write(path string) error {
 	fmt.Fprintf(&b, "- Rounds per engine figure: %d of %s each; cold starts per function: %d.\n", r.o.rounds, r.o.roundDur, r.o.colds)
 	b.WriteString("- The machine has 2 cores shared with other engineers' builds and tests, so spreads can be wide; " +
 		"compare figures within one run, not across runs.\n")
+	b.WriteString("- Part 8 profiles the local-mode process during the load (SINEW_CPUPROFILE): the top of its CPU profile " +
+		"before the work on local mode's throughput and in this run sit there side by side.\n")
+	b.WriteString("\n" + engineProfiles)
 	b.WriteString("\n## Headline figures\n\n")
 	if len(r.headlines) == 0 {
 		b.WriteString("None (no part produced a figure).\n")
@@ -118,7 +129,7 @@ func (r *report) write(path string) error {
 	for _, h := range r.headlines {
 		b.WriteString("- " + h + "\n")
 	}
-	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory"} {
+	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
 		if s, ok := r.sections[part]; ok {
 			b.WriteString(s.String())

@@ -1,5 +1,5 @@
-// Package dummy is the dummy integration: it echoes the merged arguments as its output and opens no
-// connection. Setup and arguments are free-form objects. Unlike Julep, where
+// Package dummy is the dummy integration: whatever the method, it echoes the merged arguments as its
+// output, as Julep's does, and opens no connection. Setup and arguments are free-form objects. Unlike Julep, where
 // dummy is handled in agents-api and is missing from the catalogue, sinew registers it as a provider,
 // so it has a catalogue entry and a model-facing schema (a free-form object).
 //
@@ -37,4 +37,5 @@ var Provider = &integrations.Provider{
 	Methods: []*integrations.Method{
 		integrations.NewMethod("echo", "Return the arguments unchanged (for testing tool wiring).", echo),
 	},
+	AnyMethod: true,
 }

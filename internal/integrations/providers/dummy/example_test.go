@@ -21,9 +21,12 @@ func Example() {
 		return
 	}
 	fmt.Println(jsonv.EncodeString(out))
-	_, err = reg.Execute(context.Background(), "dummy", "send", nil, nil)
+	out, _ = reg.Execute(context.Background(), "dummy", "send", nil, map[string]any{"to": "a@b.test"})
+	fmt.Println(jsonv.EncodeString(out))
+	_, err = reg.Execute(context.Background(), "dumy", "echo", nil, nil)
 	fmt.Println(err)
 	// Output:
 	// {"city":"Lisbon","days":3}
-	// unknown method "send" for integration provider "dummy"; its methods: echo
+	// {"to":"a@b.test"}
+	// unknown integration provider "dumy"; known providers: dummy
 }

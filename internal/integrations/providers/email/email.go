@@ -73,6 +73,17 @@ type Env struct {
 	Log       *slog.Logger
 	// Now stamps the Date header (default time.Now).
 	Now func() time.Time
+	// ImplicitTLSPort is the port that speaks TLS from the first byte (default 465, SMTPS); every
+	// other port uses STARTTLS. Tests that cannot bind 465 serve SMTPS on another port.
+	ImplicitTLSPort int32
+}
+
+// implicitTLS tells whether port speaks implicit TLS under env.
+func (env Env) implicitTLS(port int32) bool {
+	if env.ImplicitTLSPort == 0 {
+		return port == 465
+	}
+	return port == env.ImplicitTLSPort
 }
 
 // Validate checks the setup, naming the field at fault.
@@ -223,7 +234,7 @@ func openSession(ctx context.Context, env Env, setup Setup, conn net.Conn, b bou
 	}
 	var c *smtp.Client
 	var err error
-	if setup.Port == 465 {
+	if env.implicitTLS(setup.Port) {
 		tc := tls.Client(conn, tlsCfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = conn.Close()

@@ -112,17 +112,26 @@ func TestSendDelivers(t *testing.T) {
 	}
 }
 
-func TestSendImplicitTLSOn465(t *testing.T) {
-	srv, err := smtpd.Listen(t, smtpd.WithImplicitTLS(), smtpd.WithAddr("127.0.0.1:465"))
+// The implicit-TLS path runs on any port the test can bind: Env.ImplicitTLSPort names it (465 by
+// default, which needs privileges to bind), and the same server spoken to with STARTTLS fails.
+func TestSendImplicitTLS(t *testing.T) {
+	srv, err := smtpd.Listen(t, smtpd.WithImplicitTLS())
 	if err != nil {
-		t.Skipf("SKIPPED: cannot listen on 127.0.0.1:465 for the SMTPS test (%v); it needs root or CAP_NET_BIND_SERVICE", err)
+		t.Fatal(err)
 	}
-	env := email.Env{Guard: loopbackGuard(t), RootCAs: srv.RootCAs}
+	env := email.Env{Guard: loopbackGuard(t), RootCAs: srv.RootCAs, ImplicitTLSPort: int32(srv.Addr.Port()), Timeout: 5 * time.Second}
 	if _, err := email.Send(context.Background(), env, setupFor(srv), plainArgs); err != nil {
 		t.Fatalf("Send over SMTPS: %v", err)
 	}
 	if msgs := srv.Messages(); len(msgs) != 1 || !msgs[0].TLS {
 		t.Fatalf("arrived: %+v", msgs)
+	}
+	env.ImplicitTLSPort, env.Timeout = 0, time.Second // port 465 only: this port gets STARTTLS, which an SMTPS server does not answer
+	if _, err := email.Send(context.Background(), env, setupFor(srv), plainArgs); err == nil {
+		t.Fatal("STARTTLS to an SMTPS server succeeded")
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("%d messages arrived, want 1", n)
 	}
 }
 

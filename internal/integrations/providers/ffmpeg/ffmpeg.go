@@ -87,7 +87,9 @@ func (f *Files) UnmarshalJSON(b []byte) error {
 
 // BashCmdArguments are bash_cmd's arguments.
 type BashCmdArguments struct {
-	Args []string `json:"args" jsonschema_description:"ffmpeg's arguments, one word each, without the leading ffmpeg and without shell quoting; the k-th -i NAME reads the k-th file, saved as NAME; the last argument is the output file name"`
+	// Args is required, by Plan rather than the schema, so that a call made Julep's way ({cmd, file})
+	// gets Plan's message on cmd instead of "args is required".
+	Args []string `json:"args,omitempty" jsonschema_description:"required: ffmpeg's arguments, one word each, without the leading ffmpeg and without shell quoting; the k-th -i NAME reads the k-th file, saved as NAME; the last argument is the output file name"`
 	File Files    `json:"file,omitempty"`
 	// Cmd is Julep's shell command string; it is refused (see the package comment).
 	Cmd string `json:"cmd,omitempty" jsonschema_description:"not supported: sinew runs no shell; give args instead"`

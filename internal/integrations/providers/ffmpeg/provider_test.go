@@ -30,9 +30,14 @@ func TestThroughRegistry(t *testing.T) {
 			t.Fatalf("output %v", m)
 		}
 	}
-	_, err := r.Execute(context.Background(), "ffmpeg", "bash_cmd", nil, map[string]any{"cmd": "ffmpeg -i in.png out.bmp"})
-	if !fault.Is(err, fault.InvalidInput) {
-		t.Fatalf("cmd: err = %v", err)
+	// Julep's way ({cmd, file}) reaches the provider's own message, not the schema's "args is required".
+	_, err := r.Execute(context.Background(), "ffmpeg", "bash_cmd", nil, map[string]any{"cmd": "ffmpeg -i in.png out.bmp", "file": img})
+	if !fault.Is(err, fault.InvalidInput) || !strings.Contains(fault.Message(err), "cmd is a shell command") || !strings.Contains(fault.Message(err), "give the words after ffmpeg as args") {
+		t.Fatalf("cmd: err = %v, want the provider's message on cmd", err)
+	}
+	_, err = r.Execute(context.Background(), "ffmpeg", "bash_cmd", nil, map[string]any{"file": img})
+	if !fault.Is(err, fault.InvalidInput) || !strings.Contains(fault.Message(err), "args is required") {
+		t.Fatalf("neither args nor cmd: err = %v, want args required", err)
 	}
 	_, err = r.Execute(context.Background(), "ffmpeg", "bash_cmd", map[string]any{"x": 1}, map[string]any{"args": []any{"-i", "a.png", "b.png"}, "file": img})
 	if !fault.Is(err, fault.InvalidInput) || fault.FieldOf(err) != "setup" {

@@ -1,4 +1,7 @@
-package dispatch
+// Package lambdainvoke is the dispatcher's transport over the Lambda Invoke API. It is apart from
+// package dispatch so that the functions that only guard their calls by id (the executors) do not
+// link the Lambda client and run its initialisation at each cold start; the chat function links it.
+package lambdainvoke
 
 import (
 	"context"
@@ -12,23 +15,24 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/lambdaboundary"
 )
 
-// LambdaInvoker is the dispatcher's transport over the Lambda Invoke API (deployed, or local mode's
+// Invoker is the dispatcher's transport over the Lambda Invoke API (deployed, or local mode's
 // endpoint through AWS_ENDPOINT_URL_LAMBDA).
-type LambdaInvoker struct {
+type Invoker struct {
 	Client interface {
 		Invoke(context.Context, *lambda.InvokeInput, ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
 	}
 }
 
-var _ Invoker = (*LambdaInvoker)(nil)
+var _ dispatch.Invoker = (*Invoker)(nil)
 
 // Invoke calls function synchronously. A function error comes back as its named error;
 // Lambda's own throttling and service faults are Transient, so the dispatcher retries them.
-func (l *LambdaInvoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+func (l *Invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
 	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{FunctionName: awsv2.String(function), Payload: payload})
 	if err != nil {
 		return nil, nil, invokeErr(err, function)
@@ -37,6 +41,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, function string, payload []b
 		e, ok := lambdaboundary.ParsePayload(out.Payload)
 		if !ok {
 			e = messages.InvokeResponse_Error{Type: string(fault.Internal), Message: fmt.Sprintf("%s failed (%s)", function, awsv2.ToString(out.FunctionError))}
+		}
+		if e.Type == "Sandbox.Timedout" { // Lambda's name for a function past its timeout
+			e = messages.InvokeResponse_Error{Type: string(fault.Timeout), Message: fmt.Sprintf("%s ran past its timeout (%s)", function, e.Message)}
 		}
 		return nil, &e, nil
 	}

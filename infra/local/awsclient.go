@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/middleware"
+
+	"sinew/internal/handler"
+)
+
+// maxIdlePerHost is how many idle connections the in-process functions keep to each loopback
+// endpoint (DynamoDB Local, Step Functions, Lambda, KMS). The SDK's default keeps 10, so under
+// more concurrent calls than that every request past the tenth opened and closed a connection of
+// its own.
+const maxIdlePerHost = 256
+
+// requestCounts counts the AWS requests the in-process functions send, by "Service.Operation"
+// (every attempt, retries included): the request mix a load puts on DynamoDB Local.
+type requestCounts struct {
+	mu  sync.Mutex
+	ops map[string]int64
+}
+
+func (c *requestCounts) register(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("sinew.local.count",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			op := awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx)
+			c.mu.Lock()
+			c.ops[op]++
+			c.mu.Unlock()
+			return next.HandleFinalize(ctx, in)
+		}), middleware.After)
+}
+
+// write writes the counts so far to dir's aws-requests.json.
+func (c *requestCounts) write(dir string) error {
+	c.mu.Lock()
+	data, err := json.MarshalIndent(c.ops, "", "  ")
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "aws-requests.json"), append(data, '\n'), 0o600)
+}
+
+// configureAWSClients gives every in-process function's AWS SDK configuration one pooled HTTP
+// client, an unrationed retryer and the request counter.
+func configureAWSClients(counts *requestCounts) {
+	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns = 4 * maxIdlePerHost
+		tr.MaxIdleConnsPerHost = maxIdlePerHost
+		tr.IdleConnTimeout = 90 * time.Second
+	})
+	// Retries are not rationed: the SDK's retry quota protects an AWS service from a retry storm,
+	// but here it turned DynamoDB Local's transient lock timeouts on a starved machine into failed
+	// calls once a few dozen concurrent requests had timed out.
+	retryer := func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
+	}
+	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.register}))
+}

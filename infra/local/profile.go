@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+)
+
+// envCPUProfile names the file local mode writes its own CPU profile to: profiled from the start
+// until SIGUSR1 or shutdown, whichever comes first, so a load test can profile just its load.
+const envCPUProfile = "SINEW_CPUPROFILE"
+
+// startStats starts the CPU profile SINEW_CPUPROFILE asks for. On SIGUSR1, or when stop is
+// called, whichever comes first, the profile is written and the AWS request counts go to dir's
+// aws-requests.json; the log says "stats written".
+func startStats(log *slog.Logger, dir string, counts *requestCounts) (stop func(), err error) {
+	path := os.Getenv(envCPUProfile)
+	var f *os.File
+	if path != "" {
+		if f, err = os.Create(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
+		}
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			if f != nil {
+				pprof.StopCPUProfile()
+				if err := f.Close(); err != nil {
+					log.Error("writing the CPU profile", "file", path, "error", err)
+				}
+			}
+			if err := counts.write(dir); err != nil {
+				log.Error("writing the AWS request counts", "error", err)
+			}
+			log.Info("stats written", "cpu_profile", path)
+		})
+	}
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		<-usr1
+		signal.Stop(usr1)
+		stop()
+	}()
+	return stop, nil
+}

@@ -1,0 +1,35 @@
+// Package apienv builds the api Lambda's router from the environment. It is apart from package
+// handler, as are the other *env packages, because a binary links every package its imports
+// reach: the router's routes and the integration catalogue belong to the api function alone.
+package apienv
+
+import (
+	"context"
+	"log/slog"
+
+	"sinew/internal/app"
+	"sinew/internal/handler"
+	"sinew/internal/httpapi"
+	"sinew/internal/integrations/all"
+	"sinew/internal/netguard"
+)
+
+// Router builds the api Lambda's router from the environment: every HTTP route but chat
+// (package app, shared with local mode), over the table with the secrets envelope and the
+// provider registry the catalogue describes, each provider set up at its first use (all.Lazy); log
+// is the router's logger.
+func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
+	env, err := handler.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := env.SealerIfKeyed()
+	if err != nil {
+		return nil, err
+	}
+	guard, err := netguard.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: all.NewLazy(guard), Logger: log}), nil
+}

@@ -1,0 +1,225 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+)
+
+// attrClaim holds, on a tool_call execution's record, the claim of its one call (JSON: what
+// package dispatch's guard keeps per call id). The execution record, the call's record and its
+// idempotency claim are then one item: one request claims, one records the outcome.
+const attrClaim = "claim"
+
+// seed is the part of an UpdateItem that makes an execution's record if no one has, whoever
+// writes first (the route that started it, its executor, its function call): every SET is
+// if_not_exists, so the order of the writers does not matter.
+type seed struct {
+	expr   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// execSeed makes the seed of x's record; a final or awaiting_input x.Status is set outright (the
+// caller's condition keeps a final status from being replaced), running only if the record has
+// none.
+func (s *Store) execSeed(dev string, x Execution) (*seed, error) {
+	if err := checkExec(dev, x.ExecutionID); err != nil {
+		return nil, err
+	}
+	if x.Workflow != "tool_call" && x.Workflow != "agent_loop" {
+		return nil, fault.Invalid("workflow", "workflow must be tool_call or agent_loop")
+	}
+	now := s.clock()
+	doc, err := encodeDoc(struct {
+		ExecutionID string    `json:"execution_id"`
+		Workflow    string    `json:"workflow"`
+		AgentID     string    `json:"agent_id,omitempty"`
+		TaskID      string    `json:"task_id,omitempty"`
+		SessionID   string    `json:"session_id,omitempty"`
+		CreatedAt   time.Time `json:"created_at"`
+	}{x.ExecutionID, x.Workflow, x.AgentID, x.TaskID, x.SessionID, now})
+	if err != nil {
+		return nil, err
+	}
+	st, status := "#st = if_not_exists(#st, :st), #up = if_not_exists(#up, :up)", x.Status
+	if status.Final() || status == ExecAwaitingInput {
+		st = "#st = :st, #up = :up"
+	} else {
+		status = ExecRunning
+	}
+	return &seed{
+		expr: "#doc = if_not_exists(#doc, :doc), #kind = if_not_exists(#kind, :kind), " + st +
+			", #g1pk = if_not_exists(#g1pk, :g1pk), #g1sk = if_not_exists(#g1sk, :g1sk), #first = :true",
+		names: map[string]string{"#doc": attrDoc, "#kind": attrKind, "#st": attrStatus, "#up": attrUpdated,
+			"#g1pk": AttrGSI1PK, "#g1sk": AttrGSI1SK, "#first": attrFirstState},
+		values: map[string]types.AttributeValue{":doc": doc, ":kind": str("exec"), ":st": str(string(status)),
+			":up": str(now.Format(time.RFC3339Nano)), ":g1pk": str(execsGSI(dev)), ":g1sk": str(sortTime(now) + "#" + x.ExecutionID),
+			":true": boolv(true)},
+	}, nil
+}
+
+// updateSeeded runs one UpdateItem of x's record: the seed, then extra (more SETs), under cond.
+func (s *Store) updateSeeded(ctx context.Context, dev string, x Execution, extra, cond string, names map[string]string,
+	values map[string]types.AttributeValue) (*dynamodb.UpdateItemOutput, error) {
+	sd, err := s.execSeed(dev, x)
+	if err != nil {
+		return nil, err
+	}
+	expr := "SET " + sd.expr
+	if extra != "" {
+		expr += ", " + extra
+	}
+	maps.Copy(sd.names, names)
+	maps.Copy(sd.values, values)
+	in := &dynamodb.UpdateItemInput{TableName: &s.table, Key: execKey(dev, x.ExecutionID).av(), UpdateExpression: &expr,
+		ExpressionAttributeNames: sd.names, ExpressionAttributeValues: sd.values, ReturnValues: types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+	if cond != "" {
+		in.ConditionExpression = &cond
+	}
+	return s.db.UpdateItem(ctx, in)
+}
+
+func claimAV(claim any) (types.AttributeValue, error) {
+	b, err := jsonv.Encode(claim)
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "a call's claim cannot be written as JSON")
+	}
+	return str(string(b)), nil
+}
+
+// ClaimOf is the claim an execution's record holds (nil when none).
+func claimOf(it map[string]types.AttributeValue) any {
+	v, err := jsonv.DecodeString(getS(it, attrClaim))
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// RecordExecution records a started tool_call execution, after its start: the record is made if
+// its executor has not made it already, and claim (its call's claim for the executor's first
+// attempt; nil for none) is set unless one is held. One UpdateItem; it answers the record.
+func (s *Store) RecordExecution(ctx context.Context, dev string, x Execution, claim any) (*Execution, error) {
+	extra, values := "", map[string]types.AttributeValue{}
+	names := map[string]string{}
+	if claim != nil {
+		av, err := claimAV(claim)
+		if err != nil {
+			return nil, err
+		}
+		extra, names["#claim"], values[":claim"] = "#claim = if_not_exists(#claim, :claim)", attrClaim, av
+	}
+	out, err := s.updateSeeded(ctx, dev, x, extra, "", names, values)
+	if err != nil {
+		return nil, dbErr(err, "record execution")
+	}
+	return decodeExec(out.Attributes)
+}
+
+// ClaimExecution sets claim on an execution's record (made if need be) unless the record holds
+// one: it answers the claim that holds and whether it is the new one.
+func (s *Store) ClaimExecution(ctx context.Context, dev string, x Execution, claim any) (any, bool, error) {
+	av, err := claimAV(claim)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "attribute_not_exists(#claim)",
+		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": av})
+	if ccf, ok := isCondFailed(err); ok {
+		return claimOf(ccf.Item), false, nil
+	}
+	if err != nil {
+		return nil, false, dbErr(err, "claim call")
+	}
+	return jsonv.Normalize(claim), true, nil
+}
+
+// SetExecutionClaim replaces the claim on an execution's record; with output, the execution
+// also succeeds with it, unless it already has a final status (which is kept). One UpdateItem
+// (two when the execution had ended already, a stop say, which is rare).
+func (s *Store) SetExecutionClaim(ctx context.Context, dev string, x Execution, claim, output any) error {
+	av, err := claimAV(claim)
+	if err != nil {
+		return err
+	}
+	names, values := map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": av}
+	if output != nil {
+		b, err := jsonv.Encode(output)
+		if err != nil {
+			return fault.Wrap(fault.Internal, err, "the output cannot be written as JSON")
+		}
+		x.Status = ExecSucceeded
+		_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim, #out = :out", "attribute_not_exists(#st) OR #st IN (:run, :await)",
+			map[string]string{"#claim": attrClaim, "#out": attrOutput},
+			map[string]types.AttributeValue{":claim": av, ":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))})
+		if _, ok := isCondFailed(err); !ok {
+			return wrapDB(err, "record the call's outcome")
+		}
+		x.Status = ""
+	}
+	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "", names, values)
+	return wrapDB(err, "record the call's claim")
+}
+
+func wrapDB(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return dbErr(err, what)
+}
+
+// SucceedWithCall gives a tool_call execution that ended SUCCEEDED after its function call was
+// answered its final status and output, and marks the call answered, in one transaction. It
+// answers false when the execution was final already (its route or settle step recorded it: the
+// call is left as they left it).
+func (s *Store) SucceedWithCall(ctx context.Context, dev, execID, callID string, output any) (bool, error) {
+	if err := checkCallIDs(dev, execID, callID); err != nil {
+		return false, err
+	}
+	b, err := jsonv.Encode(output)
+	if err != nil {
+		return false, fault.Wrap(fault.Internal, err, "the output cannot be written as JSON")
+	}
+	now := str(s.clock().Format(time.RFC3339Nano))
+	execOp := types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.table, Key: execKey(dev, execID).av(),
+		UpdateExpression:         awsv2.String("SET #st = :done, #up = :up, #out = :out"),
+		ConditionExpression:      awsv2.String("#st IN (:run, :await)"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#up": attrUpdated, "#out": attrOutput},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":done": str(string(ExecSucceeded)), ":up": now,
+			":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))},
+	}}
+	callOp := types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.table, Key: callKey(dev, execID, callID).av(),
+		UpdateExpression:         awsv2.String("SET #st = :ans, #g = :g REMOVE #lease, #by"),
+		ConditionExpression:      awsv2.String("#st = :pending"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#g": AttrGSI1PK, "#lease": attrLease, "#by": attrLeaseBy},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":ans": str(string(CallAnswered)), ":pending": str(string(CallPending)),
+			":g": str(callsGSI(dev, CallAnswered))},
+	}}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{execOp, callOp}})
+	failed, ok := txFailed(err)
+	switch {
+	case err == nil:
+		return true, nil
+	case !ok:
+		return false, dbErr(err, "record the answered call")
+	case failed[0]:
+		return false, nil
+	}
+	// No pending call (it never was recorded, or it settled otherwise): the execution alone.
+	_, changed, err := s.SetExecutionStatus(ctx, dev, execID, ExecSucceeded, output, nil)
+	if fault.Is(err, fault.NotFound) {
+		return false, nil
+	}
+	return changed, err
+}

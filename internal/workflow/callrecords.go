@@ -1,0 +1,80 @@
+package workflow
+
+import (
+	"context"
+	"time"
+
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+)
+
+// CallRecords keeps a tool_call's claim on its execution's own record, for the executors' guard
+// (dispatch.Records): the idempotency claim, the call's record and the execution's record are one
+// item, so the executor's claim makes the record if need be and its outcome is the execution's
+// success, each one UpdateItem. The chat path, which has no execution, keeps its claims apart.
+type CallRecords struct {
+	Store *store.Store
+	// Execution names the record (and what makes it, if no one has yet).
+	Execution store.Execution
+	// Call is the call the claim is for: a completed run's output becomes its result object.
+	Call tool.Call
+}
+
+var _ dispatch.Records = CallRecords{}
+
+// RecordsFor is the records of in's call: on its execution's record when the state machine asks
+// for that (in.Record), else the idempotency records of fallback.
+func RecordsFor(s *store.Store, in Envelope, fallback dispatch.Records) dispatch.Records {
+	if !in.Record || in.Context.ExecutionID == "" {
+		return fallback
+	}
+	c := in.Context
+	return CallRecords{Store: s, Call: in.Call, Execution: store.Execution{ExecutionID: c.ExecutionID, Workflow: ToolCall,
+		AgentID: c.AgentID, TaskID: c.TaskID, SessionID: c.SessionID}}
+}
+
+// PutIdempotency claims the call unless the record holds a claim, which it answers.
+func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value any, _ time.Duration) (*store.IdemRecord, bool, error) {
+	v, created, err := r.Store.ClaimExecution(ctx, dev, r.Execution, value)
+	if err != nil {
+		return nil, false, err
+	}
+	return &store.IdemRecord{Key: key, Value: v}, created, nil
+}
+
+// UpdateIdempotency replaces the claim; a completed run's also gives the execution its success
+// with the call's result object, the output the state machine ends with. A run's outcome is
+// written until the table takes it (for up to OutcomeRetry): it is the execution's only record of
+// success, the side effect has happened, and no later step would write it.
+func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error) {
+	var output any
+	if out, ok := dispatch.Done(value); ok {
+		output = ResultObject(tool.ResultOf(&r.Call, out))
+	}
+	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+	if _, running := value.(map[string]any)["until"]; !running {
+		wait := 2 * time.Second
+		for end := time.Now().Add(OutcomeRetry); err != nil && (fault.Is(err, fault.Transient) || fault.Is(err, fault.Timeout)) && ctx.Err() == nil && time.Now().Add(wait).Before(end); wait = min(2*wait, 30*time.Second) {
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(wait):
+			}
+			err = r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &store.IdemRecord{Key: key, Value: value}, nil
+}
+
+// OutcomeRetry bounds how long an executor keeps writing a run's outcome while the table fails
+// transiently: about the state machine's own Retry budget, which covered the write when a Settle
+// step made it.
+const OutcomeRetry = 2 * time.Minute
+
+// ClaimWhat names a call in its claim: its type and tool, as the executors name it.
+func ClaimWhat(c tool.Call) string { return string(c.Type) + "/" + c.Name() }

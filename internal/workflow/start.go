@@ -1,0 +1,117 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/google/uuid"
+
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/store"
+	"sinew/internal/tool"
+)
+
+// StartToolCall starts a tool_call execution for the caller. It finds the tool (one
+// BatchGetItem, which also checks that the agent, task and session are the caller's), builds the
+// call's envelope, starts the execution with it, so the state machine goes straight to the
+// executor of the call's type, and then records the execution (one UpdateItem): started first,
+// so no record ever waits on an execution that never started; recorded idempotently, so an
+// executor that wrote first keeps what it wrote. For a server-side call the record also holds the
+// call's claim for the executor's first attempt, which then writes only the outcome. With an
+// idempotency key, a repeat (running or ended) answers the same execution.
+func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallRequest, idemKey string) (*Started, error) {
+	if _, err := CheckRequest(req.AgentID, req.TaskID, req.SessionID, req.Tool, req.Arguments); err != nil {
+		return nil, err
+	}
+	for field, id := range map[string]string{"agent_id": req.AgentID, "task_id": req.TaskID, "session_id": req.SessionID} {
+		if _, err := uuid.Parse(id); id != "" && (err != nil || len(id) != 36) {
+			return nil, fault.Invalid(field, "%s must be a UUID", field)
+		}
+	}
+	if s.ToolCallARN == "" {
+		return nil, fault.New(fault.Internal, "the tool_call state machine's ARN is not configured")
+	}
+	name := uuid.Must(uuid.NewV7()).String()
+	if idemKey != "" {
+		name = IdempotentName(dev, "POST /tool-calls", idemKey)
+	}
+	p, err := s.prepare(ctx, PrepareInput{DeveloperID: dev, AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID,
+		Tool: req.Tool, Arguments: req.Arguments, ExecutionID: name})
+	if err != nil {
+		return nil, err
+	}
+	held := p.Call.Type != tool.TypeFunction
+	input, err := jsonv.Encode(StartInput{DeveloperID: dev, AgentID: nullable(req.AgentID), TaskID: nullable(req.TaskID),
+		SessionID: nullable(req.SessionID), Tool: req.Tool, Call: &p.Call, Definition: &p.Tool, Context: &p.Context, Wait: &p.Wait, Held: held,
+		Result: map[string]any{"id": p.Call.ID, "type": p.Call.Type, "name": p.Tool.Name}})
+	if err != nil {
+		return nil, fault.Invalid("arguments", "arguments cannot be written as JSON")
+	}
+	if len(input) > maxExecutionInput {
+		return nil, &fault.Error{Kind: fault.TooLarge, Field: "arguments",
+			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
+	}
+	// Step Functions answers a start with the same name and input of a running execution with
+	// that execution, and ExecutionAlreadyExists otherwise.
+	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ToolCallARN, Name: &name, Input: awsv2.String(string(input))})
+	switch {
+	case err == nil:
+	case awsCode(err) == "ExecutionAlreadyExists" && idemKey != "":
+		return s.started(ctx, dev, name)
+	case awsCode(err) == "ExecutionLimitExceeded":
+		return nil, fault.Wrap(fault.Transient, err, "too many executions are running; try again later")
+	case awsCode(err) == "InvalidExecutionInput":
+		return nil, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the call's input: %s", awsMessage(err))
+	default:
+		return nil, awsErr(err, "start the tool_call execution")
+	}
+	var claim any
+	if held {
+		claim = dispatch.Running(ClaimWhat(p.Call), time.Now().Add(dispatch.DefaultLease))
+	}
+	x, err := s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
+		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)
+	if err != nil {
+		// The execution runs, and its executor records it: the call has started.
+		s.log().WarnContext(ctx, "started a tool call but could not record it; its executor will", "execution_id", name, "error", err)
+		return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
+	}
+	return &Started{ExecutionID: name, Status: x.Status}, nil
+}
+
+// started answers a repeat of an idempotency key with the execution's recorded status.
+func (s *Service) started(ctx context.Context, dev, name string) (*Started, error) {
+	x, err := s.Store.GetExecution(ctx, dev, name)
+	if fault.Is(err, fault.NotFound) {
+		return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Started{ExecutionID: name, Status: x.Status}, nil
+}
+
+// StartInput is tool_call's input. A user's own state machine gives the request (developer_id,
+// agent_id, task_id, session_id, tool, arguments); POST /tool-calls gives the call prepared
+// (call, definition, context, wait, and result, the result object less its output, which a
+// function call's answer completes) so no Prepare state runs, and held when the record it writes
+// holds the call's claim for the executor's first attempt.
+type StartInput struct {
+	DeveloperID string     `json:"developer_id"`
+	AgentID     any        `json:"agent_id"`
+	TaskID      any        `json:"task_id"`
+	SessionID   any        `json:"session_id"`
+	Tool        string     `json:"tool"`
+	Arguments   any        `json:"arguments"`
+	Call        *tool.Call `json:"call,omitempty"`
+	Definition  *tool.Tool `json:"definition,omitempty"`
+	Context     *Context   `json:"context,omitempty"`
+	Wait        *Wait      `json:"wait,omitempty"`
+	Result      any        `json:"result,omitempty"`
+	Held        bool       `json:"held,omitempty"`
+}

@@ -1,0 +1,143 @@
+package workflow_test
+
+import (
+	"testing"
+	"time"
+
+	"sinew/internal/asl"
+	"sinew/internal/asl/jsonata"
+	"sinew/internal/deploy"
+	"sinew/internal/dispatch"
+	"sinew/internal/jsonv"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
+)
+
+// previousARN is the state machine running the definition deployed before this one.
+const previousARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-tool_call-previous"
+
+// previous registers testdata/tool_call.v1.asl.json, tool_call as deployed before the call path
+// was made lean (Prepare, a Choice, a Task per type, Settle; claims in idempotency records), with
+// the same functions: a Standard execution keeps the definition it started with after a deploy.
+func (h *harness) previous(t *testing.T) *asl.Machine {
+	t.Helper()
+	def, _ := deploy.StateMachineByName(deploy.ToolCall)
+	rendered, err := def.Render(readFile(t, "internal/workflow/testdata/tool_call.v1.asl.json"), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := asl.Parse(rendered, asl.Options{JSONata: jsonata.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.machines[previousARN] = m
+	return m
+}
+
+func (h *harness) startOn(t *testing.T, m *asl.Machine, name string, input map[string]any) *asl.Execution {
+	t.Helper()
+	for _, k := range []string{"task_id", "session_id", "arguments"} {
+		if _, ok := input[k]; !ok {
+			input[k] = nil
+		}
+	}
+	x, err := h.eng.Start(h.ctx, asl.StartInput{Machine: m, StateMachineArn: previousARN, Name: name, Input: jsonv.EncodeString(input)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestUpgradeFromPreviousDefinition: executions started on the previous definition, and the
+// records its code wrote, finish correctly on this code: Prepare and Settle keep their entry
+// points, the executors take the old envelope (claims in idempotency records, the outcome left to
+// Settle), a call the old executor already ran is answered from its record and not run again, the
+// HTTP routes answer an old execution's function call, and the status-change event changes
+// nothing the old Settle recorded.
+func TestUpgradeFromPreviousDefinition(t *testing.T) {
+	h := newHarness(t)
+	prev := h.previous(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool, askUser(3600, 0))
+	in := func(toolName string) map[string]any {
+		return map[string]any{"developer_id": dev, "agent_id": agent, "tool": toolName, "arguments": map[string]any{"n": 1}}
+	}
+	settled := func(t *testing.T, name string, want store.ExecStatus) *store.Execution {
+		t.Helper()
+		rec := h.record(dev, name)
+		if rec.Status != want {
+			t.Fatalf("record %s = %+v, want %s", name, rec, want)
+		}
+		return rec
+	}
+
+	t.Run("integration", func(t *testing.T) {
+		prep, settle := h.iv.count("prepare"), h.iv.count("settle")
+		out := output(t, h.wait(h.startOn(t, prev, "v1-echo", in("echo"))))
+		if o, _ := out["output"].(map[string]any); o["greeting"] != "overridden" {
+			t.Errorf("output = %v", out)
+		}
+		settled(t, "v1-echo", store.ExecSucceeded)
+		if h.iv.count("prepare") != prep+1 || h.iv.count("settle") != settle+1 {
+			t.Errorf("Prepare ran %d times, Settle %d, want once each", h.iv.count("prepare")-prep, h.iv.count("settle")-settle)
+		}
+	})
+
+	t.Run("a call the old executor ran", func(t *testing.T) {
+		// The old executor recorded the call done, and its reply was lost: the Task's retry,
+		// now on this code, answers the record.
+		name := "v1-ran"
+		callID := workflow.CallIDFor(dev, name)
+		done := map[string]any{"state": "done", "call": "integration/echo", "output": map[string]any{"from": "the old run"}}
+		if _, _, err := h.store.PutIdempotency(h.ctx, dev, dispatch.Key(callID), done, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		out := output(t, h.wait(h.startOn(t, prev, name, in("echo"))))
+		jsonEqual(t, "output", out["output"], map[string]any{"from": "the old run"})
+		settled(t, name, store.ExecSucceeded)
+	})
+
+	answers := []struct {
+		name   string
+		answer func(t *testing.T, x *asl.Execution, pc store.PendingCall)
+	}{
+		{"over HTTP", func(t *testing.T, x *asl.Execution, pc store.PendingCall) {
+			if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": "Lisbon"}); code != 200 {
+				t.Fatalf("answer = %d %v", code, body)
+			}
+		}},
+		{"by SendTaskSuccess", func(t *testing.T, _ *asl.Execution, pc store.PendingCall) {
+			if err := h.eng.SendTaskSuccess(pc.TaskToken, `"Lisbon"`); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for i, a := range answers {
+		t.Run("function answered "+a.name, func(t *testing.T) {
+			name := []string{"v1-ask-http", "v1-ask-sdk"}[i]
+			// The previous route recorded the execution before starting it.
+			if _, _, err := h.store.CreateExecution(h.ctx, dev, store.Execution{ExecutionID: name, Workflow: workflow.ToolCall, AgentID: agent}); err != nil {
+				t.Fatal(err)
+			}
+			x := h.startOn(t, prev, name, in("ask_user"))
+			waitParked(t, x)
+			c, err := h.store.GetCall(h.ctx, dev, name, workflow.CallIDFor(dev, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc := *c
+			a.answer(t, x, pc)
+			out := output(t, h.wait(x))
+			jsonEqual(t, "result", out, map[string]any{"id": pc.CallID, "type": "function", "name": "ask_user", "output": "Lisbon"})
+			rec := settled(t, name, store.ExecSucceeded)
+			jsonEqual(t, "recorded output", rec.Output, out)
+			if st := h.callStatus(dev, name, pc.CallID); st != store.CallAnswered {
+				t.Errorf("call status = %s, want answered", st)
+			}
+			// A second answer is still a conflict.
+			if code, _ := h.do(dev, "POST", callPath(name, pc.CallID, "result"), map[string]any{"output": "Porto"}); code != 409 {
+				t.Errorf("second answer = %d, want 409", code)
+			}
+		})
+	}
+}
