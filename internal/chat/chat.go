@@ -155,6 +155,10 @@ func ParseRequest(body []byte) (*Request, error) {
 		if m.Role == llm.RoleTool && m.ToolCallID == "" {
 			return nil, fault.Invalid(field+".tool_call_id", "%s is a tool message: tool_call_id names the call it answers", field)
 		}
+		// Refused before the model runs: a turn whose message cannot be saved would run for nothing.
+		if n := storedBytes(m); n > store.MaxMessageBytes {
+			return nil, &fault.Error{Kind: fault.TooLarge, Field: field, Msg: fmt.Sprintf("%s is %d bytes as stored; a session's history keeps messages of at most %d bytes: send it shorter, or store the text as a doc and refer to it", field, n, store.MaxMessageBytes)}
+		}
 		r.Messages = append(r.Messages, m)
 	}
 	if w.Tools != nil {
@@ -192,6 +196,15 @@ func ParseRequest(body []byte) (*Request, error) {
 		r.Async = *w.Async
 	}
 	return r, nil
+}
+
+// storedBytes is the size m takes in the session's history (its id and time included).
+func storedBytes(m llm.Message) int {
+	sm := store.Message{ID: "00000000-0000-0000-0000-000000000000", Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID, CreatedAt: time.Now()}
+	if len(m.ToolCalls) > 0 {
+		sm.ToolCalls = m.ToolCalls
+	}
+	return store.MessageBytes(sm)
 }
 
 // Response is the 200 answer.
@@ -249,10 +262,11 @@ type Caller struct {
 // answers the first answer, and a repeat while the first still runs is a 409.
 func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Request, idemKey string) (*Reply, error) {
 	if idemKey == "" {
-		return s.chat(ctx, c, sessionID, req)
+		return s.chat(ctx, c, sessionID, req, nil)
 	}
 	key := idemRecordKey(c.DeveloperID, sessionID, idemKey)
-	rec, created, err := s.d.Store.PutIdempotency(ctx, c.DeveloperID, key, idemRunning, idemTTL)
+	turn := &idemTurn{key: idemKey, rec: key, from: -1}
+	rec, created, err := s.d.Store.PutIdempotency(ctx, c.DeveloperID, key, s.running(nil), idemTTL)
 	if err != nil {
 		return nil, fmt.Errorf("chat: idempotency record: %w", err)
 	}
@@ -260,8 +274,12 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		m, _ := rec.Value.(map[string]any)
 		switch {
 		case m["response"] != nil:
+			v, err := s.d.Store.LoadValue(ctx, c.DeveloperID, m["response"])
+			if err != nil {
+				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
+			}
 			var out Reply
-			if err := jsonv.Convert(m["response"], &out); err != nil {
+			if err := jsonv.Convert(v, &out); err != nil {
 				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
 			}
 			return &out, nil
@@ -272,14 +290,21 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 			return nil, fault.New(fault.Kind(typ), "%s", msg)
 		case m["retry"] == true:
 			// The first try failed in a way worth trying again: this repeat runs it.
-			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, idemRunning); err != nil {
+			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, s.running(nil)); err != nil {
+				return nil, fmt.Errorf("chat: idempotency record: %w", err)
+			}
+		case m["running"] == true && s.lapsed(rec, m):
+			// The first try stopped mid-turn (its lease lapsed): this repeat takes the turn over
+			// from its last saved step.
+			turn = takeOver(idemKey, key, m)
+			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, s.running(turn)); err != nil {
 				return nil, fmt.Errorf("chat: idempotency record: %w", err)
 			}
 		default:
 			return nil, fault.New(fault.Conflict, "a chat request with this Idempotency-Key is still running; repeat it once it has answered")
 		}
 	}
-	out, err := s.chat(ctx, c, sessionID, req)
+	out, err := s.chat(ctx, c, sessionID, req, turn)
 	var value any
 	switch k := fault.KindOf(err); {
 	case err == nil:
@@ -287,7 +312,13 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		if cerr := jsonv.Convert(out, &v); cerr != nil {
 			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
 		}
-		value = map[string]any{"response": v}
+		// By reference when large: the record is one item (400 KB), the answer up to 1 MiB.
+		ref, serr := s.d.Store.StoreValue(ctx, c.DeveloperID, v, idemTTL)
+		if serr != nil {
+			s.d.Log.WarnContext(ctx, "chat: storing the answer for its Idempotency-Key", "error", serr.Error())
+			return out, nil
+		}
+		value = map[string]any{"response": ref}
 	case k == fault.Transient || k == fault.Timeout || k == fault.Internal || k == fault.Conflict || k == "":
 		// Conflict: the session was busy (a hand-off still running); a repeat once it ends runs.
 		value = map[string]any{"retry": true}
@@ -296,16 +327,12 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		value = map[string]any{"error": map[string]any{"type": string(k), "message": faultMessage(err)}}
 	}
 	if _, uerr := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, value); uerr != nil {
+		// The turn is saved and answered; a repeat finds the record running until its lease
+		// lapses, and then runs (the history has the turn).
 		s.d.Log.WarnContext(ctx, "chat: recording the idempotency answer", "error", uerr.Error())
-		if err == nil {
-			return nil, fmt.Errorf("chat: recording the answer: %w", uerr)
-		}
 	}
 	return out, err
 }
-
-// idemRunning marks a key whose first request has not answered yet.
-var idemRunning = map[string]any{"running": true}
 
 func faultMessage(err error) string {
 	var fe *fault.Error
@@ -320,7 +347,7 @@ func idemRecordKey(dev, sessionID, key string) string {
 	return "chat#" + hex.EncodeToString(h[:24])
 }
 
-func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Request) (*Reply, error) {
+func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Request, idem *idemTurn) (*Reply, error) {
 	start := s.d.Now()
 	dev := c.DeveloperID
 	sess, err := s.d.Store.GetSession(ctx, dev, sessionID)
@@ -335,7 +362,7 @@ func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Req
 		return nil, err
 	}
 	defer release()
-	r, err := s.begin(ctx, c, sess, req)
+	r, err := s.begin(ctx, c, sess, req, idem)
 	if err != nil {
 		return nil, err
 	}
@@ -384,11 +411,12 @@ type chatRun struct {
 	sys       int // the agent's system messages at the head of st.Messages, never stored
 	base      int // where the messages this request adds begin in st.Messages
 	saved     int // how many of st.Messages are in the history (or are the agent's, never stored)
+	idem      *idemTurn
 }
 
 // begin reads what the request needs (the agent, the history, the tools and flags), checks the
 // request's messages against the history, and builds the loop over the conversation.
-func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req *Request) (*chatRun, error) {
+func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req *Request, idem *idemTurn) (*chatRun, error) {
 	dev := c.DeveloperID
 	agent, err := s.d.Store.GetAgent(ctx, dev, sess.AgentID)
 	if err != nil {
@@ -398,6 +426,13 @@ func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req 
 	if err != nil {
 		return nil, err
 	}
+	r := &chatRun{s: s, c: c, req: req, sessionID: sess.ID, agent: agent, idem: idem}
+	if idem != nil && idem.from >= 0 && idem.from <= len(history) {
+		return r.resume(ctx, sess, history)
+	}
+	if history, err = s.closeDead(ctx, dev, sess.ID, history); err != nil {
+		return nil, fmt.Errorf("chat: closing an interrupted turn: %w", err)
+	}
 	convo := append(append([]llm.Message{}, history...), req.Messages...)
 	// A pending call left unanswered would leave the model a call without its result.
 	if ids := loop.Unanswered(convo); len(ids) > 0 && len(req.Messages) > 0 {
@@ -406,7 +441,6 @@ func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req 
 	if err := answersKnown(history, req.Messages); err != nil {
 		return nil, err
 	}
-	r := &chatRun{s: s, c: c, req: req, sessionID: sess.ID, agent: agent}
 	if r.lp, err = s.newLoop(ctx, r, sess); err != nil {
 		return nil, err
 	}
@@ -415,6 +449,23 @@ func (s *Service) begin(ctx context.Context, c Caller, sess *store.Session, req 
 	r.st = loop.NewState(append(sys, convo...))
 	r.sys, r.base = len(sys), len(sys)+len(history)
 	r.saved = r.base
+	return r, nil
+}
+
+// resume goes on with a turn a try under the same Idempotency-Key saved part of before it
+// stopped: the conversation is the history (the request's messages are in it), the turn's
+// messages begin at idem.from, and the calls its last step left unanswered run again under their
+// ids.
+func (r *chatRun) resume(ctx context.Context, sess *store.Session, history []llm.Message) (*chatRun, error) {
+	var err error
+	if r.lp, err = r.s.newLoop(ctx, r, sess); err != nil {
+		return nil, err
+	}
+	sys := agentloop.Instructions(r.agent.Instructions)
+	r.st = loop.NewState(append(sys, history...))
+	r.st.Iterations = r.idem.iterations
+	r.sys, r.base, r.saved = len(sys), len(sys)+r.idem.from, len(sys)+len(history)
+	r.lp.Replan(r.st)
 	return r, nil
 }
 
@@ -466,6 +517,7 @@ func (s *Service) newLoop(ctx context.Context, r *chatRun, sess *store.Session) 
 		Budget: loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: r.turnID, Max: s.d.MaxCallsPerTurn},
 		// Outputs stored by reference reach the model as values (bounded: loop.MaxToolContent).
 		Resolve: func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) },
+		CallID:  callIDs(dev, r.sessionID, r.turnKey()),
 	})
 }
 
@@ -482,7 +534,12 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 			return r.handoff(ctx, nil)
 		}
 		t0 := s.d.Now()
-		err := r.lp.Prompt(bctx, st)
+		var err error
+		if len(st.Turn) == 0 { // else a resumed turn's calls run first
+			if err = r.lp.Prompt(bctx, st); err == nil && len(st.Turn) > 0 {
+				err = r.stepBegun(ctx)
+			}
+		}
 		if err == nil && !st.Done {
 			results := r.lp.Execute(bctx, st)
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
@@ -497,6 +554,9 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 				// their ids (the executors answer their recorded results) and reads them, retrying.
 				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
 				return s.cutShort(ctx, r.lp, st, nil, nil, r.handoffWith(ctx))
+			}
+			if err == nil {
+				err = r.stepDone(ctx)
 			}
 		}
 		longest = max(longest, s.d.Now().Sub(t0))
@@ -523,6 +583,11 @@ func (r *chatRun) failed(ctx context.Context, err error) error {
 		}
 		r.saved = end
 	}
+	if len(r.st.Turn) > 0 && r.saved > end {
+		// The turn's assistant message is saved already: its calls are answered with the failure.
+		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, plannedCalls(r.st.Turn), err)
+	}
+	r.closeOpen(ctx)
 	return err
 }
 
@@ -571,6 +636,8 @@ func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error)
 	// a hand-off that never starts leaves no message of it unanswered in the history.
 	in.Unsaved = len(st.Messages) - r.saved
 	reply, err := s.startHandoff(ctx, dev, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
+	// agent_loop owns the turn now, or it has ended here.
+	defer r.closeOpen(ctx)
 	if err == nil {
 		return reply, nil
 	}
@@ -634,6 +701,17 @@ func (r *chatRun) handoffInput(turn []tool.Call) (agentloop.Input, error) {
 	left = max(left, 1)
 	in.MaxIterations = &left
 	return in, nil
+}
+
+// plannedCalls are the envelopes of a turn's calls (a rejected call's made from its model id).
+func plannedCalls(turn []loop.Planned) []tool.Call {
+	out := make([]tool.Call, 0, len(turn))
+	for _, p := range turn {
+		if p.Call != nil {
+			out = append(out, *p.Call)
+		}
+	}
+	return out
 }
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a

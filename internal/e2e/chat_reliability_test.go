@@ -3,20 +3,24 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/chat"
+	"sinew/internal/dispatch"
 	"sinew/internal/executions"
 	"sinew/internal/httpapi"
 	"sinew/internal/llm"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
+	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
 
@@ -150,5 +154,126 @@ func TestDeadHandOffRecordIsSettled(t *testing.T) {
 	}
 	if len(page.Items) != 2 {
 		t.Errorf("GET /executions lists %d executions, want 2", len(page.Items))
+	}
+}
+
+// holdingInvoker passes invocations on to iv, but holds forever (the process "dies" there) any
+// whose payload contains hold, before it reaches its executor.
+type holdingInvoker struct {
+	iv      *invoker
+	hold    string
+	reached chan struct{}
+	never   chan struct{}
+}
+
+func (h *holdingInvoker) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	if strings.Contains(string(payload), h.hold) {
+		close(h.reached)
+		<-h.never
+		return nil, nil, context.Canceled
+	}
+	return h.iv.Invoke(ctx, fn, payload)
+}
+
+// The chat dies mid-turn: the model asked for A (done) and B (still on its way to its executor).
+// A repeat under the same Idempotency-Key takes the turn over once the first try's lease lapses
+// (not 409 for 24 h), goes on from the saved model turn, and reaches A's executor under the same
+// call id, which answers A's recorded result: A's effect happens once, B's once, and the history
+// holds the turn once, whole.
+func TestChatDiesMidTurnRepeatTakesOver(t *testing.T) {
+	h := newHarness(t,
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "Oslo"}`}, {"m2", "get_weather", `{"location": "Rome"}`}}},
+		turn{Text: "Oslo and Rome: 21 degrees."},
+	)
+	held := &holdingInvoker{iv: h.iv, hold: "Rome", reached: make(chan struct{}), never: make(chan struct{})}
+	t.Cleanup(func() { close(held.never) })
+	d := h.deps
+	d.Dispatcher = &dispatch.Dispatcher{Invoker: held, Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond}
+	dead := chat.New(d)
+	auto := true
+	req := func() *chat.Request {
+		r := userReq("weather?", false)
+		r.AutoRunTools = &auto
+		return r
+	}
+	go func() { _, _ = dead.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, req(), "k-weather") }()
+	select {
+	case <-held.reached:
+	case <-time.After(time.Minute):
+		t.Fatal("B never left for its executor")
+	}
+	for deadline := time.Now().Add(time.Minute); h.weather.count("Oslo") == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A never ran")
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // A's result recorded by its executor
+
+	svc, _ := h.restarted(10 * time.Minute)
+	out, err := svc.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, req(), "k-weather")
+	if err != nil || out.Status != http.StatusOK || out.Chat.Choices[0].Message.Content != "Oslo and Rome: 21 degrees." {
+		t.Fatalf("the repeat after the restart: %+v %v, want 200 with the answer", out, err)
+	}
+	if a, b := h.weather.count("Oslo"), h.weather.count("Rome"); a != 1 || b != 1 {
+		t.Errorf("A ran %d times, B %d, want once each", a, b)
+	}
+	var got []string
+	for _, m := range h.history() {
+		got = append(got, m.Role)
+	}
+	if r := strings.Join(got, ","); r != "user,assistant,tool,tool,assistant" {
+		t.Errorf("history %s, want the turn once, whole", r)
+	}
+}
+
+// Sizes are met before anything runs, or stored so that a turn that ran is saved: a user message
+// too large to keep is 413 before the model is asked; 35 long tool results of one turn are saved
+// (over one transaction's 4 MB, in several); and an answer over a record's 400 KB under an
+// Idempotency-Key is answered, and answered again to the repeat.
+func TestChatSizesBeforeSideEffects(t *testing.T) {
+	var calls [][3]string
+	for i := range 35 {
+		calls = append(calls, [3]string{fmt.Sprintf("m%d", i), "get_weather", fmt.Sprintf(`{"location": "L%d", "mode": "big", "bytes": 200000}`, i)})
+	}
+	h := newHarness(t, turn{Calls: calls}, turn{Text: "Long reports."})
+	code, body := h.chat(map[string]any{"messages": []any{user(strings.Repeat("x", 500_000))}, "auto_run_tools": true})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(jsonText(t, body), "history keeps messages of at most") {
+		t.Fatalf("a 500 KB message: %d %.300v, want 413 naming the limit", code, body)
+	}
+	if h.model.Count() != 0 || len(h.history()) != 0 {
+		t.Fatalf("the refused message reached the model (%d) or the history (%d)", h.model.Count(), len(h.history()))
+	}
+
+	d := h.deps
+	d.MaxCallsPerReply = 64
+	svc := chat.New(d)
+	auto := true
+	req := userReq("reports?", false)
+	req.AutoRunTools = &auto
+	out, err := svc.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, req, "k-big")
+	if err != nil || out.Status != http.StatusOK {
+		t.Fatalf("35 long results: %v %v, want 200", out, err)
+	}
+	n, cursor := 0, ""
+	for {
+		l, err := h.store.ListMessages(h.ctx, h.dev, h.session, store.Page{Limit: 100, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(l.Items)
+		if l.NextCursor == nil || *l.NextCursor == "" {
+			break
+		}
+		cursor = *l.NextCursor
+	}
+	if n != 38 {
+		t.Errorf("history has %d messages, want 38 (user, assistant, 35 tool, assistant)", n)
+	}
+	again, err := svc.Chat(h.ctx, chat.Caller{DeveloperID: h.dev}, h.session, req, "k-big")
+	if err != nil || again.Chat == nil || again.Chat.ID != out.Chat.ID || len(again.Chat.ToolResults) != 35 {
+		t.Fatalf("the repeat: %v, want the first answer again", err)
+	}
+	if h.model.Count() != 2 {
+		t.Errorf("the model was asked %d times, want 2", h.model.Count())
 	}
 }

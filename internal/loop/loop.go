@@ -152,7 +152,12 @@ type Config struct {
 	// Resolve reads back a tool output stored by reference ({"sinew:ref", "bytes"}),
 	// so the model sees the value and not the reference. Nil: outputs are shown as they are.
 	Resolve func(ctx context.Context, v any) (any, error)
-	Log     *slog.Logger
+	// CallID, when set, names the sinew call of the model's call modelCallID in the loop's
+	// iteration (counted from 1): a name derived from the turn lets a turn run again after a
+	// crash reach the executors under the same ids, which answer what already ran instead of
+	// running it twice. Nil: a random id (tool.NewCallID).
+	CallID func(iteration int, modelCallID string) string
+	Log    *slog.Logger
 }
 
 // MaxToolContent bounds the text of one tool message, in bytes. An executor may return up to
@@ -336,12 +341,7 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 		st.Done, st.FinishReason = true, FinishIterationCap
 		return nil
 	}
-	choice := l.cfg.ToolChoice
-	if st.Iterations > 0 && (choice.Mode == llm.ChoiceRequired || choice.Mode == llm.ChoiceNamed) {
-		// A forced choice holds for the first model call only: forced on every turn, the model
-		// could never answer, and every loop would end at the cap.
-		choice = llm.ToolChoice{Mode: llm.ChoiceAuto}
-	}
+	choice := l.choiceAt(st.Iterations + 1)
 	res, err := l.cfg.Model.Converse(ctx, llm.Request{
 		Model: l.cfg.ModelID, Messages: st.Messages, Tools: l.functions,
 		ToolChoice: choice, Settings: l.cfg.Settings,
@@ -351,7 +351,7 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 	}
 	turn := make([]Planned, 0, len(res.Message.ToolCalls))
 	for _, c := range res.Message.ToolCalls {
-		turn = append(turn, l.plan(c, choice))
+		turn = append(turn, l.plan(c, choice, st.Iterations+1))
 	}
 	if l.cfg.AutoRun {
 		// Before st changes: a budget that cannot be read fails the step like a model error.
@@ -426,10 +426,29 @@ func refused(p Planned, msg string) Planned {
 	return p
 }
 
+// choiceAt is the tool_choice of the loop's iteration (counted from 1). A forced choice holds for
+// the first model call only: forced on every turn, the model could never answer, and every loop
+// would end at the cap.
+func (l *Loop) choiceAt(iteration int) llm.ToolChoice {
+	choice := l.cfg.ToolChoice
+	if iteration > 1 && (choice.Mode == llm.ChoiceRequired || choice.Mode == llm.ChoiceNamed) {
+		choice = llm.ToolChoice{Mode: llm.ChoiceAuto}
+	}
+	return choice
+}
+
+// newCallID names the call of modelCallID in iteration (see Config.CallID).
+func (l *Loop) newCallID(iteration int, modelCallID string) string {
+	if l.cfg.CallID == nil {
+		return tool.NewCallID()
+	}
+	return l.cfg.CallID(iteration, modelCallID)
+}
+
 // plan decides a call's disposition. choice is the tool_choice of the model call that asked for it:
 // a tool it did not offer (none offers no tool, a named choice only that tool) is rejected, never
-// run, whatever the model answered.
-func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice) Planned {
+// run, whatever the model answered. iteration names the call (newCallID).
+func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice, iteration int) Planned {
 	p := Planned{ModelCallID: c.ID, Name: c.Name}
 	f, known := l.byName[c.Name]
 	args, argErr := llm.ParseArguments(c.Arguments)
@@ -440,12 +459,12 @@ func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice) Planned {
 			args = nil
 		}
 		if known {
-			call := tool.NewCall(f.Tool, tool.NewCallID(), args)
+			call := tool.NewCall(f.Tool, l.newCallID(iteration, c.ID), args)
 			call.ModelCallID = c.ID
 			p.Call = &call
 		} else {
 			// Not a tool the loop knows: the caller gets the model's call as it is.
-			p.Call = &tool.Call{ID: tool.NewCallID(), ModelCallID: c.ID}
+			p.Call = &tool.Call{ID: l.newCallID(iteration, c.ID), ModelCallID: c.ID}
 			p.RawArguments = c.Arguments
 		}
 		return p
@@ -464,7 +483,7 @@ func (l *Loop) plan(c llm.ToolCall, choice llm.ToolChoice) Planned {
 		p.Error = &tool.ResultError{Type: string(fault.InvalidInput), Message: fmt.Sprintf("Tool '%s': %v", c.Name, argErr)}
 		return p
 	}
-	call := tool.NewCall(f.Tool, tool.NewCallID(), args)
+	call := tool.NewCall(f.Tool, l.newCallID(iteration, c.ID), args)
 	call.ModelCallID = c.ID
 	p.Call = &call
 	if f.Tool.Type == tool.TypeFunction && !l.cfg.RunFunctions {
@@ -503,6 +522,23 @@ func pendingOf(turn []Planned) []Pending {
 		out = append(out, pc)
 	}
 	return out
+}
+
+// Replan plans again the unanswered tool calls of the last assistant message, as Prompt planned
+// them in the current iteration (under the same call ids when Config.CallID derives them), without
+// asking the model: a turn taken over after the process running it stopped.
+func (l *Loop) Replan(st *State) {
+	open := map[string]bool{}
+	for _, id := range Unanswered(st.Messages) {
+		open[id] = true
+	}
+	var turn []Planned
+	for _, c := range st.Last().ToolCalls {
+		if open[c.ID] {
+			turn = append(turn, l.plan(c, l.choiceAt(st.Iterations), st.Iterations))
+		}
+	}
+	st.Turn = turn
 }
 
 // ToRun gives the envelopes of the current turn's calls that sinew runs, with their definitions:

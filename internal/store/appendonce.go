@@ -37,6 +37,9 @@ func (s *Store) AppendMessagesOnce(ctx context.Context, dev, sessionID, key stri
 	if len(msgs) == 0 || len(msgs) > MaxAppendOnce {
 		return false, fault.Invalid("messages", "give 1 to %d messages", MaxAppendOnce)
 	}
+	if err := checkMessages(msgs); err != nil {
+		return false, err
+	}
 	pk := ownerPK(dev, Owner{OwnerSession, sessionID})
 	now := s.clock()
 	mark := itemKey{pk, "APPENDED#" + esc(key)}.av()

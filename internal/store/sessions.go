@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 )
 
 // Session is a chat session of an agent, optionally with a user.
@@ -112,6 +114,43 @@ type Message struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
+// Message size limits: a message is one DynamoDB item (at most 400 KB, its keys and attributes
+// included) and an append one transaction (at most 4 MB).
+const (
+	// MaxMessageBytes is the most a message may take as JSON.
+	MaxMessageBytes = 384 << 10
+	// MaxAppendBytes is the most the messages of one append may take as JSON together.
+	MaxAppendBytes = 3 << 20
+)
+
+// MessageBytes is the size of m's JSON, as the history keeps it.
+func MessageBytes(m Message) int {
+	b, err := jsonv.Encode(m)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// checkMessages refuses, before anything is written, a message over MaxMessageBytes or an append
+// over MaxAppendBytes, naming the limit (the callers batch by these).
+func checkMessages(msgs []Message) error {
+	total := 0
+	for i, m := range msgs {
+		n := MessageBytes(m)
+		if n > MaxMessageBytes {
+			return &fault.Error{Kind: fault.TooLarge, Field: "messages[" + strconv.Itoa(i) + "]",
+				Msg: fmt.Sprintf("messages[%d] is %d bytes as JSON; a session's history keeps a message of at most %d bytes", i, n, MaxMessageBytes)}
+		}
+		total += n
+	}
+	if total > MaxAppendBytes {
+		return &fault.Error{Kind: fault.TooLarge, Field: "messages",
+			Msg: fmt.Sprintf("the messages are %d bytes as JSON together; append at most %d bytes at once", total, MaxAppendBytes)}
+	}
+	return nil
+}
+
 var roles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true, "developer": true}
 
 // AppendMessages adds messages to a session's history, all or none, in order (each gets a new
@@ -122,6 +161,9 @@ func (s *Store) AppendMessages(ctx context.Context, dev, sessionID string, msgs 
 	}
 	if len(msgs) == 0 || len(msgs) > 99 {
 		return nil, fault.Invalid("messages", "give 1 to 99 messages")
+	}
+	if err := checkMessages(msgs); err != nil {
+		return nil, err
 	}
 	pk := ownerPK(dev, Owner{OwnerSession, sessionID})
 	now := s.clock()

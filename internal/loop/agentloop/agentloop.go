@@ -578,9 +578,10 @@ func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID, key str
 		}
 		out = append(out, sm)
 	}
-	// A transaction holds at most 100 items: a long loop's messages go in batches, in order.
+	// A transaction holds at most 100 items and 4 MB: a long loop's messages go in batches, in
+	// order, the same batches however often it runs (their keys are their indexes).
 	for i := 0; len(out) > 0; i++ {
-		n := min(len(out), store.MaxAppendOnce)
+		n := batchLen(out)
 		var err error
 		if key == "" {
 			_, err = st.AppendMessages(ctx, dev, sessionID, out[:n])
@@ -593,6 +594,21 @@ func AppendHistory(ctx context.Context, st *store.Store, dev, sessionID, key str
 		out = out[n:]
 	}
 	return nil
+}
+
+// batchLen is how many of msgs the next append takes: at most store.MaxAppendOnce messages of at
+// most store.MaxAppendBytes together, and at least one (a message too large on its own is refused
+// by the store).
+func batchLen(msgs []store.Message) int {
+	n, total := 0, 0
+	for n < len(msgs) && n < store.MaxAppendOnce {
+		total += store.MessageBytes(msgs[n])
+		if n > 0 && total > store.MaxAppendBytes {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // Instructions are an agent's instructions as a system message (a string or a list of strings).

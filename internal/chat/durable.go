@@ -1,0 +1,178 @@
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"strconv"
+	"time"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/llm"
+	"sinew/internal/loop"
+	"sinew/internal/store"
+)
+
+// A chat turn is saved step by step, as agent_loop's are: the model's reply when it asks for
+// tools (before they run), and their results once fed. While a step's calls run, the session's
+// open-turn record names the turn; a process that dies then leaves the record behind. A repeat
+// under the same Idempotency-Key takes the turn over once the first try's lease lapses, and goes
+// on from what was saved, its calls under the same ids (derived from the turn), so an executor
+// that ran one answers its recorded result. Any other request closes the dead turn's unanswered
+// calls (an error the model sees) before it runs.
+
+// idemTurn is what a chat under an Idempotency-Key knows of its record: from is where the turn's
+// messages begin in the history once a step was saved (-1 before), iterations the model calls
+// they hold.
+type idemTurn struct {
+	key, rec   string
+	from       int
+	iterations int
+}
+
+// running is the record's value while a try runs: its lease, and the turn's progress.
+func (s *Service) running(t *idemTurn) map[string]any {
+	m := map[string]any{"running": true, "lease_until": s.d.Now().Add(s.d.Budget + turnMargin).UTC().Format(time.RFC3339Nano)}
+	if t != nil && t.from >= 0 {
+		m["from"], m["iterations"] = int64(t.from), int64(t.iterations)
+	}
+	return m
+}
+
+// lapsed reports whether a running record's try has stopped (its lease passed): it takes turns
+// no longer than the budget and its margin.
+func (s *Service) lapsed(rec *store.IdemRecord, m map[string]any) bool {
+	until, err := time.Parse(time.RFC3339Nano, str(m["lease_until"]))
+	if err != nil {
+		until = rec.CreatedAt.Add(s.d.Budget + turnMargin)
+	}
+	return s.d.Now().After(until)
+}
+
+// takeOver is the turn a repeat takes over from a try whose lease lapsed.
+func takeOver(key, rec string, m map[string]any) *idemTurn {
+	t := &idemTurn{key: key, rec: rec, from: -1}
+	if f, ok := m["from"].(int64); ok {
+		t.from = int(f)
+		it, _ := m["iterations"].(int64)
+		t.iterations = int(it)
+	}
+	return t
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// callIDs derives the sinew call ids of turnKey's calls from the session, the turn and the
+// model's call id in its iteration.
+func callIDs(dev, sessionID, turnKey string) func(int, string) string {
+	return func(iteration int, modelCallID string) string {
+		h := sha256.Sum256([]byte("sinew/chat\x00" + dev + "\x00" + sessionID + "\x00" + turnKey + "\x00" + strconv.Itoa(iteration) + "\x00" + modelCallID))
+		return "call_" + base64.RawURLEncoding.EncodeToString(h[:18])
+	}
+}
+
+// openKey is the record naming the turn whose step is running in a session.
+func openKey(sessionID string) string { return "chat-open#" + sessionID }
+
+const openTTL = 30 * 24 * time.Hour
+
+// turnKey names r's turn: its Idempotency-Key, else its turn id.
+func (r *chatRun) turnKey() string {
+	if r.idem != nil {
+		return "key:" + r.idem.key
+	}
+	return "turn:" + r.turnID
+}
+
+// stepBegun saves the model's reply that asks for tools, with what comes before it, before the
+// tools run; the open-turn record names the turn until their results are saved.
+func (r *chatRun) stepBegun(ctx context.Context) error {
+	dev := r.c.DeveloperID
+	mark := map[string]any{"turn": r.turnKey()}
+	if _, created, err := r.s.d.Store.PutIdempotency(ctx, dev, openKey(r.sessionID), mark, openTTL); err != nil {
+		return err
+	} else if !created {
+		if _, err := r.s.d.Store.UpdateIdempotency(ctx, dev, openKey(r.sessionID), mark); err != nil {
+			return err
+		}
+	}
+	return r.progress(ctx)
+}
+
+// stepDone saves the step's tool messages and clears the open-turn record.
+func (r *chatRun) stepDone(ctx context.Context) error {
+	if err := r.progress(ctx); err != nil {
+		return err
+	}
+	r.closeOpen(ctx)
+	return nil
+}
+
+// progress saves what is not saved yet and records how far the turn has come.
+func (r *chatRun) progress(ctx context.Context) error {
+	if err := r.persist(ctx); err != nil {
+		return err
+	}
+	if r.idem == nil {
+		return nil
+	}
+	if r.idem.from < 0 {
+		r.idem.from = r.base - r.sys
+	}
+	r.idem.iterations = r.st.Iterations
+	if _, err := r.s.d.Store.UpdateIdempotency(ctx, r.c.DeveloperID, r.idem.rec, r.s.running(r.idem)); err != nil {
+		r.s.d.Log.WarnContext(ctx, "chat: recording the turn's progress", "error", err.Error())
+	}
+	return nil
+}
+
+// closeOpen deletes the open-turn record.
+func (r *chatRun) closeOpen(ctx context.Context) {
+	dev := r.c.DeveloperID
+	rec, err := r.s.d.Store.GetIdempotency(ctx, dev, openKey(r.sessionID))
+	if err == nil {
+		err = r.s.d.Store.ReleaseIdempotency(context.WithoutCancel(ctx), dev, openKey(r.sessionID), rec)
+	}
+	if err != nil && !fault.Is(err, fault.NotFound) {
+		r.s.d.Log.WarnContext(ctx, "chat: clearing the open turn", "error", err.Error())
+	}
+}
+
+// closeDead answers in the history the unanswered calls of a turn whose process stopped while
+// they ran (an open-turn record is left: the caller holds the session's turn, so no live chat
+// holds it), so the session goes on: the model is told they were interrupted. It answers the
+// history as it now is.
+func (s *Service) closeDead(ctx context.Context, dev, sessionID string, history []llm.Message) ([]llm.Message, error) {
+	rec, err := s.d.Store.GetIdempotency(ctx, dev, openKey(sessionID))
+	if fault.Is(err, fault.NotFound) {
+		return history, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var msgs []llm.Message
+	open := map[string]bool{}
+	for _, id := range loop.Unanswered(history) {
+		open[id] = true
+	}
+	for _, c := range lastAssistant(history).ToolCalls {
+		if open[c.ID] {
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
+				Content: jsonv.EncodeString(map[string]any{"type": string(fault.Transient),
+					"error": "the call was interrupted: the process running the chat stopped while it ran, and it may or may not have taken effect"})})
+		}
+	}
+	if err := s.save(ctx, dev, sessionID, msgs); err != nil {
+		return nil, err
+	}
+	if err := s.d.Store.ReleaseIdempotency(ctx, dev, openKey(sessionID), rec); err != nil {
+		return nil, err
+	}
+	return append(history, msgs...), nil
+}
+
+func lastAssistant(msgs []llm.Message) llm.Message {
+	st := loop.State{Messages: msgs}
+	return st.Last()
+}
