@@ -2,7 +2,7 @@
 // (malformed JSON, wrong types, unknown fields, events over 256 KiB and over 6 MB, empty ones),
 // each through the real Lambda error boundary (lambdaboundary.Handler, as local mode and the
 // deployed mains run them), and checks the answer is a typed Sinew.* error with a message a person
-// can act on, never a panic or Sinew.Internal, and that the table is unchanged (issue #12).
+// can act on, never a panic or Sinew.Internal, and that the table is unchanged.
 package e2e_test
 
 import (
