@@ -30,7 +30,7 @@ func startStats(log *slog.Logger, dir string, counts *requestCounts) (stop func(
 		}
 	}
 	var once sync.Once
-	stop = func() {
+	write := func(asked bool) {
 		once.Do(func() {
 			if f != nil {
 				pprof.StopCPUProfile()
@@ -41,15 +41,19 @@ func startStats(log *slog.Logger, dir string, counts *requestCounts) (stop func(
 			if err := counts.write(dir); err != nil {
 				log.Error("writing the AWS request counts", "error", err)
 			}
-			log.Info("stats written", "cpu_profile", path)
+			// Said when asked for (SIGUSR1 or a profile), so a plain run's last line stays its own.
+			if asked || f != nil {
+				log.Info("stats written", "cpu_profile", path)
+			}
 		})
 	}
+	stop = func() { write(false) }
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	go func() {
 		<-usr1
 		signal.Stop(usr1)
-		stop()
+		write(true)
 	}()
 	return stop, nil
 }

@@ -89,18 +89,18 @@ func TestConsoleColoursAnExecutionsStates(t *testing.T) {
 	b := h.browser(t)
 	b.open(dev, "/executions/tool_call/"+id)
 	b.until("the execution succeeded", `document.querySelector('#exec-status[data-status="SUCCEEDED"]') !== null &&
-		document.querySelector('#graph g.node[data-state="Settle"][data-status="succeeded"]') !== null`)
+		document.querySelector('#graph g.node[data-state="Execute"][data-status="succeeded"]') !== null`)
 	got := b.nodeStatuses()
-	want := map[string]string{"Prepare": "succeeded", "RouteByType": "succeeded", "Integration": "succeeded", "Settle": "succeeded",
-		"PrepareFailed": "none", "UnknownType": "none", "FunctionWaitMode": "none", "Function": "none", "FunctionWithHeartbeat": "none",
-		"ApiCall": "none", "System": "none"}
+	// A call started by POST /tool-calls comes prepared: Route sends it straight to its executor.
+	want := map[string]string{"Route": "succeeded", "Execute": "succeeded", "Prepare": "none", "PrepareFailed": "none",
+		"Function": "none", "FunctionWithHeartbeat": "none", "Settle": "none"}
 	for s, w := range want {
 		if got[s] != w {
 			t.Errorf("state %s is %q, want %q (all: %v)", s, got[s], w, got)
 		}
 	}
-	b.run("click Integration", b.click(`#graph g.node[data-state="Integration"] rect`))
-	b.until("Integration's input and output", `(() => { const p = document.querySelector('#state-panel');
+	b.run("click Execute", b.click(`#graph g.node[data-state="Execute"] rect`))
+	b.until("Execute's input and output", `(() => { const p = document.querySelector('#state-panel');
 		return p.querySelector('.state-input') && p.querySelector('.state-output') && p.querySelector('.state-output').textContent.includes('hi there'); })()`)
 	b.shot("execution-succeeded")
 
@@ -145,7 +145,7 @@ func TestConsoleAnswersAPendingCallThroughItsForm(t *testing.T) {
 	b.open(dev, "/executions/tool_call/"+id)
 	b.until("the execution resumed and succeeded", `document.querySelector('#exec-status[data-status="SUCCEEDED"]') !== null &&
 		document.querySelector('#graph g.node[data-state="Function"][data-status="succeeded"]') !== null &&
-		document.querySelector('#graph g.node[data-state="Settle"][data-status="succeeded"]') !== null`)
+		document.querySelector('#graph g.node[data-state="Settle"][data-status="none"]') !== null`)
 	b.shot("execution-resumed")
 }
 

@@ -138,10 +138,10 @@ func TestLayoutEdgesAndLayers(t *testing.T) {
 		retryNote map[string]string
 	}{
 		{name: "tool_call", def: readMachine(t, "tool_call"),
-			edges: []string{"@start>Prepare next", "Prepare>RouteByType next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry",
-				"RouteByType>Integration choice", "RouteByType>UnknownType default", "FunctionWaitMode>FunctionWithHeartbeat choice",
-				"Function>Settle catch", "Settle>@end end"},
-			above:     [][2]string{{"@start", "Prepare"}, {"Prepare", "RouteByType"}, {"RouteByType", "Integration"}, {"FunctionWaitMode", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
+			edges: []string{"@start>Route next", "Route>Execute choice", "Route>Function choice", "Route>FunctionWithHeartbeat choice",
+				"Route>Prepare default", "Prepare>Route next back", "Prepare>PrepareFailed catch", "Prepare>Prepare retry",
+				"Execute>Settle catch", "Function>Settle catch", "Settle>@end end"},
+			above:     [][2]string{{"@start", "Route"}, {"Route", "Prepare"}, {"Route", "Execute"}, {"Route", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
 			retryNote: map[string]string{"Prepare": "Retry ×6 on Sinew.Transient, Lambda.Servi…"}},
 		{name: "agent_loop", def: readMachine(t, "agent_loop"),
 			edges:    []string{"NextTurn>Model next back", "IsDone>RunCalls default", "RouteByType>ApiCall choice", "Done>@end end"},
