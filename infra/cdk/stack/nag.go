@@ -45,7 +45,7 @@ func nagOn(c constructs.IConstruct, rule, reason string, findings ...string) {
 func nagExecutions(c constructs.IConstruct, f deploy.Function) {
 	var machines []string
 	for _, p := range Permissions(f) {
-		if p.Action == deploy.ManageExecution && !slices.Contains(machines, p.Target) {
+		if (p.Action == deploy.ManageExecution || p.Action == deploy.DescribeExecution) && !slices.Contains(machines, p.Target) {
 			machines = append(machines, p.Target)
 		}
 	}

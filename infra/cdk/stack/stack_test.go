@@ -315,7 +315,7 @@ func TestIAM(t *testing.T) {
 				{"states:StartExecution", f.Allows(deploy.StartExecution, deploy.ToolCall) || f.Allows(deploy.StartExecution, deploy.AgentLoop), ":stateMachine:sinew-"},
 				{"states:SendTaskSuccess", f.Allows(deploy.SendTaskResult, deploy.ToolCall), ":stateMachine:sinew-"},
 				{"states:StopExecution", f.Allows(deploy.ManageExecution, deploy.ToolCall), ":execution:sinew-"},
-				{"states:DescribeExecution", false, ""}, // nobody's code calls it
+				{"states:DescribeExecution", f.Allows(deploy.DescribeExecution, deploy.ToolCall) || f.Allows(deploy.DescribeExecution, deploy.AgentLoop), ":execution:sinew-"},
 				{"lambda:InvokeFunction", slices.ContainsFunc(f.Permissions, func(p deploy.Permission) bool { return p.Action == deploy.InvokeFunction }), ":function:sinew-"},
 				{"secretsmanager:GetSecretValue", false, ""}, // no OpenAI-compatible endpoint by default
 			}
