@@ -178,11 +178,7 @@ func (m *Model) params(req llm.Request) (*request, error) {
 			}{req.ToolChoice.Name}}
 		}
 	}
-	s := req.Settings
-	// max_tokens rather than max_completion_tokens: the compatible servers (vLLM, Ollama,
-	// LiteLLM) all read it, and OpenAI still does for its chat models.
-	p.Temperature, p.MaxTokens, p.TopP, p.Stop, p.Seed = s.Temperature, s.MaxTokens, s.TopP, s.Stop, s.Seed
-	p.FrequencyPenalty, p.PresencePenalty = s.FrequencyPenalty, s.PresencePenalty
+	p.Settings = req.Settings
 	return p, nil
 }
 

@@ -7,17 +7,14 @@ import "sinew/internal/llm"
 // an explicit zero (temperature 0) is sent and an unset one is left to the server.
 
 type request struct {
-	Model            string    `json:"model"`
-	Messages         []message `json:"messages"`
-	Tools            []toolDef `json:"tools,omitempty"`
-	ToolChoice       any       `json:"tool_choice,omitempty"` // "none", "required" or a namedChoice
-	Temperature      *float64  `json:"temperature,omitempty"`
-	MaxTokens        *int64    `json:"max_tokens,omitempty"`
-	TopP             *float64  `json:"top_p,omitempty"`
-	Stop             []string  `json:"stop,omitempty"`
-	Seed             *int64    `json:"seed,omitempty"`
-	FrequencyPenalty *float64  `json:"frequency_penalty,omitempty"`
-	PresencePenalty  *float64  `json:"presence_penalty,omitempty"`
+	Model      string    `json:"model"`
+	Messages   []message `json:"messages"`
+	Tools      []toolDef `json:"tools,omitempty"`
+	ToolChoice any       `json:"tool_choice,omitempty"` // "none", "required" or a namedChoice
+	// The sampling settings go as sinew names them, which are OpenAI's names: max_tokens rather
+	// than max_completion_tokens, since the compatible servers (vLLM, Ollama, LiteLLM) all read it
+	// and OpenAI still does for its chat models.
+	llm.Settings
 }
 
 type message struct {
