@@ -1,22 +1,20 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
 
+	"sinew/internal/awscount"
 	"sinew/internal/handler"
 )
 
@@ -26,29 +24,11 @@ import (
 // its own.
 const maxIdlePerHost = 256
 
-// requestCounts counts the AWS requests the in-process functions send, by "Service.Operation"
-// (every attempt, retries included): the request mix a load puts on DynamoDB Local.
-type requestCounts struct {
-	mu  sync.Mutex
-	ops map[string]int64
-}
-
-func (c *requestCounts) register(stack *middleware.Stack) error {
-	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("sinew.local.count",
-		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-			op := awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx)
-			c.mu.Lock()
-			c.ops[op]++
-			c.mu.Unlock()
-			return next.HandleFinalize(ctx, in)
-		}), middleware.After)
-}
-
-// write writes the counts so far to dir's aws-requests.json.
-func (c *requestCounts) write(dir string) error {
-	c.mu.Lock()
-	data, err := json.MarshalIndent(c.ops, "", "  ")
-	c.mu.Unlock()
+// writeCounts writes the AWS requests the in-process functions sent so far, by
+// "Service.Operation" (every attempt, retries included), to dir's aws-requests.json: the request
+// mix a load puts on DynamoDB Local.
+func writeCounts(c *awscount.Counter, dir string) error {
+	data, err := json.MarshalIndent(c.Ops(), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -57,7 +37,7 @@ func (c *requestCounts) write(dir string) error {
 
 // configureAWSClients gives every in-process function's AWS SDK configuration one pooled HTTP
 // client, an unrationed retryer and the request counter.
-func configureAWSClients(counts *requestCounts) {
+func configureAWSClients(counts *awscount.Counter) {
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 4 * maxIdlePerHost
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
@@ -70,5 +50,5 @@ func configureAWSClients(counts *requestCounts) {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
 	}
 	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.register}))
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register}))
 }

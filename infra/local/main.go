@@ -42,6 +42,7 @@ import (
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
+	"sinew/internal/awscount"
 	"sinew/internal/config"
 	"sinew/internal/console"
 	"sinew/internal/deploy"
@@ -164,7 +165,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
-	counts := &requestCounts{ops: map[string]int64{}}
+	counts := &awscount.Counter{ByService: true}
 	configureAWSClients(counts)
 	stopStats, err := startStats(log, dir, counts)
 	if err != nil {

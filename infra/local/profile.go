@@ -8,6 +8,8 @@ import (
 	"runtime/pprof"
 	"sync"
 	"syscall"
+
+	"sinew/internal/awscount"
 )
 
 // envCPUProfile names the file local mode writes its own CPU profile to: profiled from the start
@@ -17,7 +19,7 @@ const envCPUProfile = "SINEW_CPUPROFILE"
 // startStats starts the CPU profile SINEW_CPUPROFILE asks for. On SIGUSR1, or when stop is
 // called, whichever comes first, the profile is written and the AWS request counts go to dir's
 // aws-requests.json; the log says "stats written".
-func startStats(log *slog.Logger, dir string, counts *requestCounts) (stop func(), err error) {
+func startStats(log *slog.Logger, dir string, counts *awscount.Counter) (stop func(), err error) {
 	path := os.Getenv(envCPUProfile)
 	var f *os.File
 	if path != "" {
@@ -38,7 +40,7 @@ func startStats(log *slog.Logger, dir string, counts *requestCounts) (stop func(
 					log.Error("writing the CPU profile", "file", path, "error", err)
 				}
 			}
-			if err := counts.write(dir); err != nil {
+			if err := writeCounts(counts, dir); err != nil {
 				log.Error("writing the AWS request counts", "error", err)
 			}
 			// Said when asked for (SIGUSR1 or a profile), so a plain run's last line stays its own.

@@ -26,6 +26,7 @@ import (
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
+	"sinew/internal/awscount"
 	"sinew/internal/chat"
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
@@ -44,7 +45,6 @@ import (
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
 	"sinew/internal/system"
-	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/modelsrv"
 	"sinew/internal/tool"
@@ -172,7 +172,7 @@ type harness struct {
 	clockMu sync.Mutex
 	clock   time.Time
 	t       testing.TB
-	ddb     *ddbcount.Counter
+	ddb     *awscount.Counter
 	ctx     context.Context
 	store   *store.Store
 	model   *modelsrv.Server
@@ -202,7 +202,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 	gaveUp := make(chan struct{})
 	h := &harness{t: t, ctx: context.Background(), key: bytes.Repeat([]byte{7}, 32),
 		weather: &weather{runs: map[string]int{}, gaveUp: gaveUp, release: make(chan struct{})},
-		dev:     "dev-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), ddb: &ddbcount.Counter{}}
+		dev:     "dev-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), ddb: &awscount.Counter{}}
 	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register) })
 	table := ddblocal.NewTable(t, db)
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{42}, 32))

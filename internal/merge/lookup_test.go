@@ -7,12 +7,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"sinew/internal/awscount"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/merge"
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
-	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 )
@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 type fixture struct {
 	s                  *store.Store
-	n                  *ddbcount.Counter
+	n                  *awscount.Counter
 	agent, bareAgent   *store.Agent
 	task, bareTask     *store.Task
 	session, otherSess *store.Session
@@ -31,9 +31,9 @@ type fixture struct {
 
 const dev = "dev-merge"
 
-func newStore(tb testing.TB) (*store.Store, *ddbcount.Counter) {
+func newStore(tb testing.TB) (*store.Store, *awscount.Counter) {
 	tb.Helper()
-	n := &ddbcount.Counter{}
+	n := &awscount.Counter{}
 	db := ddblocal.Client(tb, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, n.Register) })
 	table := ddblocal.NewTable(tb, db)
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{1}, 32))

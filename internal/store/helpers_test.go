@@ -8,11 +8,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"sinew/internal/awscount"
 	"sinew/internal/fault"
 	"sinew/internal/merge"
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
-	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
 )
 
@@ -23,7 +23,7 @@ type env struct {
 	s     *store.Store
 	db    *dynamodb.Client
 	table string
-	n     *ddbcount.Counter
+	n     *awscount.Counter
 	clock *clock
 }
 
@@ -34,7 +34,7 @@ func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	n := &ddbcount.Counter{}
+	n := &awscount.Counter{}
 	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, n.Register) })
 	table := ddblocal.NewTable(t, db)
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{42}, 32))

@@ -28,6 +28,7 @@ import (
 	"sinew/internal/apicall"
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
+	"sinew/internal/awscount"
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
@@ -43,7 +44,6 @@ import (
 	"sinew/internal/secrets"
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
-	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -234,7 +234,7 @@ type harness struct {
 	t       testing.TB
 	ctx     context.Context
 	store   *store.Store
-	ddb     *ddbcount.Counter
+	ddb     *awscount.Counter
 	clock   *asl.VirtualClock
 	eng     *asl.Engine
 	machine *asl.Machine
@@ -257,7 +257,7 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), ddb: &ddbcount.Counter{}, weather: &weather{runs: map[string]int{}}, jwtKey: bytes.Repeat([]byte{7}, 32),
+	h := &harness{t: t, ctx: context.Background(), ddb: &awscount.Counter{}, weather: &weather{runs: map[string]int{}}, jwtKey: bytes.Repeat([]byte{7}, 32),
 		red: secrets.NewRedactor()}
 	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register) })
 	table := ddblocal.NewTable(t, db)

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"sinew/internal/awscount"
 	"sinew/internal/store"
-	"sinew/internal/testenv/ddbcount"
 	"sinew/internal/testenv/ddblocal"
 )
 
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 func TestNewTableMatchesSpecAndHasTTL(t *testing.T) {
 	ctx := context.Background()
-	var n ddbcount.Counter
+	var n awscount.Counter
 	c := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, n.Register) })
 	if !strings.HasPrefix(ddblocal.Endpoint(t), "http://127.0.0.1:") && !strings.HasPrefix(ddblocal.Endpoint(t), "http://[::1]:") {
 		t.Logf("endpoint %s is not loopback (given by %s)", ddblocal.Endpoint(t), ddblocal.EnvEndpoint)

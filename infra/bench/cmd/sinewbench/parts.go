@@ -310,7 +310,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)", "list_agents": "system (agent list)"}
-	r.printf("cost", "Counted by `internal/testenv/ddbcount` (an SDK middleware), the engine's history and the Lambda invocations in `TestRequestBudget`; "+
+	r.printf("cost", "Counted by `internal/awscount` (an SDK middleware), the engine's history and the Lambda invocations in `TestRequestBudget`; "+
 		"one call of each type end to end, from its start to its recorded outcome (the status-change event included), through `POST /tool-calls` "+
 		"(a function call answered through `POST /executions/{id}/calls/{call_id}/result`) and through a bare `StartExecution` naming the tool. "+
 		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")

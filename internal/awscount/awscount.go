@@ -1,7 +1,8 @@
-// Package ddbcount counts the requests an AWS SDK v2 client sends, by operation, so benchmarks can
-// report a request budget (e.g. "the merge is one BatchGetItem") as a metric. It is
-// a middleware, so it sits in front of the real client: nothing is faked.
-package ddbcount
+// Package awscount counts the requests an AWS SDK v2 client sends, by operation, so benchmarks can
+// report a request budget (e.g. "the merge is one BatchGetItem") as a metric and local mode can
+// report the request mix a load puts on DynamoDB Local. It is a middleware, so it sits in front of
+// the real client: nothing is faked.
+package awscount
 
 import (
 	"context"
@@ -14,6 +15,10 @@ import (
 
 // Counter counts requests. The zero value is ready; it is safe for concurrent use.
 type Counter struct {
+	// ByService keys the counts by "Service.Operation" (e.g. "DynamoDB.GetItem") instead of the
+	// operation alone, for a counter shared by clients of several services.
+	ByService bool
+
 	mu  sync.Mutex
 	ops map[string]int64
 }
@@ -25,9 +30,13 @@ type Counter struct {
 // It sits in the Finalize step after the retry middleware, so every attempt that goes on the wire is
 // counted, retries included: a benchmark sees what DynamoDB would bill.
 func (c *Counter) Register(stack *middleware.Stack) error {
-	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("sinew.ddbcount",
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("sinew.awscount",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-			c.add(awsmiddleware.GetOperationName(ctx))
+			op := awsmiddleware.GetOperationName(ctx)
+			if c.ByService {
+				op = awsmiddleware.GetServiceID(ctx) + "." + op
+			}
+			c.add(op)
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
 }

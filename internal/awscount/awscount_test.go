@@ -1,4 +1,4 @@
-package ddbcount_test
+package awscount_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"sinew/internal/testenv/ddbcount"
+	"sinew/internal/awscount"
 )
 
 // TestCountsEveryAttempt: a server that fails twice with a retryable error, then answers. The
@@ -30,7 +30,7 @@ func TestCountsEveryAttempt(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	var c ddbcount.Counter
+	var c awscount.Counter
 	db := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
@@ -52,5 +52,28 @@ func TestCountsEveryAttempt(t *testing.T) {
 	c.Reset()
 	if c.Total() != 0 || len(c.Ops()) != 0 {
 		t.Errorf("after Reset: %v", c.Ops())
+	}
+}
+
+// TestByService: a counter shared by several services' clients keys its counts by service too.
+func TestByService(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		_, _ = w.Write([]byte(`{"TableNames":[]}`))
+	}))
+	defer srv.Close()
+
+	c := awscount.Counter{ByService: true}
+	db := dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(srv.URL),
+		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
+	})
+	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Ops(); got["DynamoDB.ListTables"] != 1 || len(got) != 1 {
+		t.Errorf("counted %v, want DynamoDB.ListTables once", got)
 	}
 }
