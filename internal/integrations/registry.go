@@ -65,7 +65,9 @@
 // Catalogue, ProviderInfo and ToolSchema give the data of GET /integrations, GET
 // /integrations/{provider} and GET /integrations/{provider}[/{method}]/tool (as Julep's integrations service does, with
 // `info` always an object; Function.AsTool is the route's {"type":"function","function":...} body).
-// Lookups of unknown names are NotFound there, and InvalidInput in Execute.
+// Lookups of unknown names are NotFound there, and InvalidInput in Execute. Package schemas holds
+// the same catalogue as data generated from the registry (go generate), which the functions that
+// run no provider serve instead of linking them all.
 //
 // # Choices
 //
