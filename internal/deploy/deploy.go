@@ -238,6 +238,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
+				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -252,6 +253,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
+				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -265,6 +267,7 @@ func Functions() []Function {
 			Permissions: append([]Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
+				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			}, invokes(executors...)...),
@@ -319,7 +322,7 @@ func StateMachines() []StateMachine {
 			Name:    ToolCall,
 			File:    "statemachines/tool_call.asl.json",
 			Type:    "STANDARD",
-			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; prepare only for a request naming the tool, settle only after a failure",
+			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; for a request naming the tool, prepare and then one Task that waits for its token (Dispatch); settle only after a failure",
 			Substitutions: []Substitution{
 				fnArn("prepare"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
 			},
