@@ -55,7 +55,7 @@
 //	system                     2             1                the same, + the operation's own
 //	function (answered         2: Route,     1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
 //	over HTTP)                 Function                          TransactWriteItems 1 (pending call + awaiting_input),
-//	                                                             UpdateItem 1 (the answer's claim),
+//	                                                             GetItem 1 (the answer reads the call's token),
 //	                                                             TransactWriteItems 1 (the event: outcome + call)
 //
 // A bare StartExecution naming the tool runs Route, Prepare and Dispatch (3 transitions, 2 Lambdas)

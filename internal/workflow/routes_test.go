@@ -128,7 +128,7 @@ func TestRequestBudget(t *testing.T) {
 		{"echo", "post", 2, 1, 4},
 		{"get_item", "post", 2, 1, 4},
 		{"list_agents", "post", 2, 1, 4},
-		// Route, then the Function Task; the answer's claim and the event's record of the outcome.
+		// Route, then the Function Task; the answer's read of the call and the event's record of the outcome.
 		{"ask_user", "post", 2, 1, 5},
 		// Route, Prepare, then Dispatch, the one Task that waits for its token.
 		{"echo", "start", 3, 2, 5},
