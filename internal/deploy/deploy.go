@@ -63,6 +63,7 @@ const (
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
 	DescribeExecution  Action = "states:describe"     // Target: a state machine; whether an execution exists
 	SendTaskResult     Action = "states:task-result"  // Target: a state machine; SendTaskSuccess/Failure/Heartbeat
+	AnswerOwnTask      Action = "states:task-answer"  // Target: a state machine; SendTaskSuccess/Failure (an executor's own token)
 	SecretsKeyEncrypt  Action = "kms:encrypt"         // generate data keys with the secrets key (seal)
 	SecretsKeyDecrypt  Action = "kms:decrypt"         // decrypt with the secrets key (unseal); only executors
 	PutEvents          Action = "events:put"          // publish to the event bus (SINEW_EVENT_BUS)
@@ -238,7 +239,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
-				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -253,7 +254,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
-				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -267,7 +268,7 @@ func Functions() []Function {
 			Permissions: append([]Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
-				{Action: SendTaskResult, Target: ToolCall}, // answers tool_call's Dispatch token
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			}, invokes(executors...)...),
