@@ -128,13 +128,13 @@ func TestRequestBudget(t *testing.T) {
 		{"echo", "post", 2, 1, 4},
 		{"get_item", "post", 2, 1, 4},
 		{"list_agents", "post", 2, 1, 4},
-		// Route, then the Function Task; the answer's claim and the event's record of the outcome.
+		// Route, then the Function Task; the answer's read of the call and the event's record of the outcome.
 		{"ask_user", "post", 2, 1, 5},
-		// Route, Prepare, Route, the Task.
-		{"echo", "start", 4, 2, 5},
-		{"get_item", "start", 4, 2, 5},
-		{"list_agents", "start", 4, 2, 5},
-		{"ask_user", "start", 4, 2, 5},
+		// Route, Prepare, then Dispatch, the one Task that waits for its token.
+		{"echo", "start", 3, 2, 5},
+		{"get_item", "start", 3, 2, 5},
+		{"list_agents", "start", 3, 2, 5},
+		{"ask_user", "start", 3, 2, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {

@@ -183,8 +183,8 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (its integration path: Prepare, the routing "+
-		"Choice, the integration Task, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: the routing "+
+		"Choice, Prepare, and Dispatch, whose stand-in executor answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
 		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
@@ -338,7 +338,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 	}
 	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
 		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
-		"a bare start runs Prepare and Route once more. Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
+		"a bare start runs Route, Prepare and Dispatch (one Task that waits for its token, whatever the type). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
 	r.printf("cost", "Assumptions: each request item is one request unit (items under 1 KB written, under 4 KB read strongly "+
 		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: every invocation counted (the executor or Prepare "+
 		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
