@@ -124,7 +124,11 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	}
 	ev := r.scheduleTask(ctx, params, timeout, heartbeat)
 
-	tctx, cancel := context.WithCancelCause(ctx)
+	tctx, cancel := ctx, context.CancelCauseFunc(func(error) {})
+	if timeout != nil || p != nil {
+		// Only a timeout or a token's end cancels the call on its own.
+		tctx, cancel = context.WithCancelCause(ctx)
+	}
 	tb := r.armTimeout(ctx, timeout, cancel, p)
 	result, serr := r.call(tctx, params, ev)
 	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil && !(tb.expired && (serr == nil || serr.Name != ErrTimeout)) {
