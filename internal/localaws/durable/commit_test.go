@@ -105,3 +105,53 @@ func TestTornFrame(t *testing.T) {
 		st.Close()
 	}
 }
+
+// A staged start joins the state, before the end written after it, at the next commit; Sync makes
+// a lone one durable.
+func TestStagedStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sfn.log")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := Execution{Arn: execArn, Status: "RUNNING", Definition: `{"StartAt":"P"}`}
+	if err := st.StageExecution(run); err != nil {
+		t.Fatal(err)
+	}
+	if xs, _ := st.Executions(); len(xs) != 0 {
+		t.Errorf("a staged start is read back before it is durable: %+v", xs)
+	}
+	end := run
+	end.Status, end.Definition, end.Events = "SUCCEEDED", "", []byte(`[]`)
+	if err := st.PutExecution(end); err != nil {
+		t.Fatal(err)
+	}
+	other := Execution{Arn: execArn + "2", Status: "RUNNING", Definition: `{"StartAt":"P"}`}
+	if err := st.StageExecution(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		xs, err := st.Executions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, x := range xs {
+			got[x.Arn] = x.Status
+		}
+		if len(got) != 2 || got[execArn] != "SUCCEEDED" || got[execArn+"2"] != "RUNNING" {
+			t.Errorf("round %d: executions %v", round, got)
+		}
+		if _, open := st.st.journals[execArn]; open {
+			t.Errorf("round %d: the closed execution's journal is open", round)
+		}
+		st.Close()
+		if st, err = Open(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+}

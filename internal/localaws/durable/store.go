@@ -41,8 +41,9 @@ type Store struct {
 
 	wmu sync.Mutex // held by the one commit writing at a time
 	mu  sync.RWMutex
-	log *logFile // nil once closed
-	st  *state
+	log    *logFile // nil once closed
+	st     *state
+	staged []stagedFrame // written, not yet durable, in the log's order (s.wmu)
 }
 
 // rewriteFactor is how many times its last rewritten size the log may grow to before a commit
@@ -93,12 +94,17 @@ func (s *Store) Close() error {
 	if s.log == nil {
 		return nil
 	}
-	err := s.log.f.Close()
+	var err error
+	if len(s.staged) > 0 {
+		err = datasync(s.log.f)
+	}
+	err = errors.Join(err, s.log.f.Close())
 	s.log = nil
 	return err
 }
 
-// commit writes ops as one frame, durably, then applies them to the state.
+// commit writes ops as one frame and makes it, and every frame staged before it, durable; then
+// their ops join the state, in the log's order. With no ops and nothing staged it does nothing.
 func (s *Store) commit(ops []op) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -106,22 +112,77 @@ func (s *Store) commit(ops []op) error {
 	if l == nil {
 		return ErrClosed
 	}
+	if len(ops) > 0 {
+		if err := s.writeLocked(ops); err != nil {
+			return err
+		}
+	}
+	if len(s.staged) == 0 {
+		return nil
+	}
+	if err := datasync(l.f); err != nil {
+		return fmt.Errorf("durable: sync %s: %w", l.path, err)
+	}
+	s.mu.Lock()
+	for _, f := range s.staged {
+		for i, o := range f.ops {
+			s.st.apply(o, f.base+int64(f.at[i]))
+		}
+	}
+	s.mu.Unlock()
+	s.staged = s.staged[:0]
+	if l.end > rewriteMin && l.end > rewriteFactor*l.base {
+		s.compact()
+	}
+	return nil
+}
+
+// writeLocked writes ops as one frame, not yet durable, staged for the next commit (s.wmu held).
+func (s *Store) writeLocked(ops []op) error {
 	var p []byte
 	at := make([]int, len(ops))
 	for i, o := range ops {
 		p, at[i] = appendOp(p, o)
 	}
-	base, err := l.write(p)
+	base, err := s.log.write(p)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	for i, o := range ops {
-		s.st.apply(o, base+int64(at[i]))
+	s.staged = append(s.staged, stagedFrame{ops: ops, at: at, base: base})
+	return nil
+}
+
+// stagedFrame is a frame written but not yet durable.
+type stagedFrame struct {
+	ops  []op
+	at   []int // where each op's value starts in the frame's payload
+	base int64 // where the payload starts in the file
+}
+
+// StageExecution writes a running execution's record as PutExecution does, but does not wait
+// for the disk: the record survives a kill -9 of the process from now on, and is durable (and
+// read back by Executions) after the next commit, such as Sync or the execution's closing record.
+// A start staged this way and its end, when the execution is short, share one fdatasync.
+func (s *Store) StageExecution(x Execution) error {
+	ops, err := s.executionOps(x)
+	if err != nil {
+		return err
 	}
-	s.mu.Unlock()
-	if l.end > rewriteMin && l.end > rewriteFactor*l.base {
-		s.compact()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.log == nil {
+		return ErrClosed
+	}
+	if err := s.writeLocked(ops); err != nil {
+		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	return nil
+}
+
+// Sync makes every write staged so far durable.
+func (s *Store) Sync() error {
+	if err := s.w.update(); err != nil {
+		return fmt.Errorf("durable: sync: %w", err)
 	}
 	return nil
 }
@@ -205,6 +266,18 @@ func (s *Store) Machines() ([]Machine, error) {
 // closed record (Events set) drops it in the same commit: nothing of it is replayed again (and
 // background journal writes that come later find no journal to write to).
 func (s *Store) PutExecution(x Execution) error {
+	ops, err := s.executionOps(x)
+	if err != nil {
+		return err
+	}
+	if err := s.w.update(ops...); err != nil {
+		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	return nil
+}
+
+// executionOps are the ops that write execution record x.
+func (s *Store) executionOps(x Execution) ([]op, error) {
 	var ops []op
 	if def := x.Definition; def != "" {
 		sum := sha256.Sum256([]byte(def))
@@ -220,18 +293,13 @@ func (s *Store) PutExecution(x Execution) error {
 	x.Events = nil
 	data, err := json.Marshal(x)
 	if err != nil {
-		return fmt.Errorf("durable: encode execution: %w", err)
+		return nil, fmt.Errorf("durable: encode execution: %w", err)
 	}
 	ops = append(ops, op{kind: opPut, bucket: bExecs, a: x.Arn, v: data})
 	if events != nil {
-		ops = append(ops, op{kind: opPut, bucket: bEvents, a: x.Arn, v: events}, op{kind: opJDrop, a: x.Arn})
-	} else {
-		ops = append(ops, op{kind: opJOpen, a: x.Arn})
+		return append(ops, op{kind: opPut, bucket: bEvents, a: x.Arn, v: events}, op{kind: opJDrop, a: x.Arn}), nil
 	}
-	if err := s.w.update(ops...); err != nil {
-		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
-	}
-	return nil
+	return append(ops, op{kind: opJOpen, a: x.Arn}), nil
 }
 
 // DeleteExecution removes an execution and its journal (a start that the engine refused).

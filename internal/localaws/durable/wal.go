@@ -199,7 +199,8 @@ type logFile struct {
 // preallocChunk is how much the file grows at a time.
 const preallocChunk = 4 << 20
 
-// write appends one frame of payload p and makes it durable; it gives where p starts.
+// write appends one frame of payload p (durable after the next datasync); it gives where p
+// starts.
 func (l *logFile) write(p []byte) (int64, error) {
 	frame := make([]byte, 8, 8+len(p))
 	binary.LittleEndian.PutUint32(frame[:4], uint32(len(p)))
@@ -214,9 +215,6 @@ func (l *logFile) write(p []byte) (int64, error) {
 	}
 	if _, err := l.f.WriteAt(frame, l.end); err != nil {
 		return 0, fmt.Errorf("durable: write %s: %w", l.path, err)
-	}
-	if err := datasync(l.f); err != nil {
-		return 0, fmt.Errorf("durable: sync %s: %w", l.path, err)
 	}
 	at := l.end + 8
 	l.end += int64(len(frame))
@@ -268,7 +266,7 @@ func rewrite(path string, st *state, events func(span) ([]byte, error)) (*logFil
 		_, err = l.write(p)
 	}
 	if err == nil {
-		err = commitFile(f, tmp, path)
+		err = commitFile(f, tmp, path) // its fsync makes the frame durable
 	}
 	if err != nil {
 		f.Close()
