@@ -39,8 +39,8 @@ import (
 type Store struct {
 	w *committer
 
-	wmu sync.Mutex // held by the one commit writing at a time
-	mu  sync.RWMutex
+	wmu    sync.Mutex // held by the one commit writing at a time
+	mu     sync.RWMutex
 	log    *logFile // nil once closed
 	st     *state
 	staged []stagedFrame // written, not yet durable, in the log's order (s.wmu)
