@@ -338,8 +338,13 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 		_ = s.opts.Store.DeleteExecution(arn)
 		return nil, engineErr(err)
 	}
-	s.publish(started)
-	close(e.announced)
+	// The RUNNING event goes out beside the answer (its end's waits for it).
+	s.watchers.Add(1)
+	go func() {
+		defer s.watchers.Done()
+		s.publish(started)
+		close(e.announced)
+	}()
 	s.awaitShortEnd(e)
 	if err := s.opts.Store.Sync(); err != nil {
 		s.log.Error("recording an execution's start; it runs, but a crash of the machine may lose it", "execution", arn, "error", err)
