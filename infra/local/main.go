@@ -209,6 +209,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 	defer closeStore()
+	warnOldJournal(log, dir)
 
 	cfg, err := setEnv(url, ddb.Endpoint())
 	if err != nil {
@@ -400,6 +401,16 @@ func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), 
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); removeTmp() }, nil
+}
+
+// warnOldJournal says when dir holds the journal of an older local mode (a bbolt file), whose
+// executions this one does not resume: their records in DynamoDB stay as they were.
+func warnOldJournal(log *slog.Logger, dir string) {
+	old := filepath.Join(dir, "stepfunctions.db")
+	if _, err := os.Stat(old); err == nil {
+		log.Warn("an older local mode's Step Functions journal is not read: executions it had running are not resumed; remove the file to silence this",
+			"file", old)
+	}
 }
 
 // setEnv sets the environment the in-process handlers read their configuration and endpoints
