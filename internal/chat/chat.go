@@ -412,6 +412,7 @@ type chatRun struct {
 	base      int // where the messages this request adds begin in st.Messages
 	saved     int // how many of st.Messages are in the history (or are the agent's, never stored)
 	idem      *idemTurn
+	early     early
 }
 
 // begin reads what the request needs (the agent, the history, the tools and flags), checks the
@@ -511,7 +512,7 @@ func (s *Service) newLoop(ctx context.Context, r *chatRun, sess *store.Session) 
 	}
 	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth, TurnID: r.turnID}
 	return loop.New(loop.Config{
-		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
+		Model: s.d.Model, Runner: r.savingEach(s.runner(cc)), Tools: formatted, ModelID: model,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *r.auto,
 		MaxIterations: req.MaxIterations, Log: s.d.Log, MaxCallsPerReply: s.d.MaxCallsPerReply,
 		Budget: loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: r.turnID, Max: s.d.MaxCallsPerTurn},
@@ -543,7 +544,7 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 		if err == nil && !st.Done {
 			results := r.lp.Execute(bctx, st)
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
-				if cut := unfinished(results); len(cut) > 0 {
+				if cut := r.unfinished(results); len(cut) > 0 {
 					return s.cutShort(ctx, r.lp, st, results, cut, r.handoffWith(ctx))
 				}
 			}
@@ -553,7 +554,7 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 				// An output could not be read back: agent_loop runs the turn's calls again under
 				// their ids (the executors answer their recorded results) and reads them, retrying.
 				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
-				return s.cutShort(ctx, r.lp, st, nil, nil, r.handoffWith(ctx))
+				return s.cutShort(ctx, r.lp, st, results, r.unsavedCalls(results), r.handoffWith(ctx))
 			}
 			if err == nil {
 				err = r.stepDone(ctx)
@@ -573,6 +574,13 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 // failed keeps what the loop produced before err, up to its last whole turn (every call it ran
 // is answered in it, so a repeat never runs it again), and gives err.
 func (r *chatRun) failed(ctx context.Context, err error) error {
+	var open []tool.Call
+	for _, c := range plannedCalls(r.st.Turn) {
+		if !r.savedEarly(c.ID) {
+			open = append(open, c)
+		}
+	}
+	r.settleEarly()
 	end := len(r.st.Messages)
 	if len(r.st.Turn) > 0 {
 		end-- // the turn's assistant message, whose calls have no answers
@@ -585,7 +593,7 @@ func (r *chatRun) failed(ctx context.Context, err error) error {
 	}
 	if len(r.st.Turn) > 0 && r.saved > end {
 		// The turn's assistant message is saved already: its calls are answered with the failure.
-		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, plannedCalls(r.st.Turn), err)
+		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, open, err)
 	}
 	r.closeOpen(ctx)
 	return err
@@ -634,6 +642,7 @@ func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error)
 	}
 	// What this request added and is not saved yet is saved by agent_loop's first step (once), so
 	// a hand-off that never starts leaves no message of it unanswered in the history.
+	r.settleEarly()
 	in.Unsaved = len(st.Messages) - r.saved
 	reply, err := s.startHandoff(ctx, dev, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
 	// agent_loop owns the turn now, or it has ended here.
@@ -656,6 +665,7 @@ func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error)
 
 // persist saves the messages of the conversation not saved yet.
 func (r *chatRun) persist(ctx context.Context) error {
+	r.settleEarly()
 	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.st.Messages[r.saved:]); err != nil {
 		return err
 	}
@@ -716,12 +726,13 @@ func plannedCalls(turn []loop.Planned) []tool.Call {
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a
 // call may have been cut off rather than failed, and agent_loop runs it again under its id (a call
-// that did fail answers the same failure from the executor's record).
-func unfinished(results []tool.Result) map[string]bool {
+// that did fail answers the same failure from the executor's record). A result saved as it came
+// is an answer already.
+func (r *chatRun) unfinished(results []tool.Result) map[string]bool {
 	cut := map[string]bool{}
-	for _, r := range results {
-		if r.Error != nil {
-			cut[r.ID] = true
+	for _, res := range results {
+		if res.Error != nil && !r.savedEarly(res.ID) {
+			cut[res.ID] = true
 		}
 	}
 	return cut

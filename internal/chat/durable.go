@@ -4,14 +4,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
+	"sinew/internal/tool"
 )
 
 // A chat turn is saved step by step, as agent_loop's are: the model's reply when it asks for
@@ -175,4 +179,90 @@ func (s *Service) closeDead(ctx context.Context, dev, sessionID string, history 
 func lastAssistant(msgs []llm.Message) llm.Message {
 	st := loop.State{Messages: msgs}
 	return st.Last()
+}
+
+// early are the tool messages of the running step saved as each call completed, while the step's
+// other calls still ran: a process that dies mid-step keeps the results that came, and a repeat
+// runs only the calls left unanswered. Later saves of the step skip them (settleEarly).
+type early struct {
+	mu    sync.Mutex
+	order []string        // the model call ids the saved messages answer, in the order saved
+	calls map[string]bool // the sinew call ids of their calls
+}
+
+// savingEach wraps the runner so that each result is saved as it comes, under a key of its call
+// id (saved once however often it is tried). An error result that comes once the step's context
+// is done is not: the budget may have cut the call off, and agent_loop runs it again.
+func (r *chatRun) savingEach(next loop.Runner) loop.Runner {
+	return loop.RunnerFunc(func(ctx context.Context, call *tool.Call, def *tool.Tool) tool.Result {
+		res := next.Run(ctx, call, def)
+		if res.Error != nil && ctx.Err() != nil {
+			return res
+		}
+		m, err := r.lp.ToolMessage(ctx, r.st, res)
+		if err == nil {
+			err = agentloop.AppendHistory(context.WithoutCancel(ctx), r.s.d.Store, r.c.DeveloperID, r.sessionID, "chat-result#"+call.ID, []llm.Message{m})
+		}
+		if err != nil {
+			// The step's own save keeps it once the step's calls have all answered.
+			r.s.d.Log.WarnContext(ctx, "chat: saving a tool result as it came", "call_id", call.ID, "error", err.Error())
+			return res
+		}
+		r.early.mu.Lock()
+		defer r.early.mu.Unlock()
+		if r.early.calls == nil {
+			r.early.calls = map[string]bool{}
+		}
+		r.early.calls[call.ID] = true
+		r.early.order = append(r.early.order, m.ToolCallID)
+		return res
+	})
+}
+
+// settleEarly moves the step's tool messages saved as they came to the head of what is not saved
+// yet, in the order they were saved, and counts them saved: the conversation is in the history's
+// order, and nothing is saved twice.
+func (r *chatRun) settleEarly() {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	rest := r.st.Messages[r.saved:]
+	byID := map[string]llm.Message{}
+	others := make([]llm.Message, 0, len(rest))
+	for _, m := range rest {
+		if m.Role == llm.RoleTool && slices.Contains(r.early.order, m.ToolCallID) {
+			byID[m.ToolCallID] = m
+		} else {
+			others = append(others, m)
+		}
+	}
+	head := make([]llm.Message, 0, len(rest))
+	for _, id := range r.early.order {
+		if m, ok := byID[id]; ok {
+			head = append(head, m)
+		}
+	}
+	copy(rest, append(head, others...))
+	r.saved += len(head)
+	r.early.order, r.early.calls = nil, nil
+}
+
+// unsavedCalls is the calls of results not saved as they came: what cutShort leaves to
+// agent_loop when an output cannot be read back.
+func (r *chatRun) unsavedCalls(results []tool.Result) map[string]bool {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	cut := map[string]bool{}
+	for _, res := range results {
+		if !r.early.calls[res.ID] {
+			cut[res.ID] = true
+		}
+	}
+	return cut
+}
+
+// savedEarly reports whether call's result was saved as it came.
+func (r *chatRun) savedEarly(callID string) bool {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	return r.early.calls[callID]
 }
