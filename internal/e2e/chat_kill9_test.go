@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,11 +24,15 @@ import (
 // shared one), which dies with it on kill -9 and comes back with it over the same data.
 const ownDynamoDB = ddblocal.EnvEndpoint + "="
 
-// crash kills local mode with kill -9 and waits until its DynamoDB Local is gone too.
+// crash kills local mode with kill -9 (unless it is dead already) and waits until it and its
+// DynamoDB Local are gone.
 func crash(t testing.TB, p *local) {
 	t.Helper()
 	ddb := p.Endpoints["dynamodb"]
-	p.kill9(t)
+	if err := syscall.Kill(p.Cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		t.Fatal(err)
+	}
+	<-p.Done()
 	hc := &http.Client{Timeout: time.Second}
 	gone := waitFor(time.Minute, func() bool {
 		resp, err := hc.Get(ddb)
