@@ -36,6 +36,7 @@ type lostRequest struct {
 	body    map[string]any
 	key     string
 	code    int
+	answer  map[string]any
 	started string // the execution_id of a 202
 }
 
@@ -161,7 +162,7 @@ func sendAllCrashAtFirstAnswer(t *testing.T, a *api, reqs []*lostRequest, kill f
 				if strings.HasSuffix(r.path, "/chat") && int(answers.Add(1)) >= max(1, len(reqs)/16) {
 					once.Do(kill)
 				}
-				r.code = code
+				r.code, r.answer = code, body
 				r.started, _ = body["execution_id"].(string)
 			}
 		})
@@ -170,7 +171,7 @@ func sendAllCrashAtFirstAnswer(t *testing.T, a *api, reqs []*lostRequest, kill f
 	wg.Wait()
 	for _, r := range reqs {
 		if r.code != 0 && r.code != http.StatusAccepted {
-			t.Errorf("POST %s (%s) before the crash = %d, want 202", r.path, r.key, r.code)
+			t.Errorf("POST %s (%s) before the crash = %d %v, want 202", r.path, r.key, r.code, r.answer)
 		}
 	}
 }
@@ -227,28 +228,7 @@ func executionExists(t testing.TB, c *sfn.Client, workflow, name string) bool {
 }
 
 // executions lists the developer's execution records (GET /executions, every page).
-func executions(t testing.TB, a *api) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	cursor := ""
-	for {
-		path := "/executions?limit=100"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		page := a.must(t, "GET", path, nil, 200)
-		items, _ := page["items"].([]any)
-		for _, it := range items {
-			m, _ := it.(map[string]any)
-			out = append(out, m)
-		}
-		next, _ := page["next_cursor"].(string)
-		if next == "" {
-			return out
-		}
-		cursor = next
-	}
-}
+func executions(t testing.TB, a *api) []map[string]any { return a.all(t, "/executions") }
 
 // waitAllFinal waits until GET /executions shows no record running, checking on the way that a
 // running record's execution exists once the record is past the grace in which its start may be

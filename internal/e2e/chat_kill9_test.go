@@ -153,15 +153,20 @@ func (s *sideEffects) addr() string { return strings.TrimPrefix(s.URL, "http://"
 
 // history is a session's messages, oldest first.
 func (a *api) history(t testing.TB, session string) []map[string]any {
+	return a.all(t, "/sessions/"+session+"/history")
+}
+
+// all is every item of a listing route, page after page.
+func (a *api) all(t testing.TB, path string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	cursor := ""
 	for {
-		path := "/sessions/" + session + "/history?limit=100"
+		q := path + "?limit=100"
 		if cursor != "" {
-			path += "&cursor=" + cursor
+			q += "&cursor=" + cursor
 		}
-		page := a.must(t, "GET", path, nil, 200)
+		page := a.must(t, "GET", q, nil, 200)
 		items, _ := page["items"].([]any)
 		for _, it := range items {
 			m, _ := it.(map[string]any)
