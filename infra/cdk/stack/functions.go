@@ -124,9 +124,14 @@ func (s *Sinew) events() {
 }
 
 // env gives the function's environment: each variable's value from where deploy.ValueOf says it
-// comes, operator settings only when set (the function applies config's default otherwise).
+// comes, operator settings only when set (the function applies config's default otherwise), and
+// the Go runtime's GOGC and GOMEMLIMIT (deploy.RuntimeEnv: no collection inside a cold start, the
+// heap capped under the function's memory).
 func (s *Sinew) env(f deploy.Function) *map[string]*string {
 	out := map[string]*string{}
+	for k, v := range f.RuntimeEnv() {
+		out[k] = jsii.String(v)
+	}
 	for _, name := range f.Env {
 		v := deploy.ValueOf(name)
 		switch v.Kind {

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"sinew/internal/deploy"
 )
 
 var buildFlags = []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
@@ -79,7 +81,8 @@ func partLambda(ctx context.Context, o options, r *report) error {
 	r.printf("lambda", "Process start (the emulator with the bootstrap) to the first response to an invoke of `{}`, polled every 0.5 ms, "+
 		"the functions taken in turn in each round; "+
 		"the functions get placeholder AWS settings and endpoints on a closed loopback port, so their init builds its clients "+
-		"without reaching anything, and none of this machine's own AWS_* settings (an AWS_CA_BUNDLE would cost each start a parse of the bundle, which Lambda does not set). Median and min–max in ms; the ratio is to hello-world's median.\n\n")
+		"without reaching anything, and none of this machine's own AWS_* settings (an AWS_CA_BUNDLE would cost each start a parse of the bundle, which Lambda does not set); "+
+		"each sinew function runs with the Go runtime's GOGC and GOMEMLIMIT the stack gives it (internal/deploy's RuntimeEnv), hello-world with Go's defaults. Median and min–max in ms; the ratio is to hello-world's median.\n\n")
 	r.printf("lambda", "| function | median ms | spread | ÷ hello-world | first answer |\n|---|---|---|---|---|\n")
 	cold := map[string]samples{}
 	answer := map[string]string{}
@@ -148,6 +151,10 @@ func coldStart(ctx context.Context, rie, bin, name string) (time.Duration, strin
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "SINEW_TABLE=sinew-bench", "SINEW_SECRETS_KEY=alias/sinew-bench",
 		"AWS_ENDPOINT_URL="+dead, "AWS_ENDPOINT_URL_DYNAMODB="+dead, "AWS_ENDPOINT_URL_SFN="+dead, "AWS_ENDPOINT_URL_KMS="+dead,
 		"AWS_ENDPOINT_URL_LAMBDA="+dead, "AWS_ENDPOINT_URL_EVENTBRIDGE="+dead)
+	if f, ok := deploy.FunctionByName(name); ok {
+		// The Go runtime's settings the stack deploys it with; hello-world keeps Go's defaults.
+		cmd.Env = append(cmd.Env, f.RuntimeEnvList()...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
