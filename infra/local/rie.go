@@ -83,6 +83,7 @@ func runRIE(ctx context.Context, bin, boot string, fn deploy.Function) (*rieFunc
 	cmd.Env = append(os.Environ(), "AWS_LAMBDA_FUNCTION_NAME="+fn.Name,
 		"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(fn.Timeout/time.Second)),
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(fn.MemoryMB))
+	cmd.Env = append(cmd.Env, fn.RuntimeEnvList()...) // the Go runtime's settings the stack deploys
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
