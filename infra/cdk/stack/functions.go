@@ -216,7 +216,8 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			add("Describe"+logicalID(p.Target)+"Executions", []string{"states:DescribeExecution"},
 				[]*string{s.executionsARN(p.Target)}, nil)
 		case deploy.SendTaskResult:
-			add("TaskResult"+logicalID(p.Target), taskResultActions(f.Name), []*string{s.stateMachineARN(p.Target)}, nil)
+			add("TaskResult"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
+				[]*string{s.stateMachineARN(p.Target)}, nil)
 		case deploy.SecretsKeyEncrypt:
 			add("SealSecrets", []string{"kms:GenerateDataKey"}, []*string{s.SecretsKey.KeyArn()}, nil)
 		case deploy.SecretsKeyDecrypt:

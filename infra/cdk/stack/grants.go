@@ -47,19 +47,6 @@ var tableAccessOf = map[string]tableAccess{
 // BatchGetItem and never query or delete.
 var executorActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}
 
-// heartbeats are the functions whose code sends task heartbeats (the api's heartbeat route for a
-// waiting function call); any other function given a task's token only answers it.
-var heartbeats = map[string]bool{"api": true}
-
-// taskResultActions are the Step Functions actions with which function fn answers task tokens.
-func taskResultActions(fn string) []string {
-	out := []string{"states:SendTaskSuccess", "states:SendTaskFailure"}
-	if heartbeats[fn] {
-		out = append(out, "states:SendTaskHeartbeat")
-	}
-	return out
-}
-
 // writes reports whether actions change items, so need the table key's write side through DynamoDB.
 func writes(actions []string) bool {
 	for _, a := range actions {
