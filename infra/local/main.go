@@ -209,6 +209,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 	defer closeStore()
+	warnOldJournal(log, dir)
 
 	cfg, err := setEnv(url, ddb.Endpoint())
 	if err != nil {
@@ -382,13 +383,13 @@ func startDynamoDB(ctx context.Context, o options, dir string) (*ddblocal.Server
 // openSFNStore opens Step Functions' durable store under dir (in a temporary directory with
 // --in-memory); closeStore closes it and removes the temporary directory.
 func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), err error) {
-	sfnPath := filepath.Join(dir, "stepfunctions.db")
+	sfnPath := filepath.Join(dir, "stepfunctions.log")
 	tmp := ""
 	if o.inMemory {
 		if tmp, err = os.MkdirTemp("", "sinew-local-sfn-"); err != nil {
 			return nil, nil, err
 		}
-		sfnPath = filepath.Join(tmp, "stepfunctions.db")
+		sfnPath = filepath.Join(tmp, "stepfunctions.log")
 	}
 	removeTmp := func() {
 		if tmp != "" {
@@ -400,6 +401,16 @@ func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), 
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); removeTmp() }, nil
+}
+
+// warnOldJournal says when dir holds the journal of an older local mode (a bbolt file), whose
+// executions this one does not resume: their records in DynamoDB stay as they were.
+func warnOldJournal(log *slog.Logger, dir string) {
+	old := filepath.Join(dir, "stepfunctions.db")
+	if _, err := os.Stat(old); err == nil {
+		log.Warn("an older local mode's Step Functions journal is not read: executions it had running are not resumed; remove the file to silence this",
+			"file", old)
+	}
 }
 
 // setEnv sets the environment the in-process handlers read their configuration and endpoints

@@ -340,3 +340,50 @@ func stateTransitions(t *testing.T, p *proc, arn string) int {
 	}
 	return n
 }
+
+// TestToolCallBareStart: a user's StartExecution of tool_call naming only the tool runs Route,
+// Prepare and Dispatch, whose one Task waits for its token: a server-side executor answers its own
+// token through local mode's Step Functions API (found through AWS_ENDPOINT_URL_SFN, as deployed
+// through the default endpoint), and the execution succeeds with the result, recorded.
+func TestToolCallBareStart(t *testing.T) {
+	dir := t.TempDir()
+	p := startLocal(t, dir, "--in-memory")
+	ctx := context.Background()
+	dev := newClient(t, p, "dev-bare")
+	agent := dev.must(t, 201, "POST", "/agents", map[string]any{"name": "bare", "about": "started by a user's own machine"})["id"].(string)
+	dev.must(t, 201, "POST", "/agents/"+agent+"/tools", map[string]any{"name": "echo", "type": "integration",
+		"integration": map[string]any{"provider": "dummy"}})
+	dev.must(t, 201, "POST", "/agents/"+agent+"/tools", map[string]any{"name": "get_agent", "type": "system",
+		"system": map[string]any{"resource": "agent", "operation": "get"}})
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"echo", map[string]any{"greeting": "hi"}, `"greeting":"hi"`},
+		{"get_agent", map[string]any{"agent_id": agent}, `"name":"bare"`},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			in, _ := json.Marshal(map[string]any{"developer_id": "dev-bare", "agent_id": agent, "task_id": nil, "session_id": nil,
+				"tool": tt.tool, "arguments": tt.args})
+			st, err := p.sfn().StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(machineArn(deploy.ToolCall)),
+				Name: aws.String("bare-" + tt.tool), Input: aws.String(string(in))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d *sfn.DescribeExecutionOutput
+			eventually(t, "the execution to close", func() bool {
+				d, err = p.sfn().DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: st.ExecutionArn})
+				return err != nil || d.Status != types.ExecutionStatusRunning
+			})
+			if err != nil || d.Status != types.ExecutionStatusSucceeded || !strings.Contains(aws.ToString(d.Output), tt.want) ||
+				strings.Contains(aws.ToString(d.Output), `"error"`) {
+				t.Fatalf("DescribeExecution = %v %v, want SUCCEEDED with %s", d, err, tt.want)
+			}
+			x, raw := dev.final(t, "bare-"+tt.tool)
+			if x["status"] != "succeeded" || !strings.Contains(raw, tt.want) {
+				t.Errorf("record = %s", raw)
+			}
+		})
+	}
+}

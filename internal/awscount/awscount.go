@@ -19,8 +19,9 @@ type Counter struct {
 	// operation alone, for a counter shared by clients of several services.
 	ByService bool
 
-	mu  sync.Mutex
-	ops map[string]int64
+	mu    sync.Mutex
+	ops   map[string]int64
+	units map[string]int64
 }
 
 // Register adds the counting middleware to a client's stack. Use it as an APIOptions entry:
@@ -30,24 +31,35 @@ type Counter struct {
 // It sits in the Finalize step after the retry middleware, so every attempt that goes on the wire is
 // counted, retries included: a benchmark sees what DynamoDB would bill.
 func (c *Counter) Register(stack *middleware.Stack) error {
+	err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("sinew.awscount.units",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			return next.HandleInitialize(middleware.WithStackValue(ctx, unitsKey{}, requestUnits(in.Parameters)), in)
+		}), middleware.Before)
+	if err != nil {
+		return err
+	}
 	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("sinew.awscount",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			op := awsmiddleware.GetOperationName(ctx)
 			if c.ByService {
 				op = awsmiddleware.GetServiceID(ctx) + "." + op
 			}
-			c.add(op)
+			units, _ := middleware.GetStackValue(ctx, unitsKey{}).(int64)
+			c.add(op, units)
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
 }
 
-func (c *Counter) add(op string) {
+type unitsKey struct{}
+
+func (c *Counter) add(op string, units int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ops == nil {
-		c.ops = map[string]int64{}
+		c.ops, c.units = map[string]int64{}, map[string]int64{}
 	}
 	c.ops[op]++
+	c.units[op] += units
 }
 
 // Total is the number of requests counted since the last Reset.
@@ -72,5 +84,15 @@ func (c *Counter) Ops() map[string]int64 {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ops = nil
+	c.ops, c.units = nil, nil
+}
+
+// Units is the number of request units counted since the last Reset, by operation: what
+// DynamoDB's on-demand pricing bills for the requests if every item is small (written under
+// 1 KB, read under 4 KB, strongly consistent), that is one unit per item a request names and two
+// per item of a transaction. A request of another service counts one unit.
+func (c *Counter) Units() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.units)
 }

@@ -2,6 +2,7 @@ package awscount_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"sinew/internal/awscount"
@@ -75,5 +77,55 @@ func TestByService(t *testing.T) {
 	}
 	if got := c.Ops(); got["DynamoDB.ListTables"] != 1 || len(got) != 1 {
 		t.Errorf("counted %v, want DynamoDB.ListTables once", got)
+	}
+}
+
+// Request units follow DynamoDB's billing: one per item a request names, two per transactional
+// item; retried attempts count again.
+func TestUnits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	var c awscount.Counter
+	db := dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(srv.URL),
+		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
+	})
+	key := func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id}}
+	}
+	ctx, tbl := context.Background(), aws.String("t")
+	calls := []func() error{
+		func() error {
+			_, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				"t": {Keys: []map[string]types.AttributeValue{key("a"), key("b"), key("c")}}}})
+			return err
+		},
+		func() error {
+			_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+				{Put: &types.Put{TableName: tbl, Item: key("a")}}, {Delete: &types.Delete{TableName: tbl, Key: key("b")}}}})
+			return err
+		},
+		func() error {
+			_, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("a")})
+			return err
+		},
+		func() error {
+			_, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("b")})
+			return err
+		},
+	}
+	for _, call := range calls {
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int64{"BatchGetItem": 3, "TransactWriteItems": 4, "GetItem": 2}
+	if got := c.Units(); !maps.Equal(got, want) {
+		t.Errorf("units %v, want %v", got, want)
 	}
 }

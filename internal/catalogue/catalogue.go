@@ -9,16 +9,17 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
-	"sinew/internal/integrations"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/tool"
 )
 
-// Source is what the routes read: an *integrations.Registry, or all.Lazy, which sets the providers
-// up at the first request that needs them rather than at a cold start.
+// Source is what the routes read: the generated catalogue (schemas.Catalogue), which the api
+// function serves without linking the providers, or a registry that has them
+// (*integrations.Registry, all.Lazy).
 type Source interface {
-	Catalogue() []integrations.ProviderEntry
-	ProviderInfo(name string) (integrations.ProviderEntry, error)
-	ToolSchema(provider, method, name string) (integrations.Function, error)
+	Catalogue() []schemas.ProviderEntry
+	ProviderInfo(name string) (schemas.ProviderEntry, error)
+	ToolSchema(provider, method, name string) (schemas.Function, error)
 }
 
 // Register adds GET /integrations, GET /integrations/{provider}, GET /integrations/{provider}/tool

@@ -12,6 +12,7 @@ import (
 	"sinew/internal/catalogue"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/all"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/tool"
 )
 
@@ -23,13 +24,21 @@ func bearer(r *http.Request) (map[string]string, error) {
 	return map[string]string{"sub": dev}, nil
 }
 
+// TestCatalogueRoutes runs the routes over the registry of every provider and over the generated
+// catalogue the api function serves.
 func TestCatalogueRoutes(t *testing.T) {
 	reg, err := all.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for name, src := range map[string]catalogue.Source{"registry": reg, "generated": schemas.New()} {
+		t.Run(name, func(t *testing.T) { testRoutes(t, src) })
+	}
+}
+
+func testRoutes(t *testing.T, src catalogue.Source) {
 	rt := httpapi.New(httpapi.Options{})
-	catalogue.Register(rt, reg)
+	catalogue.Register(rt, src)
 	srv := httptest.NewServer(httpapi.HTTPHandler(rt.ServeEvent, bearer))
 	defer srv.Close()
 

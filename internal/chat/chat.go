@@ -294,8 +294,15 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 				return nil, fmt.Errorf("chat: idempotency record: %w", err)
 			}
 		case m["running"] == true && s.lapsed(rec, m):
-			// The first try stopped mid-turn (its lease lapsed): this repeat takes the turn over
-			// from its last saved step.
+			// The first try stopped (its lease lapsed) after handing the turn off: the repeat
+			// answers that hand-off, and never hands the same turn off twice.
+			if out, err := s.handedOff(ctx, c.DeveloperID, m); out != nil || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				return s.recordAnswer(ctx, c.DeveloperID, key, out, nil)
+			}
+			// Else it stopped mid-turn: this repeat takes the turn over from its last saved step.
 			turn = takeOver(idemKey, key, m)
 			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, s.running(turn)); err != nil {
 				return nil, fmt.Errorf("chat: idempotency record: %w", err)
@@ -305,6 +312,11 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		}
 	}
 	out, err := s.chat(ctx, c, sessionID, req, turn)
+	return s.recordAnswer(ctx, c.DeveloperID, key, out, err)
+}
+
+// recordAnswer records a chat's answer (out or err) in its Idempotency-Key's record, and gives it.
+func (s *Service) recordAnswer(ctx context.Context, dev, key string, out *Reply, err error) (*Reply, error) {
 	var value any
 	switch k := fault.KindOf(err); {
 	case err == nil:
@@ -313,7 +325,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 			return nil, fmt.Errorf("chat: recording the answer: %w", cerr)
 		}
 		// By reference when large: the record is one item (400 KB), the answer up to 1 MiB.
-		ref, serr := s.d.Store.StoreValue(ctx, c.DeveloperID, v, idemTTL)
+		ref, serr := s.d.Store.StoreValue(ctx, dev, v, idemTTL)
 		if serr != nil {
 			s.d.Log.WarnContext(ctx, "chat: storing the answer for its Idempotency-Key", "error", serr.Error())
 			return out, nil
@@ -326,7 +338,7 @@ func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Req
 		// A refusal is answered again as the same refusal.
 		value = map[string]any{"error": map[string]any{"type": string(k), "message": faultMessage(err)}}
 	}
-	if _, uerr := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, value); uerr != nil {
+	if _, uerr := s.d.Store.UpdateIdempotency(ctx, dev, key, value); uerr != nil {
 		// The turn is saved and answered; a repeat finds the record running until its lease
 		// lapses, and then runs (the history has the turn).
 		s.d.Log.WarnContext(ctx, "chat: recording the idempotency answer", "error", uerr.Error())
@@ -412,6 +424,7 @@ type chatRun struct {
 	base      int // where the messages this request adds begin in st.Messages
 	saved     int // how many of st.Messages are in the history (or are the agent's, never stored)
 	idem      *idemTurn
+	early     early
 }
 
 // begin reads what the request needs (the agent, the history, the tools and flags), checks the
@@ -511,7 +524,7 @@ func (s *Service) newLoop(ctx context.Context, r *chatRun, sess *store.Session) 
 	}
 	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth, TurnID: r.turnID}
 	return loop.New(loop.Config{
-		Model: s.d.Model, Runner: s.runner(cc), Tools: formatted, ModelID: model,
+		Model: s.d.Model, Runner: r.savingEach(s.runner(cc)), Tools: formatted, ModelID: model,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *r.auto,
 		MaxIterations: req.MaxIterations, Log: s.d.Log, MaxCallsPerReply: s.d.MaxCallsPerReply,
 		Budget: loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: r.turnID, Max: s.d.MaxCallsPerTurn},
@@ -543,7 +556,7 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 		if err == nil && !st.Done {
 			results := r.lp.Execute(bctx, st)
 			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
-				if cut := unfinished(results); len(cut) > 0 {
+				if cut := r.unfinished(results); len(cut) > 0 {
 					return s.cutShort(ctx, r.lp, st, results, cut, r.handoffWith(ctx))
 				}
 			}
@@ -553,7 +566,7 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 				// An output could not be read back: agent_loop runs the turn's calls again under
 				// their ids (the executors answer their recorded results) and reads them, retrying.
 				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
-				return s.cutShort(ctx, r.lp, st, nil, nil, r.handoffWith(ctx))
+				return s.cutShort(ctx, r.lp, st, results, r.unsavedCalls(results), r.handoffWith(ctx))
 			}
 			if err == nil {
 				err = r.stepDone(ctx)
@@ -573,19 +586,26 @@ func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
 // failed keeps what the loop produced before err, up to its last whole turn (every call it ran
 // is answered in it, so a repeat never runs it again), and gives err.
 func (r *chatRun) failed(ctx context.Context, err error) error {
+	var open []tool.Call
+	for _, c := range plannedCalls(r.st.Turn) {
+		if !r.savedEarly(c.ID) {
+			open = append(open, c)
+		}
+	}
 	end := len(r.st.Messages)
 	if len(r.st.Turn) > 0 {
 		end-- // the turn's assistant message, whose calls have no answers
 	}
 	if end > r.saved {
-		if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.st.Messages[r.saved:end]); serr != nil {
+		if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.unsavedOf(r.st.Messages[r.saved:end])); serr != nil {
 			return serr
 		}
 		r.saved = end
 	}
+	r.forgetEarly()
 	if len(r.st.Turn) > 0 && r.saved > end {
 		// The turn's assistant message is saved already: its calls are answered with the failure.
-		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, plannedCalls(r.st.Turn), err)
+		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, open, err)
 	}
 	r.closeOpen(ctx)
 	return err
@@ -634,8 +654,19 @@ func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error)
 	}
 	// What this request added and is not saved yet is saved by agent_loop's first step (once), so
 	// a hand-off that never starts leaves no message of it unanswered in the history.
+	if r.anyEarly() {
+		// Some of the turn's answers are saved: the rest are saved here, for agent_loop saves
+		// only a tail of the conversation.
+		if err := r.persist(ctx); err != nil {
+			return nil, err
+		}
+	}
 	in.Unsaved = len(st.Messages) - r.saved
-	reply, err := s.startHandoff(ctx, dev, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
+	name := uuid.Must(uuid.NewV7()).String()
+	if err := r.noteHandoff(ctx, name); err != nil {
+		return nil, err
+	}
+	reply, err := s.startHandoff(ctx, dev, name, r.agent.ID, r.sessionID, in, st.Messages[r.sys:])
 	// agent_loop owns the turn now, or it has ended here.
 	defer r.closeOpen(ctx)
 	if err == nil {
@@ -656,10 +687,11 @@ func (r *chatRun) handoff(ctx context.Context, turn []tool.Call) (*Reply, error)
 
 // persist saves the messages of the conversation not saved yet.
 func (r *chatRun) persist(ctx context.Context) error {
-	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.st.Messages[r.saved:]); err != nil {
+	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.unsavedOf(r.st.Messages[r.saved:])); err != nil {
 		return err
 	}
 	r.saved = len(r.st.Messages)
+	r.forgetEarly()
 	return nil
 }
 
@@ -716,12 +748,13 @@ func plannedCalls(turn []loop.Planned) []tool.Call {
 
 // unfinished gives the ids of the calls whose result is an error: with the budget spent, such a
 // call may have been cut off rather than failed, and agent_loop runs it again under its id (a call
-// that did fail answers the same failure from the executor's record).
-func unfinished(results []tool.Result) map[string]bool {
+// that did fail answers the same failure from the executor's record). A result saved as it came
+// is an answer already.
+func (r *chatRun) unfinished(results []tool.Result) map[string]bool {
 	cut := map[string]bool{}
-	for _, r := range results {
-		if r.Error != nil {
-			cut[r.ID] = true
+	for _, res := range results {
+		if res.Error != nil && !r.savedEarly(res.ID) {
+			cut[res.ID] = true
 		}
 	}
 	return cut
@@ -788,8 +821,7 @@ func handoffKey(sessionID string) string { return "chat-handoff#" + sessionID }
 // the execution (its first step records it too, whichever comes first). Nothing is recorded for
 // an execution that has not started: a mark naming one that does not exist leaves the session
 // free (refuseWhileHandedOff), so a crash anywhere in between never keeps the session busy.
-func (s *Service) startHandoff(ctx context.Context, dev, agentID, sessionID string, in agentloop.Input, msgs []llm.Message) (*Reply, error) {
-	name := uuid.Must(uuid.NewV7()).String()
+func (s *Service) startHandoff(ctx context.Context, dev, name, agentID, sessionID string, in agentloop.Input, msgs []llm.Message) (*Reply, error) {
 	mark := map[string]any{"execution_id": name}
 	if _, created, err := s.d.Store.PutIdempotency(ctx, dev, handoffKey(sessionID), mark, handoffTTL); err != nil {
 		return nil, fmt.Errorf("chat: marking the hand-off: %w", err)

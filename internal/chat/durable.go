@@ -4,14 +4,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
+	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
+	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
+	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // A chat turn is saved step by step, as agent_loop's are: the model's reply when it asks for
@@ -175,4 +181,136 @@ func (s *Service) closeDead(ctx context.Context, dev, sessionID string, history 
 func lastAssistant(msgs []llm.Message) llm.Message {
 	st := loop.State{Messages: msgs}
 	return st.Last()
+}
+
+// early are the tool messages of the running step saved as each call completed, while the step's
+// other calls still ran: a process that dies mid-step keeps the results that came, and a repeat
+// runs only the calls left unanswered. The step's later saves skip them (unsavedOf), so the
+// history holds the step's answers in the order they came, the conversation in the model's.
+type early struct {
+	mu       sync.Mutex
+	answered map[string]bool // the model call ids the saved messages answer
+	calls    map[string]bool // the sinew call ids of their calls
+}
+
+// savingEach wraps the runner so that each result is saved as it comes, under a key of its call
+// id (saved once however often it is tried). An error result that comes once the step's context
+// is done is not: the budget may have cut the call off, and agent_loop runs it again.
+func (r *chatRun) savingEach(next loop.Runner) loop.Runner {
+	return loop.RunnerFunc(func(ctx context.Context, call *tool.Call, def *tool.Tool) tool.Result {
+		res := next.Run(ctx, call, def)
+		if res.Error != nil && ctx.Err() != nil {
+			return res
+		}
+		m, err := r.lp.ToolMessage(ctx, r.st, res)
+		if err == nil {
+			err = agentloop.AppendHistory(context.WithoutCancel(ctx), r.s.d.Store, r.c.DeveloperID, r.sessionID, "chat-result#"+call.ID, []llm.Message{m})
+		}
+		if err != nil {
+			// The step's own save keeps it once the step's calls have all answered.
+			r.s.d.Log.WarnContext(ctx, "chat: saving a tool result as it came", "call_id", call.ID, "error", err.Error())
+			return res
+		}
+		r.early.mu.Lock()
+		defer r.early.mu.Unlock()
+		if r.early.calls == nil {
+			r.early.answered, r.early.calls = map[string]bool{}, map[string]bool{}
+		}
+		r.early.answered[m.ToolCallID], r.early.calls[call.ID] = true, true
+		return res
+	})
+}
+
+// unsavedOf is msgs without the step's tool messages saved as they came.
+func (r *chatRun) unsavedOf(msgs []llm.Message) []llm.Message {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	if len(r.early.answered) == 0 {
+		return msgs
+	}
+	out := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role != llm.RoleTool || !r.early.answered[m.ToolCallID] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// savedEarly reports whether call's result was saved as it came.
+func (r *chatRun) savedEarly(callID string) bool {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	return r.early.calls[callID]
+}
+
+// anyEarly reports whether a result of the step was saved as it came.
+func (r *chatRun) anyEarly() bool {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	return len(r.early.calls) > 0
+}
+
+// forgetEarly ends the step's early saves, once its messages are saved.
+func (r *chatRun) forgetEarly() {
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	r.early.answered, r.early.calls = nil, nil
+}
+
+// unsavedCalls is the calls of results not saved as they came: what cutShort leaves to
+// agent_loop when an output cannot be read back.
+func (r *chatRun) unsavedCalls(results []tool.Result) map[string]bool {
+	cut := map[string]bool{}
+	for _, res := range results {
+		if !r.savedEarly(res.ID) {
+			cut[res.ID] = true
+		}
+	}
+	return cut
+}
+
+// noteHandoff records in the Idempotency-Key's record the agent_loop execution the turn is about
+// to be handed to, before it starts: a try that stops once it has started (its answer lost) is
+// answered by a repeat with that execution (handedOff), not handed off again, which would add the
+// request's messages to the history twice.
+func (r *chatRun) noteHandoff(ctx context.Context, name string) error {
+	if r.idem == nil {
+		return nil
+	}
+	v := r.s.running(r.idem)
+	v["handoff"] = name
+	if _, err := r.s.d.Store.UpdateIdempotency(ctx, r.c.DeveloperID, r.idem.rec, v); err != nil {
+		return fmt.Errorf("chat: recording the hand-off: %w", err)
+	}
+	return nil
+}
+
+// handedOff is the 202 of a try whose record m names a hand-off that started (nil when it names
+// none, or one that never started: the repeat then runs the turn).
+func (s *Service) handedOff(ctx context.Context, dev string, m map[string]any) (*Reply, error) {
+	name, _ := m["handoff"].(string)
+	if name == "" {
+		return nil, nil
+	}
+	started := &workflow.Started{ExecutionID: name, Status: store.ExecRunning}
+	x, err := s.d.Store.GetExecution(ctx, dev, name)
+	switch {
+	case err == nil:
+		started.Status = x.Status
+	case !fault.Is(err, fault.NotFound):
+		return nil, fmt.Errorf("chat: the first try's hand-off: %w", err)
+	case s.d.Liveness == nil:
+		return nil, nil
+	default:
+		// Started but not recorded yet (the try stopped in between): Step Functions knows it.
+		exists, err := s.d.Liveness.Exists(ctx, workflow.AgentLoop, name)
+		if err != nil {
+			return nil, fmt.Errorf("chat: the first try's hand-off: %w", err)
+		}
+		if !exists {
+			return nil, nil
+		}
+	}
+	return &Reply{Status: http.StatusAccepted, Started: started}, nil
 }

@@ -63,6 +63,7 @@ const (
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
 	DescribeExecution  Action = "states:describe"     // Target: a state machine; whether an execution exists
 	SendTaskResult     Action = "states:task-result"  // Target: a state machine; SendTaskSuccess/Failure/Heartbeat
+	AnswerOwnTask      Action = "states:task-answer"  // Target: a state machine; SendTaskSuccess/Failure (an executor's own token)
 	SecretsKeyEncrypt  Action = "kms:encrypt"         // generate data keys with the secrets key (seal)
 	SecretsKeyDecrypt  Action = "kms:decrypt"         // decrypt with the secrets key (unseal); only executors
 	PutEvents          Action = "events:put"          // publish to the event bus (SINEW_EVENT_BUS)
@@ -238,6 +239,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -252,6 +254,7 @@ func Functions() []Function {
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTasks, ItemSessions, ItemSetup, ItemSecrets, ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 			},
 		},
 		{
@@ -265,6 +268,7 @@ func Functions() []Function {
 			Permissions: append([]Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemIdempotency, ItemPayloads, ItemExecutions)},
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
 				{Action: BedrockInvoke},
 				{Action: ReadModelKeySecret},
 			}, invokes(executors...)...),
@@ -319,7 +323,7 @@ func StateMachines() []StateMachine {
 			Name:    ToolCall,
 			File:    "statemachines/tool_call.asl.json",
 			Type:    "STANDARD",
-			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; prepare only for a request naming the tool, settle only after a failure",
+			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; for a request naming the tool, prepare and then one Task that waits for its token (Dispatch); settle only after a failure",
 			Substitutions: []Substitution{
 				fnArn("prepare"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
 			},

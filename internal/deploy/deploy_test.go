@@ -182,7 +182,7 @@ func TestDescriptionConsistent(t *testing.T) {
 				if !env[config.FunctionEnv(p.Target)] {
 					t.Errorf("%s invokes %s but does not get %s", f.Name, p.Target, config.FunctionEnv(p.Target))
 				}
-			case StartExecution, ManageExecution, DescribeExecution, SendTaskResult:
+			case StartExecution, ManageExecution, DescribeExecution, SendTaskResult, AnswerOwnTask:
 				if !machines[p.Target] {
 					t.Errorf("%s: %s on unknown state machine %q", f.Name, p.Action, p.Target)
 				}

@@ -6,6 +6,7 @@
 //
 //	go test ./internal/e2e/                                  the short versions (make test)
 //	SINEW_SOAK=1 go test -run TestLoad -v ./internal/e2e/    the full size: 1,000 executions, 200 function calls
+//	SINEW_SOAK=1 go test -run TestChatKill9DuringHandOff -v ./internal/e2e/    150 chats and 150 tool calls at the crash
 //
 // The package has no code of its own beyond these tests.
 package e2e

@@ -216,7 +216,7 @@ func TestKill9DuringBackoff(t *testing.T) {
 	// (dispatch.DefaultLease, 30 s, no longer renewed) first refuses the re-run as Sinew.Transient:
 	// no second request yet.
 	deadline = time.Now().Add(2 * time.Minute)
-	for failures(t, c, "running")["Execute Sinew.Transient"] < 2 {
+	for failures(t, c, "running")["Dispatch Sinew.Transient"] < 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("running: its Task did not run again after the restart: %v", historyOf(t, c, "running"))
 		}

@@ -25,26 +25,31 @@ type APICallDeps struct {
 // request through the guarded dialer and records the result by call id.
 func NewAPICall(d APICallDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
-		if err := CheckEnvelope(in, tool.TypeAPICall, in.Tool != nil && in.Tool.APICall != nil); err != nil {
+		out, err := runAPICall(ctx, d, in)
+		return answerOrReturn(ctx, d.Tokens, in.TaskToken, &in.Call, out, err)
+	}
+}
+
+func runAPICall(ctx context.Context, d APICallDeps, in workflow.Envelope) (any, error) {
+	if err := CheckEnvelope(in, tool.TypeAPICall, in.Tool != nil && in.Tool.APICall != nil); err != nil {
+		return nil, err
+	}
+	out, err := d.Run(ctx, in, "api_call", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
+		// References in the definition's headers and the metadata setup are opened here,
+		// inside the executor, and nowhere else.
+		def, metaSetup, err := secrets.ResolveAPICall(ctx, res, in.Tool.APICall, src.Metadata(merge.KeyAPICallSetup))
+		if err != nil {
 			return nil, err
 		}
-		out, err := d.Run(ctx, in, "api_call", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
-			// References in the definition's headers and the metadata setup are opened here,
-			// inside the executor, and nowhere else.
-			def, metaSetup, err := secrets.ResolveAPICall(ctx, res, in.Tool.APICall, src.Metadata(merge.KeyAPICallSetup))
-			if err != nil {
-				return nil, err
-			}
-			return d.APICall.Execute(ctx, def, apicall.Input{
-				Call: in.Call.Arguments(), MetaArgs: src.Metadata(merge.KeyAPICallArgs), MetaSetup: metaSetup,
-				CallID: in.Call.ID,
-			})
+		return d.APICall.Execute(ctx, def, apicall.Input{
+			Call: in.Call.Arguments(), MetaArgs: src.Metadata(merge.KeyAPICallArgs), MetaSetup: metaSetup,
+			CallID: in.Call.ID,
 		})
-		if err != nil {
-			return nil, fmt.Errorf("api_call %s: %w", in.Tool.Name, err)
-		}
-		return workflow.ResultObject(tool.ResultOf(&in.Call, out)), nil
+	})
+	if err != nil {
+		err = fmt.Errorf("api_call %s: %w", in.Tool.Name, err)
 	}
+	return out, err
 }
 
 // APICallFromEnv builds the dependencies from the environment; red is the redactor of the process's log

@@ -22,6 +22,9 @@ type Executor struct {
 	// Redactor learns each call's setup values for the call's duration; the process's log
 	// handler wraps it. Nil: a redactor of the executor's own, which still redacts errors.
 	Redactor *secrets.Redactor
+	// Tokens answers the task token tool_call's Dispatch state passes; nil: one client per process
+	// from the environment.
+	Tokens *Tokens
 }
 
 // Run runs one call of in: exec gets the merge's sources and a resolver of developer secrets

@@ -31,31 +31,36 @@ type IntegrationDeps struct {
 // call id, so a repeated invocation of the same call returns the record instead of running again.
 func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
-		if err := CheckEnvelope(in, tool.TypeIntegration, in.Tool != nil && in.Tool.Integration != nil); err != nil {
+		out, err := runIntegration(ctx, d, in)
+		return answerOrReturn(ctx, d.Tokens, in.TaskToken, &in.Call, out, err)
+	}
+}
+
+func runIntegration(ctx context.Context, d IntegrationDeps, in workflow.Envelope) (any, error) {
+	if err := CheckEnvelope(in, tool.TypeIntegration, in.Tool != nil && in.Tool.Integration != nil); err != nil {
+		return nil, err
+	}
+	if len(in.Tool.Integration.Setup) > 0 {
+		return nil, fault.Invalid("tool.integration.setup", "an envelope's tool carries no setup: store the tool, or put the setup in metadata")
+	}
+	out, err := d.Run(ctx, in, "integration", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
+		// A secret goes only to the endpoint named where it was set up: checked on the
+		// layers, before anything is opened.
+		if err := merge.CheckBinding(*src, d.Providers.SetupBinding(in.Tool.Integration.Provider)); err != nil {
 			return nil, err
 		}
-		if len(in.Tool.Integration.Setup) > 0 {
-			return nil, fault.Invalid("tool.integration.setup", "an envelope's tool carries no setup: store the tool, or put the setup in metadata")
-		}
-		out, err := d.Run(ctx, in, "integration", func(ctx context.Context, src *merge.Sources, res *secrets.Resolver) (any, error) {
-			// A secret goes only to the endpoint named where it was set up: checked on the
-			// layers, before anything is opened.
-			if err := merge.CheckBinding(*src, d.Providers.SetupBinding(in.Tool.Integration.Provider)); err != nil {
-				return nil, err
-			}
-			args, setup := merge.Integration(in.Call.Arguments(), in.Tool.Integration, *src)
-			// Developer secrets named in setup ({"secret": "NAME"}, "$ secrets.NAME") are
-			// opened here, inside the executor, and nowhere else. Always resolved,
-			// so plain setup values are registered with the redactor too.
-			setup, err := secrets.ResolveSetup(ctx, res, setup)
-			if err != nil {
-				return nil, err
-			}
-			return d.Providers.Execute(ctx, in.Tool.Integration.Provider, in.Tool.Integration.Method, setup, args)
-		})
+		args, setup := merge.Integration(in.Call.Arguments(), in.Tool.Integration, *src)
+		// Developer secrets named in setup ({"secret": "NAME"}, "$ secrets.NAME") are
+		// opened here, inside the executor, and nowhere else. Always resolved,
+		// so plain setup values are registered with the redactor too.
+		setup, err := secrets.ResolveSetup(ctx, res, setup)
 		if err != nil {
-			return nil, fmt.Errorf("integration %s.%s: %w", in.Tool.Integration.Provider, in.Tool.Integration.Method, err)
+			return nil, err
 		}
-		return workflow.ResultObject(tool.ResultOf(&in.Call, out)), nil
+		return d.Providers.Execute(ctx, in.Tool.Integration.Provider, in.Tool.Integration.Method, setup, args)
+	})
+	if err != nil {
+		err = fmt.Errorf("integration %s.%s: %w", in.Tool.Integration.Provider, in.Tool.Integration.Method, err)
 	}
+	return out, err
 }

@@ -3,48 +3,17 @@ package integrations
 import (
 	"encoding/json"
 
-	"sinew/internal/fault"
+	"sinew/internal/integrations/schemas"
 )
 
-// Info is a provider's catalogue info. Julep's GET /integrations/{provider} sends it as a JSON
-// string; sinew always sends the object.
-type Info struct {
-	URL          string `json:"url"`
-	Docs         string `json:"docs"`
-	Icon         string `json:"icon"`
-	FriendlyName string `json:"friendly_name"`
-}
-
-// MethodInfo describes one method: its argument and output schemas.
-type MethodInfo struct {
-	Method      string         `json:"method"`
-	Description string         `json:"description"`
-	Arguments   map[string]any `json:"arguments"`
-	Output      map[string]any `json:"output"`
-}
-
-// ProviderEntry is one provider in the catalogue; Setup is null for a provider
-// without setup.
-type ProviderEntry struct {
-	Provider string         `json:"provider"`
-	Setup    map[string]any `json:"setup"`
-	Methods  []MethodInfo   `json:"methods"`
-	Info     Info           `json:"info"`
-}
-
-// Function is the model-facing function schema of a method (OpenAI style). The HTTP route wraps it
-// as {"type":"function","function":...}.
-type Function struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parameters  map[string]any `json:"parameters"`
-}
-
-// AsTool wraps the function as an OpenAI tool, {"type":"function","function":...}: the body of GET
-// /integrations/{provider}[/{method}]/tool.
-func (f Function) AsTool() map[string]any {
-	return map[string]any{"type": "function", "function": f}
-}
+// The catalogue's types are package schemas', which serves the same catalogue as generated data to
+// the functions that run no provider.
+type (
+	Info          = schemas.Info
+	MethodInfo    = schemas.MethodInfo
+	ProviderEntry = schemas.ProviderEntry
+	Function      = schemas.Function
+)
 
 // Catalogue is GET /integrations: every provider, alphabetically.
 func (r *Registry) Catalogue() []ProviderEntry {
@@ -66,7 +35,7 @@ func (r *Registry) ProviderInfo(name string) (ProviderEntry, error) {
 	e := r.providers[name]
 	r.mu.RUnlock()
 	if e == nil {
-		return ProviderEntry{}, fault.New(fault.NotFound, "integration provider %q not found", name)
+		return ProviderEntry{}, schemas.ProviderNotFound(name)
 	}
 	p := e.p
 	out := ProviderEntry{
@@ -92,7 +61,7 @@ func (r *Registry) ProviderInfo(name string) (ProviderEntry, error) {
 func (r *Registry) ToolSchema(provider, method, name string) (Function, error) {
 	e, m, err := r.lookup(provider, method)
 	if err != nil {
-		return Function{}, &fault.Error{Kind: fault.NotFound, Field: fault.FieldOf(err), Msg: fault.Message(err)}
+		return Function{}, schemas.AsNotFound(err)
 	}
 	if name == "" {
 		name = e.p.Name + "_" + m.m.Name

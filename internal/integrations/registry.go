@@ -65,7 +65,9 @@
 // Catalogue, ProviderInfo and ToolSchema give the data of GET /integrations, GET
 // /integrations/{provider} and GET /integrations/{provider}[/{method}]/tool (as Julep's integrations service does, with
 // `info` always an object; Function.AsTool is the route's {"type":"function","function":...} body).
-// Lookups of unknown names are NotFound there, and InvalidInput in Execute.
+// Lookups of unknown names are NotFound there, and InvalidInput in Execute. Package schemas holds
+// the same catalogue as data generated from the registry (go generate), which the functions that
+// run no provider serve instead of linking them all.
 //
 // # Choices
 //
@@ -98,6 +100,7 @@ import (
 	"sync"
 
 	"sinew/internal/fault"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/jsonv"
 	"sinew/internal/merge"
 	"sinew/internal/netguard"
@@ -365,7 +368,7 @@ func (r *Registry) lookup(provider, method string) (*entry, *methodEntry, error)
 	e := r.providers[provider]
 	r.mu.RUnlock()
 	if e == nil {
-		return nil, nil, fault.Invalid("provider", "unknown integration provider %q; known providers: %s", provider, strings.Join(r.Names(), ", "))
+		return nil, nil, schemas.UnknownProvider(provider, r.Names())
 	}
 	if method == "" || e.p.AnyMethod {
 		return e, e.methods[0], nil
@@ -379,7 +382,7 @@ func (r *Registry) lookup(provider, method string) (*entry, *methodEntry, error)
 	for i, m := range e.methods {
 		names[i] = m.m.Name
 	}
-	return nil, nil, fault.Invalid("method", "unknown method %q for integration provider %q; its methods: %s", method, provider, strings.Join(names, ", "))
+	return nil, nil, schemas.UnknownMethod(provider, method, names)
 }
 
 // Execute runs a provider method ("" = the default method) on the merged setup and arguments: it

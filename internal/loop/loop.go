@@ -759,6 +759,21 @@ func (l *Loop) messages(ctx context.Context, turn []Planned, results []tool.Resu
 	return out, nil
 }
 
+// ToolMessage is the tool message Feed gives result r of a call of the current turn to run: for
+// a runner that saves each result as it completes, while the turn's other calls still run.
+func (l *Loop) ToolMessage(ctx context.Context, st *State, r tool.Result) (llm.Message, error) {
+	for _, p := range st.Turn {
+		if p.Disposition == DispositionRun && p.Call.ID == r.ID {
+			msgs, err := l.messages(ctx, []Planned{p}, []tool.Result{r})
+			if err != nil {
+				return llm.Message{}, err
+			}
+			return msgs[p.ModelCallID], nil
+		}
+	}
+	return llm.Message{}, fault.New(fault.Internal, "loop: a result for call %s, which the turn did not plan to run", r.ID)
+}
+
 // apply appends the results and the tool messages of turn, in the model's order.
 func (l *Loop) apply(st *State, turn []Planned, results []tool.Result, msgs map[string]llm.Message) {
 	resultOf := make(map[string]tool.Result, len(results))

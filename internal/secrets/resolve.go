@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"sinew/internal/fault"
 )
@@ -137,7 +138,10 @@ func kindOf(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// The expressions are compiled at their first use, not at every function's start: their counted
+// repetitions compile to some 300 KB, which pushed the init of the functions past the heap's first
+// GC goal.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 // refName recognises {"secret": "NAME"}.
 func refName(m map[string]any) (string, bool) {
@@ -145,7 +149,7 @@ func refName(m map[string]any) (string, bool) {
 		return "", false
 	}
 	s, ok := m["secret"].(string)
-	if !ok || !nameRE.MatchString(s) {
+	if !ok || !nameRE().MatchString(s) {
 		return "", false
 	}
 	return s, true
@@ -155,9 +159,9 @@ func refName(m map[string]any) (string, bool) {
 var secretRef = `secrets(?:\.([A-Za-z_][A-Za-z0-9_]{0,63})|\[\s*'([A-Za-z_][A-Za-z0-9_]{0,63})'\s*\]|\[\s*"([A-Za-z_][A-Za-z0-9_]{0,63})"\s*\])`
 
 var (
-	wholeRE = regexp.MustCompile(`^\$\s*` + secretRef + `\s*$`)
-	fieldRE = regexp.MustCompile(`\{\s*` + secretRef + `\s*\}`)
-	fRE     = regexp.MustCompile(`^\$\s*f(?:'([^']*)'|"([^"]*)")\s*$`)
+	wholeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\s*` + secretRef + `\s*$`) })
+	fieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\s*` + secretRef + `\s*\}`) })
+	fRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\s*f(?:'([^']*)'|"([^"]*)")\s*$`) })
 )
 
 // isExpr: a string that is a Julep expression mentioning secrets. Other "$ " strings are not this
@@ -176,17 +180,17 @@ func groupName(m []string) string {
 }
 
 func (r *Resolver) expr(ctx context.Context, path, s string) (any, error) {
-	if m := wholeRE.FindStringSubmatch(s); m != nil {
+	if m := wholeRE().FindStringSubmatch(s); m != nil {
 		return r.value(ctx, path, groupName(m))
 	}
-	if m := fRE.FindStringSubmatch(s); m != nil {
+	if m := fRE().FindStringSubmatch(s); m != nil {
 		body := m[1] + m[2]
 		// Every field must be a secret reference: sinew evaluates no other Python.
-		rest := fieldRE.ReplaceAllString(body, "")
+		rest := fieldRE().ReplaceAllString(body, "")
 		if !strings.ContainsAny(rest, "{}") {
 			var b strings.Builder
 			last := 0
-			for _, loc := range fieldRE.FindAllStringSubmatchIndex(body, -1) {
+			for _, loc := range fieldRE().FindAllStringSubmatchIndex(body, -1) {
 				b.WriteString(body[last:loc[0]])
 				name := ""
 				for g := 1; g < 4; g++ {

@@ -15,7 +15,11 @@
 // for integration, api_call and system; Function (or FunctionWithHeartbeat) for a function call.
 // A request naming only the tool (a user's own state machine) goes to Prepare first, which records
 // the execution, finds the tool (with a task, the task's tools first and, with inherit_tools, the
-// agent's after them) and builds the envelope, and then through Route again.
+// agent's after them) and builds the envelope; then Dispatch, one lambda:invoke.waitForTaskToken
+// Task for every type, invokes the function its Output chose: the function Lambda, as on the
+// Function path, or the executor of a server-side type, which runs the call as Execute would and
+// answers its own token (handler.Tokens: SendTaskSuccess with the output, SendTaskFailure with the
+// Sinew.* name Retry and Catch match).
 //
 // The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
 // the first attempt with the record, so that attempt only renews it), runs it once, and records
@@ -32,9 +36,11 @@
 // JSONPath-era contract. The chat path reaches the same executors through the dispatcher
 // instead, with its claims in idempotency records.
 //
-// Executions started on the previous definition (Prepare, a Task per type, Settle; kept in
-// testdata for TestUpgradeFromPreviousDefinition) finish on this code: Prepare and Settle keep
-// their entry points, and an envelope without "record" keeps its claim in an idempotency record.
+// Executions started on the previous definitions finish on this code (both kept in testdata):
+// v1 (Prepare, a Task per type, Settle; TestUpgradeFromPreviousDefinition), whose envelope without
+// "record" keeps its claim in an idempotency record, and v2 (Prepare's Next was Route, then Execute
+// or Function; TestUpgradeFromLeanDefinition): Prepare and Settle keep their entry points, and an
+// envelope without a task token is answered as the Task's result.
 //
 // # What one call costs
 //
@@ -49,10 +55,10 @@
 //	system                     2             1                the same, + the operation's own
 //	function (answered         2: Route,     1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
 //	over HTTP)                 Function                          TransactWriteItems 1 (pending call + awaiting_input),
-//	                                                             UpdateItem 1 (the answer's claim),
+//	                                                             GetItem 1 (the answer reads the call's token),
 //	                                                             TransactWriteItems 1 (the event: outcome + call)
 //
-// A bare StartExecution naming the tool adds Prepare and Route again (4 transitions, 2 Lambdas)
+// A bare StartExecution naming the tool runs Route, Prepare and Dispatch (3 transitions, 2 Lambdas)
 // and makes 5 requests (Prepare's record and find, the executor's claim, merge and outcome). The
 // SUCCEEDED event of a server-side call makes no request. A repeat of an Idempotency-Key costs the
 // tool's BatchGetItem and, for an ended execution, the record's Query. Each Retry attempt is one

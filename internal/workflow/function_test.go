@@ -215,20 +215,28 @@ func TestFunctionToolTimeout(t *testing.T) {
 		name               string
 		timeout, heartbeat int
 		advance            time.Duration
+		msg                string
 	}{
-		{"timeout_seconds", 60, 0, 61 * time.Second},
-		{"heartbeat_seconds", 600, 30, 31 * time.Second},
+		{"timeout_seconds", 60, 0, 61 * time.Second, "the client did not answer in time: the call expired"},
+		{"heartbeat_seconds", 600, 30, 31 * time.Second, "the client did not answer in time: the call expired"},
 	}
+	// Step Functions reports a heartbeat's end as States.Timeout too.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			dev := "dev-a"
 			x, pc := startFunction(t, h, dev, "exec-timeout", tt.timeout, tt.heartbeat)
-			h.clock.Advance(tt.advance)
+			// Still waiting two seconds before the end.
+			h.clock.Advance(tt.advance - 2*time.Second)
+			sleepMs(20)
+			if !x.Parked() {
+				t.Fatalf("the wait ended before %v: %v", tt.advance-time.Second, history(x))
+			}
+			h.clock.Advance(2 * time.Second)
 			out := output(t, h.wait(x))
 			e, _ := out["error"].(map[string]any)
-			if e["type"] != "Sinew.Timeout" {
-				t.Errorf("output = %v, want the Sinew.Timeout error result", out)
+			if e["type"] != "Sinew.Timeout" || e["message"] != tt.msg {
+				t.Errorf("output = %v, want the Sinew.Timeout error result: %s", out, tt.msg)
 			}
 			if rec := h.record(dev, x.Name); rec.Status != store.ExecTimedOut {
 				t.Errorf("record status = %s, want timed_out", rec.Status)

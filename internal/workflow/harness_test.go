@@ -248,6 +248,7 @@ type harness struct {
 	apiHits int
 	apiMu   sync.Mutex
 	handler map[string]lambda.Handler
+	tokens  *handler.Tokens
 	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
 	db      *dynamodb.Client
 	table   string
@@ -333,11 +334,13 @@ func newHarness(t testing.TB) *harness {
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: ebc, EventBus: "default", ToolCallARN: toolCallARN}
 
 	guardRec := &dispatch.Guard{Records: h.store}
+	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.
+	h.tokens = &handler.Tokens{SFN: h.svc.SFN}
 	h.handler = map[string]lambda.Handler{
 		"prepare":     lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc})),
 		"function":    lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, Providers: reg})),
-		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red}, APICall: apicall.New(guard)})),
+		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, Providers: reg})),
+		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, APICall: apicall.New(guard)})),
 		"settle":      lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: h.svc})),
 	}
 	for k, v := range h.handler {

@@ -107,7 +107,8 @@ func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 		Tool: *t,
 		Context: Context{DeveloperID: in.DeveloperID, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
 			ExecutionID: in.ExecutionID},
-		Wait: wait,
+		Wait:   wait,
+		Result: CallResult{ID: call.ID, Type: call.Type, Name: tool.ResultOf(&call, nil).Name},
 	}, nil
 }
 

@@ -12,16 +12,11 @@ import (
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
-	"github.com/google/uuid"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/store"
 )
-
-// ClaimLease is how long an answer holds its claim on a call: long enough for SendTask* and the
-// settle write, short enough that a crashed request frees the call soon.
-const ClaimLease = 30 * time.Second
 
 // Step Functions' limits on SendTaskFailure's error and cause.
 const (
@@ -38,13 +33,13 @@ type Answer struct {
 	Message  string
 }
 
-// AnswerCall answers a pending call (POST /executions/{id}/calls/{call_id}/result): it
-// claims the call with a short lease so two answers cannot both reach Step Functions, and sends the
-// answer. The claim is then settled by what ends the wait: the settle step for an error, the
-// execution's status-change event (SettleEvent) for a result, which records the execution's
-// output with it in one request. A call that is not the caller's is NotFound, one already answered
-// (or being answered) a Conflict, one whose wait ended Gone; if Step Functions is unavailable the
-// claim is released and the error is Transient (503, try again).
+// AnswerCall answers a pending call (POST /executions/{id}/calls/{call_id}/result): it reads
+// the call (its token) and sends the answer. Step Functions takes one answer per token, so two
+// answers never both reach the execution, and no claim is written; the call is then settled by
+// what ends the wait: the settle step for an error, the execution's status-change event
+// (SettleEvent) for a result, which records the execution's output with it in one request. A call
+// that is not the caller's is NotFound, one already answered a Conflict, one whose wait ended
+// Gone; if Step Functions is unavailable the error is Transient (503, try again).
 func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a Answer) (*store.PendingCall, error) {
 	var output string
 	if !a.HasError {
@@ -77,9 +72,11 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 			return nil, fault.Invalid("error.message", "error.message is at most %d characters", maxCause)
 		}
 	}
-	owner := uuid.NewString()
-	c, err := s.Store.ClaimCall(ctx, dev, execID, callID, owner, ClaimLease)
+	c, err := s.Store.GetCall(ctx, dev, execID, callID)
 	if err != nil {
+		return nil, err
+	}
+	if err := answerable(c); err != nil {
 		return nil, err
 	}
 	final := store.CallAnswered
@@ -91,19 +88,26 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 		_, err = s.SFN.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &c.TaskToken, Output: &output})
 	}
 	if err != nil {
-		return nil, s.undoClaim(ctx, dev, execID, callID, owner, err)
+		return nil, s.sendErr(ctx, dev, execID, callID, err)
 	}
 	// Step Functions has the answer: the call is answered, whoever writes it down.
 	c.Status, c.LeaseOwner, c.LeaseUntil = final, "", time.Time{}
 	return c, nil
 }
 
-// undoClaim handles a SendTask* failure: the claim is released so the call can be answered again,
-// and the error says what the caller can do.
-func (s *Service) undoClaim(ctx context.Context, dev, execID, callID, owner string, sendErr error) error {
-	if err := s.Store.ReleaseCall(ctx, dev, execID, callID, owner); err != nil && !fault.Is(err, fault.Conflict) {
-		s.log().WarnContext(ctx, "releasing a claim failed; its lease will run out", "call_id", callID, "error", err)
+// answerable says why a call cannot be answered, from its record: nil while it waits.
+func answerable(c *store.PendingCall) error {
+	switch {
+	case c.Status == store.CallExpired || (c.Status == store.CallPending && !time.Now().Before(c.ExpiresAt)):
+		return fault.New(fault.Gone, "call %s has expired: the execution stopped waiting for it", c.CallID)
+	case c.Status != store.CallPending:
+		return fault.New(fault.Conflict, "call %s is already %s", c.CallID, c.Status)
 	}
+	return nil
+}
+
+// sendErr says what a SendTask* failure means for the caller.
+func (s *Service) sendErr(ctx context.Context, dev, execID, callID string, sendErr error) error {
 	switch awsCode(sendErr) {
 	case "TaskTimedOut", "TaskDoesNotExist", "InvalidToken":
 		// Both a used and an expired token answer TaskTimedOut: the record says which.
@@ -126,11 +130,8 @@ func (s *Service) Heartbeat(ctx context.Context, dev, execID, callID string) err
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Status == store.CallExpired || (c.Status == store.CallPending && !time.Now().Before(c.ExpiresAt)):
-		return fault.New(fault.Gone, "call %s has expired: the execution stopped waiting for it", callID)
-	case c.Status != store.CallPending:
-		return fault.New(fault.Conflict, "call %s is already %s", callID, c.Status)
+	if err := answerable(c); err != nil {
+		return err
 	}
 	_, err = s.SFN.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: &c.TaskToken})
 	switch awsCode(err) {

@@ -128,13 +128,13 @@ func TestRequestBudget(t *testing.T) {
 		{"echo", "post", 2, 1, 4},
 		{"get_item", "post", 2, 1, 4},
 		{"list_agents", "post", 2, 1, 4},
-		// Route, then the Function Task; the answer's claim and the event's record of the outcome.
+		// Route, then the Function Task; the answer's read of the call and the event's record of the outcome.
 		{"ask_user", "post", 2, 1, 5},
-		// Route, Prepare, Route, the Task.
-		{"echo", "start", 4, 2, 5},
-		{"get_item", "start", 4, 2, 5},
-		{"list_agents", "start", 4, 2, 5},
-		{"ask_user", "start", 4, 2, 5},
+		// Route, Prepare, then Dispatch, the one Task that waits for its token.
+		{"echo", "start", 3, 2, 5},
+		{"get_item", "start", 3, 2, 5},
+		{"list_agents", "start", 3, 2, 5},
+		{"ask_user", "start", 3, 2, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
@@ -142,12 +142,15 @@ func TestRequestBudget(t *testing.T) {
 			before := h.iv.total()
 			x, httpReqs, ownReads := h.budgetCall(t, dev, agent, tt.tool, tt.entry)
 			n := countPrefix(history(x), "TaskStateEntered") + countPrefix(history(x), "ChoiceStateEntered")
-			ops := h.ddb.Ops()
+			ops, units := h.ddb.Ops(), h.ddb.Units()
 			ops["GetItem"] -= ownReads
+			units["GetItem"] -= ownReads
 			if tt.tool == "list_agents" {
 				ops["Query"]-- // the system call's own operation
+				units["Query"]--
 			}
 			maps.DeleteFunc(ops, func(_ string, v int64) bool { return v == 0 })
+			maps.DeleteFunc(units, func(_ string, v int64) bool { return v == 0 })
 			var total int64
 			for _, v := range ops {
 				total += v
@@ -157,8 +160,8 @@ func TestRequestBudget(t *testing.T) {
 			if tt.entry == "start" {
 				name += "/start"
 			}
-			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests)",
-				name, n, inside, httpReqs+1, httpReqs, ops, total)
+			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests, request units %v)",
+				name, n, inside, httpReqs+1, httpReqs, ops, total, units)
 			if n > tt.transitions || inside != tt.inside || total > tt.maxRequests {
 				t.Errorf("%s: %d transitions, %d Lambda invocations, %d requests (%v); want at most %d, %d, at most %d",
 					name, n, inside, total, ops, tt.transitions, tt.inside, tt.maxRequests)

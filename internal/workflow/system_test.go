@@ -29,5 +29,5 @@ func TestSystemEndToEnd(t *testing.T) {
 // withSystem registers the system function's handler over the harness's store.
 func (h *harness) withSystem() {
 	x := &system.Executor{Resources: &resources.Service{Store: h.store}}
-	h.iv.handlers["system"] = lambdaboundary.Handler(handler.NewSystem(x))
+	h.iv.handlers["system"] = lambdaboundary.Handler(handler.NewSystem(x, h.tokens))
 }

@@ -73,6 +73,16 @@ type Prepared struct {
 	Tool    tool.Tool `json:"tool"`
 	Context Context   `json:"context"`
 	Wait    Wait      `json:"wait"`
+	// Result is the result object less its output ({id, type, name}), which the Task's answer
+	// completes.
+	Result CallResult `json:"result"`
+}
+
+// CallResult is a result object less its output and error.
+type CallResult struct {
+	ID   string    `json:"id"`
+	Type tool.Type `json:"type"`
+	Name string    `json:"name"`
 }
 
 // Envelope is what the executors receive: {call, tool, context}, plus the task token for the

@@ -20,9 +20,14 @@ const previousARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-to
 // was made lean (Prepare, a Choice, a Task per type, Settle; claims in idempotency records), with
 // the same functions: a Standard execution keeps the definition it started with after a deploy.
 func (h *harness) previous(t *testing.T) *asl.Machine {
+	return h.previousFrom(t, "internal/workflow/testdata/tool_call.v1.asl.json")
+}
+
+// previousFrom registers the definition in file as the previous one.
+func (h *harness) previousFrom(t *testing.T, file string) *asl.Machine {
 	t.Helper()
 	def, _ := deploy.StateMachineByName(deploy.ToolCall)
-	rendered, err := def.Render(readFile(t, "internal/workflow/testdata/tool_call.v1.asl.json"), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
+	rendered, err := def.Render(readFile(t, file), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +142,64 @@ func TestUpgradeFromPreviousDefinition(t *testing.T) {
 			// A second answer is still a conflict.
 			if code, _ := h.do(dev, "POST", callPath(name, pc.CallID, "result"), map[string]any{"output": "Porto"}); code != 409 {
 				t.Errorf("second answer = %d, want 409", code)
+			}
+		})
+	}
+}
+
+// TestUpgradeFromLeanDefinition: executions started on testdata/tool_call.v2.asl.json, the lean
+// definition before Dispatch (a bare start ran Prepare, then Route again, then Execute or
+// Function), finish on this code: Prepare answers what its Output reads, the executors take
+// Execute's synchronous envelope, and the function call is answered over HTTP or by
+// SendTaskSuccess.
+func TestUpgradeFromLeanDefinition(t *testing.T) {
+	h := newHarness(t)
+	h.withSystem()
+	prev := h.previousFrom(t, "internal/workflow/testdata/tool_call.v2.asl.json")
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool, askUser(3600, 0),
+		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	in := func(toolName string) map[string]any {
+		return map[string]any{"developer_id": dev, "agent_id": agent, "tool": toolName, "arguments": map[string]any{}}
+	}
+	for _, name := range []string{"echo", "list_agents"} {
+		t.Run(name, func(t *testing.T) {
+			x := h.startOn(t, prev, "v2-"+name, in(name))
+			out := output(t, h.wait(x))
+			if out["output"] == nil || out["error"] != nil {
+				t.Errorf("output = %v", out)
+			}
+			if n := countPrefix(history(x), "TaskStateEntered Execute"); n != 1 {
+				t.Errorf("history %v: want the previous definition's Execute", history(x))
+			}
+			if rec := h.record(dev, x.Name); rec.Status != store.ExecSucceeded {
+				t.Errorf("record = %+v", rec)
+			}
+		})
+	}
+	for _, how := range []string{"http", "sdk"} {
+		t.Run("function answered by "+how, func(t *testing.T) {
+			x := h.startOn(t, prev, "v2-ask-"+how, in("ask_user"))
+			waitParked(t, x)
+			c, err := h.store.GetCall(h.ctx, dev, x.Name, workflow.CallIDFor(dev, x.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc := *c
+			if how == "http" {
+				if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": "Lisbon"}); code != 200 {
+					t.Fatalf("answer = %d %v", code, body)
+				}
+			} else if err := h.eng.SendTaskSuccess(pc.TaskToken, `"Lisbon"`); err != nil {
+				t.Fatal(err)
+			}
+			out := output(t, h.wait(x))
+			jsonEqual(t, "result", out, map[string]any{"id": pc.CallID, "type": "function", "name": "ask_user", "output": "Lisbon"})
+			if rec := h.record(dev, x.Name); rec.Status != store.ExecSucceeded {
+				t.Errorf("record = %+v", rec)
+			}
+			if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallAnswered {
+				t.Errorf("call status = %s, want answered", st)
 			}
 		})
 	}

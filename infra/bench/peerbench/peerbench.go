@@ -244,8 +244,19 @@ func LoadReal(path string) (Case, error) {
 }
 
 // RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
-// real ones: Prepare gives {call, tool, context, wait}, the executor and Settle the result object.
-type RealFunctions struct{ seq atomic.Int64 }
+// real ones: Prepare gives {call, tool, context, wait, result}, the executor and Settle the result
+// object, or the executor answers its task token through Tokens.
+type RealFunctions struct {
+	seq    atomic.Int64
+	Tokens interface {
+		SendTaskSuccess(token, output string) error
+	}
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
 
 // InvokeValue implements asl.LambdaValueInvoker.
 func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueRequest) (asl.LambdaValueResponse, error) {
@@ -258,12 +269,20 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 			"call":    map[string]any{"id": id, "type": "integration", "integration": map[string]any{"name": in["tool"], "arguments": in["arguments"]}},
 			"tool":    map[string]any{"name": in["tool"], "type": "integration"},
 			"context": map[string]any{"developer_id": in["developer_id"], "agent_id": in["agent_id"], "execution_id": in["execution_id"]},
-			"wait":    nil}}, nil
+			"wait":    nil,
+			"result":  map[string]any{"id": id, "type": "integration", "name": in["tool"]}}}, nil
 	case "sinew-integration":
 		// The result object (what the executor gives when it records the call), whose output
-		// also serves a definition that reads only $.Payload.output.
+		// also serves a definition that reads only $.Payload.output. Given a task token (a bare
+		// start's Dispatch), the executor answers the token with the output instead.
 		call, _ := in["call"].(map[string]any)
 		integ, _ := call["integration"].(map[string]any)
+		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
+			if err := f.Tokens.SendTaskSuccess(tok, jsonText(integ["arguments"])); err != nil {
+				return asl.LambdaValueResponse{}, err
+			}
+			return asl.LambdaValueResponse{Payload: map[string]any{}}, nil
+		}
 		return asl.LambdaValueResponse{Payload: map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"],
 			"output": integ["arguments"]}}, nil
 	case "sinew-settle":
@@ -281,5 +300,8 @@ func (f *RealFunctions) Invoke(context.Context, asl.LambdaRequest) (*asl.LambdaR
 
 // NewRealEngine is an engine whose Lambda functions are the real-shaped stand-ins.
 func NewRealEngine() *asl.Engine {
-	return asl.New(asl.Config{Lambda: &RealFunctions{}})
+	f := &RealFunctions{}
+	e := asl.New(asl.Config{Lambda: f})
+	f.Tokens = e
+	return e
 }

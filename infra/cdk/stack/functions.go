@@ -218,6 +218,9 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 		case deploy.SendTaskResult:
 			add("TaskResult"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
 				[]*string{s.stateMachineARN(p.Target)}, nil)
+		case deploy.AnswerOwnTask:
+			add("AnswerTask"+logicalID(p.Target), []string{"states:SendTaskSuccess", "states:SendTaskFailure"},
+				[]*string{s.stateMachineARN(p.Target)}, nil)
 		case deploy.SecretsKeyEncrypt:
 			add("SealSecrets", []string{"kms:GenerateDataKey"}, []*string{s.SecretsKey.KeyArn()}, nil)
 		case deploy.SecretsKeyDecrypt:

@@ -10,14 +10,13 @@ import (
 	"sinew/internal/app"
 	"sinew/internal/handler"
 	"sinew/internal/httpapi"
-	"sinew/internal/integrations/all"
-	"sinew/internal/netguard"
+	"sinew/internal/integrations/schemas"
 )
 
 // Router builds the api Lambda's router from the environment: every HTTP route but chat
-// (package app, shared with local mode), over the table with the secrets envelope and the
-// provider registry the catalogue describes, each provider set up at its first use (all.Lazy); log
-// is the router's logger.
+// (package app, shared with local mode), over the table with the secrets envelope; the catalogue
+// routes and the MCP server's tools read the generated catalogue (package schemas), so the
+// function links no provider. log is the router's logger.
 func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
 	env, err := handler.Load(ctx)
 	if err != nil {
@@ -27,9 +26,5 @@ func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	guard, err := netguard.FromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: all.NewLazy(guard), Logger: log}), nil
+	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: schemas.New(), Logger: log}), nil
 }

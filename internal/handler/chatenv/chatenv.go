@@ -55,7 +55,7 @@ func Service(ctx context.Context, env *handler.Env, log *slog.Logger) (*chat.Ser
 		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
 		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     model,
-		Formatter: modelenv.Formatter(cfg),
+		Formatter: modelenv.Formatter(),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
 			tool.TypeIntegration: cfg.FunctionNames["integration"],
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],

@@ -11,14 +11,12 @@ import (
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"sinew/internal/config"
 	"sinew/internal/handler"
-	"sinew/internal/integrations/all"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/llm"
 	"sinew/internal/llm/models"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
-	"sinew/internal/netguard"
 	"sinew/internal/system"
 )
 
@@ -48,7 +46,7 @@ func Stepper(ctx context.Context, log *slog.Logger) (*agentloop.Stepper, error) 
 	}
 	return agentloop.New(agentloop.Deps{
 		Store: env.Store(handler.NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: log,
-		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn, Formatter: Formatter(cfg),
+		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn, Formatter: Formatter(),
 	}), nil
 }
 
@@ -62,11 +60,10 @@ func Model(ctx context.Context, env *handler.Env) (llm.Model, error) {
 	return m, nil
 }
 
-// Formatter gives the model every provider's tool schemas, each made at its first use (all.Lazy),
-// and the system tools'. The registry is used only for schemas here; its guard matters to the
-// executors.
-func Formatter(cfg *config.Config) *toolfmt.Formatter {
-	return &toolfmt.Formatter{Integrations: all.NewLazy(netguard.New(netguard.WithAllowlist(cfg.APICallAllow))), System: system.Schema}
+// Formatter gives the model every provider's tool schemas, from the generated catalogue (package
+// schemas: the model and chat functions run no provider, so they link none), and the system tools'.
+func Formatter() *toolfmt.Formatter {
+	return &toolfmt.Formatter{Integrations: schemas.New(), System: system.Schema}
 }
 
 // secretValue reads a Secrets Manager secret's string (the OpenAI-compatible endpoint's key).

@@ -21,6 +21,7 @@ import (
 	"sinew/internal/integrations/providers/unstructured"
 	"sinew/internal/integrations/providers/weather"
 	"sinew/internal/integrations/providers/wikipedia"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/netguard"
 )
 
@@ -61,4 +62,22 @@ func New(guard *netguard.Policy, opts ...integrations.Option) (*integrations.Reg
 		return nil, err
 	}
 	return r, nil
+}
+
+// Stored renders the catalogue of every provider as package schemas embeds it (catalogue.json):
+// what `go generate ./internal/integrations/schemas` writes and its test compares.
+func Stored() ([]byte, error) {
+	r, err := New(nil)
+	if err != nil {
+		return nil, err
+	}
+	anyMethod := map[string]bool{}
+	for _, p := range Providers() {
+		anyMethod[p.Name] = p.AnyMethod
+	}
+	var out []schemas.Stored
+	for _, e := range r.Catalogue() {
+		out = append(out, schemas.Stored{ProviderEntry: e, AnyMethod: anyMethod[e.Provider]})
+	}
+	return schemas.Encode(out)
 }

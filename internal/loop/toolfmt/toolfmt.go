@@ -29,15 +29,16 @@ import (
 	"strings"
 
 	"sinew/internal/fault"
-	"sinew/internal/integrations"
+	"sinew/internal/integrations/schemas"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/tool"
 )
 
-// Integrations gives a provider method's model-facing schema (integrations.Registry does).
+// Integrations gives a provider method's model-facing schema (schemas.Catalogue and
+// integrations.Registry do).
 type Integrations interface {
-	ToolSchema(provider, method, name string) (integrations.Function, error)
+	ToolSchema(provider, method, name string) (schemas.Function, error)
 }
 
 // SystemSchema gives a system handler's parameters (a JSON Schema object) and description:

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -78,7 +79,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 	r.printf("lambda", "Process start (the emulator with the bootstrap) to the first response to an invoke of `{}`, polled every 0.5 ms, "+
 		"the functions taken in turn in each round; "+
 		"the functions get placeholder AWS settings and endpoints on a closed loopback port, so their init builds its clients "+
-		"without reaching anything. Median and min–max in ms; the ratio is to hello-world's median.\n\n")
+		"without reaching anything, and none of this machine's own AWS_* settings (an AWS_CA_BUNDLE would cost each start a parse of the bundle, which Lambda does not set). Median and min–max in ms; the ratio is to hello-world's median.\n\n")
 	r.printf("lambda", "| function | median ms | spread | ÷ hello-world | first answer |\n|---|---|---|---|---|\n")
 	cold := map[string]samples{}
 	answer := map[string]string{}
@@ -143,7 +144,7 @@ func coldStart(ctx context.Context, rie, bin, name string) (time.Duration, strin
 	cmd := exec.CommandContext(ctx, rie, "--runtime-interface-emulator-address", fmt.Sprintf("127.0.0.1:%d", invokePort),
 		"--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", apiPort), "--log-level", "error", bin)
 	cmd.Dir = filepath.Dir(bin)
-	cmd.Env = append(os.Environ(), "AWS_LAMBDA_FUNCTION_NAME="+name, "AWS_LAMBDA_FUNCTION_TIMEOUT=10", "AWS_REGION=us-east-1",
+	cmd.Env = append(lambdaHostEnv(), "AWS_LAMBDA_FUNCTION_NAME="+name, "AWS_LAMBDA_FUNCTION_TIMEOUT=10", "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "SINEW_TABLE=sinew-bench", "SINEW_SECRETS_KEY=alias/sinew-bench",
 		"AWS_ENDPOINT_URL="+dead, "AWS_ENDPOINT_URL_DYNAMODB="+dead, "AWS_ENDPOINT_URL_SFN="+dead, "AWS_ENDPOINT_URL_KMS="+dead,
 		"AWS_ENDPOINT_URL_LAMBDA="+dead, "AWS_ENDPOINT_URL_EVENTBRIDGE="+dead)
@@ -173,6 +174,13 @@ func coldStart(ctx context.Context, rie, bin, name string) (time.Duration, strin
 		return d, summarize(resp.StatusCode, body.String()), nil
 	}
 	return 0, "", fmt.Errorf("no answer in 30 s; emulator stderr: %s", trim(stderr.String(), 500))
+}
+
+// lambdaHostEnv is this process's environment less its AWS_* settings, which a deployed function
+// never has: an AWS_CA_BUNDLE (a sandbox may set one for its proxy) makes every SDK client parse
+// the whole bundle at the function's start, 10–15 ms that Lambda never spends.
+func lambdaHostEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AWS_") })
 }
 
 // summarize says what the first answer was: a handler's answer (an error for the empty input is

@@ -183,8 +183,8 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (its integration path: Prepare, the routing "+
-		"Choice, the integration Task, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: the routing "+
+		"Choice, Prepare, and Dispatch, whose stand-in executor answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
 		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
@@ -264,7 +264,7 @@ const (
 	lambdaBilledSec  = 0.010        // assumed billed duration per invocation
 )
 
-var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*)\] \((\d+) requests\)`)
+var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*?)\] \((\d+) requests, request units map\[(.*?)\]\)`)
 
 // callCost is the cost of one million calls from one line of TestRequestBudget.
 type callCost struct {
@@ -280,16 +280,12 @@ func costOf(m []string) callCost {
 	c.https, _ = strconv.Atoi(m[5])
 	c.lambdas = in + out
 	reads, writes := 0.0, 0.0
-	for _, kv := range strings.Fields(m[6]) {
+	for _, kv := range strings.Fields(m[8]) { // request units by operation, transactions already doubled
 		k, v, _ := strings.Cut(kv, ":")
 		n, _ := strconv.ParseFloat(v, 64)
 		switch k {
-		case "GetItem", "BatchGetItem", "Query", "Scan":
+		case "GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems":
 			reads += n
-		case "TransactGetItems":
-			reads += 2 * n
-		case "TransactWriteItems":
-			writes += 2 * n
 		default:
 			writes += n
 		}
@@ -314,7 +310,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"one call of each type end to end, from its start to its recorded outcome (the status-change event included), through `POST /tool-calls` "+
 		"(a function call answered through `POST /executions/{id}/calls/{call_id}/result`) and through a bare `StartExecution` naming the tool. "+
 		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")
-	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | request units | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	seen := 0
 	for _, m := range budgetLine.FindAllStringSubmatch(string(out), -1) {
 		seen++
@@ -327,8 +323,8 @@ func partCost(ctx context.Context, o options, r *report) error {
 		if bare {
 			entry = "StartExecution"
 		}
-		r.printf("cost", "| %s | %s | %d | %d | %d | %s | %s | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
-			name, entry, c.transitions, c.lambdas, c.https, m[7], m[6], c.sfn, c.lam, c.ddb, c.apigw, c.total())
+		r.printf("cost", "| %s | %s | %d | %d | %d | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
+			name, entry, c.transitions, c.lambdas, c.https, m[7], m[6], m[8], c.sfn, c.lam, c.ddb, c.apigw, c.total())
 		if !bare {
 			r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, c.total(), c.transitions, m[7])
 		}
@@ -338,9 +334,10 @@ func partCost(ctx context.Context, o options, r *report) error {
 	}
 	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
 		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
-		"a bare start runs Prepare and Route once more. Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
-	r.printf("cost", "Assumptions: each request item is one request unit (items under 1 KB written, under 4 KB read strongly "+
-		"consistent), transactions count double, so DynamoDB is a lower bound; Lambda: every invocation counted (the executor or Prepare "+
+		"a bare start runs Route, Prepare and Dispatch (one Task that waits for its token, whatever the type). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
+	r.printf("cost", "Assumptions: DynamoDB is billed by request units, counted per item a request names (a BatchGetItem's keys, "+
+		"a transaction's items, twice each), each item taken as one unit (written under 1 KB, read under 4 KB strongly consistent; "+
+		"a Query as one), so DynamoDB is a lower bound where items are larger; Lambda: every invocation counted (the executor or Prepare "+
 		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
 		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
 		"request; EventBridge's delivery of Step Functions' own events is free; free tiers ignored.\n\n", lambdaMemGB*1024, lambdaBilledSec*1000)

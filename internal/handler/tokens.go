@@ -1,0 +1,121 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go"
+
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/tool"
+	"sinew/internal/workflow"
+)
+
+// TaskAnswerer is the part of the Step Functions client an executor answers its own task token
+// with.
+type TaskAnswerer interface {
+	SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	SendTaskFailure(context.Context, *sfn.SendTaskFailureInput, ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error)
+}
+
+var _ TaskAnswerer = (*sfn.Client)(nil)
+
+// Tokens answers the task token of a call tool_call's Dispatch state gave an executor: a Task that
+// waits for its token runs every type of call in one state, so a server-side executor answers for
+// itself.
+type Tokens struct {
+	// SFN answers; nil: a client from the environment's AWS configuration, made at the first
+	// token (most invocations carry none, and need no client).
+	SFN  TaskAnswerer
+	once sync.Once
+	err  error
+}
+
+// Step Functions' limit on SendTaskFailure's cause.
+const maxTaskCause = 32768
+
+// Answer sends the outcome of a run: output with SendTaskSuccess, or runErr's fault name
+// (Sinew.*, which the Task's Retry and Catch match) and its caller-safe message with
+// SendTaskFailure. A token the Task no longer waits on (it timed out, or the execution stopped)
+// is no error: the outcome is recorded, and nothing waits for it. Any other failure is returned,
+// so the invocation fails and the Task's Retry runs the call again, which answers from its record.
+func (t *Tokens) Answer(ctx context.Context, token string, output any, runErr error) error {
+	c, err := t.client(ctx)
+	if err != nil {
+		return err
+	}
+	if runErr != nil {
+		msg := fault.Message(runErr)
+		if len(msg) > maxTaskCause {
+			msg = msg[:maxTaskCause]
+		}
+		_, err = c.SendTaskFailure(ctx, &sfn.SendTaskFailureInput{TaskToken: &token,
+			Error: awsv2.String(string(fault.KindOf(runErr))), Cause: &msg})
+	} else {
+		var b []byte
+		if b, err = jsonv.Encode(output); err != nil {
+			return fault.Wrap(fault.Internal, err, "the output cannot be written as JSON")
+		}
+		_, err = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &token, Output: awsv2.String(string(b))})
+	}
+	var ae smithy.APIError
+	if err == nil {
+		return nil
+	} else if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "TaskTimedOut", "TaskDoesNotExist", "InvalidToken":
+			slog.WarnContext(ctx, "the Task no longer waits for this call's answer", "error_code", ae.ErrorCode())
+			return nil
+		}
+	}
+	return fault.Wrap(fault.Transient, err, "answer the Task's token")
+}
+
+func (t *Tokens) client(ctx context.Context) (TaskAnswerer, error) {
+	t.once.Do(func() {
+		if t.SFN != nil {
+			return
+		}
+		cfg, err := awsconfig.LoadDefaultConfig(ctx, AWSOptions...)
+		if err != nil {
+			t.err = fmt.Errorf("load the AWS configuration: %w", err)
+			return
+		}
+		t.SFN = sfn.NewFromConfig(cfg)
+	})
+	return t.SFN, t.err
+}
+
+// defaultTokens answers for the executors built without their own Tokens (the Lambdas): one client
+// per process.
+var defaultTokens = &Tokens{}
+
+// answerOrReturn is an executor's answer to its invocation: without a task token, the result
+// object (or err) as the Task's result; with one, the outcome goes to the token, and the
+// invocation itself succeeds unless the answer could not be sent.
+func answerOrReturn(ctx context.Context, tk *Tokens, token string, call *tool.Call, out any, err error) (map[string]any, error) {
+	if token == "" {
+		if err != nil {
+			return nil, err
+		}
+		return workflow.ResultObject(tool.ResultOf(call, out)), nil
+	}
+	if tk == nil {
+		tk = defaultTokens
+	}
+	if aerr := tk.Answer(ctx, token, out, err); aerr != nil {
+		if err != nil {
+			// The run's own error, so the Task fails with its name all the same.
+			return nil, err
+		}
+		return nil, aerr
+	}
+	return map[string]any{}, nil
+}
