@@ -54,11 +54,12 @@ func TestFunctionExecutor(t *testing.T) {
 // granted, TestGrantsMatchCode); so does a call it no longer makes.
 func TestExecutorCalls(t *testing.T) {
 	executor := []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/GetItem", "dynamodb/PutItem",
-		"dynamodb/UpdateItem", "kms/Decrypt"}
+		"dynamodb/UpdateItem", "kms/Decrypt", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}
 	want := map[string]struct{ ops, items []string }{
 		// Finds the call's tool; records the execution's status.
 		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem"}},
-		// The merge, the call's claim, a large output as a payload, setup opened (never sealed).
+		// The merge, the call's claim, a large output as a payload, setup opened (never sealed), and
+		// the answer to the call's own task token when it was dispatched with one.
 		"integration": {ops: executor},
 		"apicall":     {ops: executor},
 		// Settles calls and executions, a success with its call in one transaction of updates.
