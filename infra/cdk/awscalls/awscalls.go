@@ -1,9 +1,9 @@
 // Package awscalls finds the AWS API calls each Lambda function's code can make: it loads the
 // functions' main packages with everything they link, builds their SSA form, keeps the code reachable
-// from each main (rapid type analysis, which follows interface calls to the types the program makes),
-// and records every call in sinew's own packages whose argument is an aws-sdk-go-v2 operation input
-// (*<service>.<Op>Input). Calls through sinew's narrow client interfaces count, since the input type
-// names the operation whatever the receiver is.
+// from each main (rapid type analysis refined by variable type analysis: a dynamic call reaches the
+// functions and types that can flow to it), and records every call in sinew's own packages whose
+// argument is an aws-sdk-go-v2 operation input (*<service>.<Op>Input). Calls through sinew's narrow
+// client interfaces count, since the input type names the operation whatever the receiver is.
 //
 // Two details IAM needs besides the operation are read from the reachable source: the item operations
 // a DynamoDB transaction holds (the fields set in types.TransactWriteItem / TransactGetItem literals),
@@ -39,6 +39,9 @@ type Calls struct {
 	TransactItems map[string]bool
 	// Index is set when reachable code passes the index constant as a value (a Query on it).
 	Index bool
+	// Via is, for each of Ops, a shortest chain of calls from main (or init) to a function making
+	// it, so a failure can say which code reaches an operation.
+	Via map[string][]string
 }
 
 // Options name what to analyze.
@@ -88,8 +91,9 @@ func Analyze(o Options) (map[string]Calls, error) {
 		if main == nil {
 			return nil, fmt.Errorf("%s has no main", pkgs[i].PkgPath)
 		}
-		c := Calls{Ops: map[string]bool{}, TransactItems: map[string]bool{}}
-		for fn := range reachable(o.Module, main, p.Func("init")) {
+		c := Calls{Ops: map[string]bool{}, TransactItems: map[string]bool{}, Via: map[string][]string{}}
+		parent := reachable(main, p.Func("init"))
+		for fn := range parent {
 			src := fn
 			if o := fn.Origin(); o != nil {
 				src = o // an instance of a generic function: its source is the generic's
@@ -97,7 +101,12 @@ func Analyze(o Options) (map[string]Calls, error) {
 			if src.Pkg == nil || !inModule(src.Pkg.Pkg.Path(), o.Module) {
 				continue
 			}
-			scanSSA(fn, c.Ops)
+			for _, op := range scanSSA(fn) {
+				c.Ops[op] = true
+				if ch := chain(parent, fn); c.Via[op] == nil || shorter(ch, c.Via[op]) {
+					c.Via[op] = ch
+				}
+			}
 			scanSyntax(src, infos[src.Pkg.Pkg.Path()], idx, &c)
 		}
 		out[o.Functions[i]] = c
@@ -105,50 +114,72 @@ func Analyze(o Options) (map[string]Calls, error) {
 	return out, nil
 }
 
-// reachable is the code reachable from the roots: rapid type analysis gives a first call graph,
-// which variable type analysis refines over the module's own code (an interface call then reaches
-// only the types that can flow to it, not every type with that method name); the SDK's code keeps
-// RTA's edges.
-func reachable(module string, roots ...*ssa.Function) map[*ssa.Function]bool {
+// reachable is the code reachable from the roots, each with the function that first calls it (nil
+// for a root). Rapid type analysis gives a first call graph, which variable type analysis refines
+// over the whole program, the SDK's and the standard library's code too: a dynamic call then
+// reaches only the functions and types that can flow to it. RTA alone lets (reflect.Value).Call
+// and every func-typed call site of a signature reach every function of that signature whose
+// address is taken, which in one binary joins each function's code to all the others'. VTA does
+// not follow reflection; the Lambda runtime reaches the handler through the lambda.Handler
+// interface (lambdaboundary), not reflection. The walk is breadth first, so the callers make
+// shortest chains.
+func reachable(roots ...*ssa.Function) map[*ssa.Function]*ssa.Function {
 	res := rta.Analyze(roots, true)
 	funcs := map[*ssa.Function]bool{}
 	for fn := range res.Reachable {
-		src := fn
-		if o := fn.Origin(); o != nil {
-			src = o
-		}
-		if src.Pkg != nil && inModule(src.Pkg.Pkg.Path(), module) {
-			funcs[fn] = true
-		}
+		funcs[fn] = true
 	}
 	cg := vta.CallGraph(funcs, res.CallGraph)
-	seen := map[*ssa.Function]bool{}
-	var walk func(fn *ssa.Function)
-	walk = func(fn *ssa.Function) {
-		if fn == nil || seen[fn] {
-			return
+	parent := map[*ssa.Function]*ssa.Function{}
+	var queue []*ssa.Function
+	for _, r := range roots {
+		if _, ok := parent[r]; r != nil && !ok {
+			parent[r] = nil
+			queue = append(queue, r)
 		}
-		seen[fn] = true
-		g := res.CallGraph // the SDK's and the runtime's code (which calls the handler)
-		if funcs[fn] {
-			g = cg
+	}
+	for len(queue) > 0 {
+		fn := queue[0]
+		queue = queue[1:]
+		n := cg.Nodes[fn]
+		if n == nil {
+			continue
 		}
-		if n := g.Nodes[fn]; n != nil {
-			for _, e := range n.Out {
-				walk(e.Callee.Func)
+		for _, e := range n.Out {
+			if c := e.Callee.Func; c != nil {
+				if _, ok := parent[c]; !ok {
+					parent[c] = fn
+					queue = append(queue, c)
+				}
 			}
 		}
 	}
-	for _, r := range roots {
-		walk(r)
+	return parent
+}
+
+// chain is the calls from a root down to fn.
+func chain(parent map[*ssa.Function]*ssa.Function, fn *ssa.Function) []string {
+	var out []string
+	for ; fn != nil; fn = parent[fn] {
+		out = append(out, fn.String())
 	}
-	return seen
+	slices.Reverse(out)
+	return out
+}
+
+// shorter orders chains by length, then by their names, so Via does not depend on map order.
+func shorter(a, b []string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return slices.Compare(a, b) < 0
 }
 
 func inModule(path, module string) bool { return path == module || strings.HasPrefix(path, module+"/") }
 
-// scanSSA records the operations fn calls: a call whose method is named Op and takes *<svc>.OpInput.
-func scanSSA(fn *ssa.Function, ops map[string]bool) {
+// scanSSA lists the operations fn calls: a call whose method is named Op and takes *<svc>.OpInput.
+func scanSSA(fn *ssa.Function) []string {
+	var ops []string
 	for _, b := range fn.Blocks {
 		for _, ins := range b.Instrs {
 			call, ok := ins.(ssa.CallInstruction)
@@ -167,10 +198,11 @@ func scanSSA(fn *ssa.Function, ops map[string]bool) {
 				continue
 			}
 			if op, ok := operation(name, sig); ok {
-				ops[op] = true
+				ops = append(ops, op)
 			}
 		}
 	}
+	return ops
 }
 
 // operation reports service/Op when sig takes a *<sdk service>.<name>Input.

@@ -11,16 +11,6 @@ import (
 	"sinew/internal/store"
 )
 
-// notMadeAtRunTime are calls the analysis reports that the function cannot make, each with the
-// reason. The analysis is context-insensitive: store.parallel runs the closures of both openAll
-// (which opens sealed values) and sealSetup (which seals them), so every caller of one seems to
-// reach the other. The test fails when an entry is no longer reported, so the list cannot go stale.
-var notMadeAtRunTime = map[string]map[string]string{
-	"api":         {"kms:Decrypt": "the api function seals and never opens: its writes reach sealSetup, and through store.parallel the analysis also reaches openAll"},
-	"integration": {"kms:GenerateDataKey": "the executors open setup values (openAll) and never write them; store.parallel joins sealSetup's closure in the analysis"},
-	"apicall":     {"kms:GenerateDataKey": "the executors open setup values (openAll) and never write them; store.parallel joins sealSetup's closure in the analysis"},
-}
-
 // TestGrantsMatchCode holds each function's IAM grants against the AWS calls its code can make,
 // found by awscalls in the packages the function links: a grant no call uses, or a call nothing
 // grants, fails it. Grants that serve the platform rather than the code (its own logs, X-Ray, the
@@ -42,13 +32,7 @@ func TestGrantsMatchCode(t *testing.T) {
 	pols := s.rolePolicies(t)
 	for _, f := range deploy.Functions() {
 		t.Run(f.Name, func(t *testing.T) {
-			need := neededActions(calls[f.Name])
-			for a, why := range notMadeAtRunTime[f.Name] {
-				if !need[a] {
-					t.Errorf("%s is no longer reported (%s): remove it from notMadeAtRunTime", a, why)
-				}
-				delete(need, a)
-			}
+			need, via := neededActions(calls[f.Name])
 			if !slices.Contains(f.Env, config.EnvSecretsKey) {
 				for a := range need {
 					if strings.HasPrefix(a, "kms:") {
@@ -59,7 +43,7 @@ func TestGrantsMatchCode(t *testing.T) {
 			got := grantedActions(pols[f.Name])
 			for _, a := range awscalls.Sorted(need) {
 				if !got[a] {
-					t.Errorf("the code calls %s, which the role does not grant", a)
+					t.Errorf("the code calls %s, which the role does not grant; it is reached by\n\t%s", a, strings.Join(via[a], "\n\t"))
 				}
 			}
 			for _, a := range awscalls.Sorted(got) {
@@ -71,39 +55,57 @@ func TestGrantsMatchCode(t *testing.T) {
 	}
 }
 
-// neededActions turns calls into IAM actions; a Query on the index is "dynamodb:Query(index)".
-func neededActions(c awscalls.Calls) map[string]bool {
-	out := map[string]bool{}
-	for op := range c.Ops {
-		svc, name, _ := strings.Cut(op, "/")
-		switch svc + "/" + name {
-		case "dynamodb/TransactWriteItems", "dynamodb/TransactGetItems":
-			// Authorized by the item actions the transaction holds (TransactItems below).
-		case "lambda/Invoke":
-			out["lambda:InvokeFunction"] = true
-		case "bedrockruntime/Converse", "bedrockruntime/InvokeModel":
-			out["bedrock:InvokeModel"] = true
-		case "bedrockruntime/ConverseStream", "bedrockruntime/InvokeModelWithResponseStream":
-			out["bedrock:InvokeModelWithResponseStream"] = true
-		case "kms/ReEncrypt":
-			out["kms:ReEncryptFrom"], out["kms:ReEncryptTo"] = true, true
-		default:
-			prefix := map[string]string{"dynamodb": "dynamodb", "sfn": "states", "eventbridge": "events", "kms": "kms",
-				"secretsmanager": "secretsmanager", "lambda": "lambda"}[svc]
-			if prefix == "" {
-				prefix = "unmapped-" + svc // fails the comparison: map the new service here
-			}
-			out[prefix+":"+name] = true
+// neededActions turns calls into IAM actions; a Query on the index is "dynamodb:Query(index)". via
+// gives an action the chain of calls to an operation it authorizes (a transaction's item action,
+// the transaction's; the index, the Query's).
+func neededActions(c awscalls.Calls) (need map[string]bool, via map[string][]string) {
+	need, via = map[string]bool{}, map[string][]string{}
+	add := func(a, op string) {
+		need[a] = true
+		if via[a] == nil {
+			via[a] = c.Via[op]
 		}
 	}
-	for it := range c.TransactItems {
-		out["dynamodb:"+map[string]string{"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
-			"ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}[it]] = true
+	for _, op := range awscalls.Sorted(c.Ops) {
+		for _, a := range iamActions(op) {
+			add(a, op)
+		}
+	}
+	for _, it := range awscalls.Sorted(c.TransactItems) {
+		op := "dynamodb/TransactWriteItems"
+		if it == "Get" {
+			op = "dynamodb/TransactGetItems"
+		}
+		add("dynamodb:"+map[string]string{"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+			"ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}[it], op)
 	}
 	if c.Index {
-		out["dynamodb:Query(index)"] = true
+		add("dynamodb:Query(index)", "dynamodb/Query")
 	}
-	return out
+	return need, via
+}
+
+// iamActions are the IAM actions that authorize the SDK operation op (service/Operation).
+func iamActions(op string) []string {
+	svc, name, _ := strings.Cut(op, "/")
+	switch op {
+	case "dynamodb/TransactWriteItems", "dynamodb/TransactGetItems":
+		return nil // authorized by the item actions the transaction holds (Calls.TransactItems)
+	case "lambda/Invoke":
+		return []string{"lambda:InvokeFunction"}
+	case "bedrockruntime/Converse", "bedrockruntime/InvokeModel":
+		return []string{"bedrock:InvokeModel"}
+	case "bedrockruntime/ConverseStream", "bedrockruntime/InvokeModelWithResponseStream":
+		return []string{"bedrock:InvokeModelWithResponseStream"}
+	case "kms/ReEncrypt":
+		return []string{"kms:ReEncryptFrom", "kms:ReEncryptTo"}
+	}
+	prefix := map[string]string{"dynamodb": "dynamodb", "sfn": "states", "eventbridge": "events", "kms": "kms",
+		"secretsmanager": "secretsmanager", "lambda": "lambda"}[svc]
+	if prefix == "" {
+		prefix = "unmapped-" + svc // fails the comparison: map the new service here
+	}
+	return []string{prefix + ":" + name}
 }
 
 // grantedActions are the actions of a role's statements that serve its code.
