@@ -19,8 +19,9 @@ import (
 //	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -run '^$' -bench . -benchtime 200x ./infra/local/
 //
 // StartToResult: StartExecution until DescribeExecution reports SUCCEEDED, for a Standard machine
-// of a Pass and a Lambda task (journaled: a commit of the durable store for its start and one for
-// its end, which the task's journal entry joins), with 1, 10 and 100 executions in flight. TaskSuccessToCompletion:
+// of a Pass and a Lambda task (journaled: its start is written before it runs and durable before
+// StartExecution answers, and a short execution's end, which the task's journal entry joins,
+// shares that fdatasync), with 1, 10 and 100 executions in flight. TaskSuccessToCompletion:
 // SendTaskSuccess until DescribeExecution reports SUCCEEDED. Completion is seen by polling
 // DescribeExecution every millisecond, which the figures include.
 

@@ -382,13 +382,13 @@ func startDynamoDB(ctx context.Context, o options, dir string) (*ddblocal.Server
 // openSFNStore opens Step Functions' durable store under dir (in a temporary directory with
 // --in-memory); closeStore closes it and removes the temporary directory.
 func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), err error) {
-	sfnPath := filepath.Join(dir, "stepfunctions.db")
+	sfnPath := filepath.Join(dir, "stepfunctions.log")
 	tmp := ""
 	if o.inMemory {
 		if tmp, err = os.MkdirTemp("", "sinew-local-sfn-"); err != nil {
 			return nil, nil, err
 		}
-		sfnPath = filepath.Join(tmp, "stepfunctions.db")
+		sfnPath = filepath.Join(tmp, "stepfunctions.log")
 	}
 	removeTmp := func() {
 		if tmp != "" {

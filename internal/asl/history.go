@@ -232,7 +232,7 @@ type taskOutputLater struct {
 
 func (d *taskOutputLater) render() any {
 	e := d.d
-	s := encodeJSON(d.out)
+	s := encodeJSON(materialize(d.out))
 	e.Output, e.OutputDetails = &s, notTruncated
 	return &e
 }
@@ -241,7 +241,7 @@ func (d *taskOutputLater) render() any {
 type outputLater struct{ out any }
 
 func (d *outputLater) render() any {
-	return &OutputDetails{Output: encodeJSON(d.out), OutputDetails: notTruncated}
+	return &OutputDetails{Output: encodeJSON(materialize(d.out)), OutputDetails: notTruncated}
 }
 
 // chain is a frame's link to its last event.

@@ -169,16 +169,44 @@ func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, f
 		n = len(mustJSON(resp.Payload))
 	}
 	// The response metadata around the payload is some 500 bytes of JSON plus the version thrice.
-	return sizedResult{v: invokeResult(resp.ExecutedVersion, resp.Payload, n), bound: n + 1024 + 4*len(resp.ExecutedVersion)}, nil
+	res := &lambdaResult{version: resp.ExecutedVersion, payload: resp.Payload, size: n, reqID: randomUUID()}
+	return sizedResult{v: res, bound: n + 1024 + 4*len(resp.ExecutedVersion)}, nil
+}
+
+// lambdaResult is invokeResult's value before its maps are built: most tasks read only its Payload
+// (ResultSelector on `$.Payload`), and its history event renders it only when read.
+type lambdaResult struct {
+	version string
+	payload any
+	size    int
+	reqID   string
+}
+
+// full is the result AWS records (a new map each time, always the same).
+func (l *lambdaResult) full() map[string]any {
+	return invokeResultWith(l.version, l.payload, l.size, l.reqID)
+}
+
+// materialize gives v as a JSON value: a lambdaResult's full result, anything else as it is.
+func materialize(v any) any {
+	if l, ok := v.(*lambdaResult); ok {
+		return l.full()
+	}
+	return v
 }
 
 // invokeResult is the optimised integration's result: the function's output with the Lambda API's
 // response metadata around it, as AWS records it. size is the payload's length in bytes.
 func invokeResult(version string, out any, size int) map[string]any {
+	return invokeResultWith(version, out, size, randomUUID())
+}
+
+// invokeResultWith is invokeResult with the request id reqID.
+func invokeResultWith(version string, out any, size int, reqID string) map[string]any {
 	if version == "" {
 		version = "$LATEST"
 	}
-	reqID, length := randomUUID(), strconv.Itoa(size)
+	length := strconv.Itoa(size)
 	return map[string]any{
 		"ExecutedVersion": version,
 		"Payload":         out,

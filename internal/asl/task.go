@@ -68,6 +68,14 @@ func (r *stateRun) taskFinish(ctx context.Context, result any, err *StatesError)
 	if err != nil {
 		return nil, nil, err
 	}
+	if l, ok := result.(*lambdaResult); ok {
+		if sel := r.st.ResultSelector; r.jsonPath() && sel != nil && r.st.Assign == nil && sel.readsOnly("Payload") {
+			// The selector reads nothing else of the result: only its Payload need be built.
+			result = map[string]any{"Payload": l.payload}
+		} else {
+			result = l.full()
+		}
+	}
 	if r.jsonPath() {
 		return r.finishJSONPath(ctx, result, false)
 	}
@@ -116,7 +124,11 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	}
 	ev := r.scheduleTask(ctx, params, timeout, heartbeat)
 
-	tctx, cancel := context.WithCancelCause(ctx)
+	tctx, cancel := ctx, context.CancelCauseFunc(func(error) {})
+	if timeout != nil || p != nil {
+		// Only a timeout or a token's end cancels the call on its own.
+		tctx, cancel = context.WithCancelCause(ctx)
+	}
 	tb := r.armTimeout(ctx, timeout, cancel, p)
 	result, serr := r.call(tctx, params, ev)
 	if context.Cause(tctx) == errTaskTimeout && ctx.Err() == nil && !(tb.expired && (serr == nil || serr.Name != ErrTimeout)) {
@@ -281,7 +293,7 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr *StatesError) (any, *StatesError) {
 	var over bool
 	if serr == nil && (r.resultBound <= 0 || r.resultBound+16 > MaxPayloadBytes) {
-		r.resultBound, over = jsonLen(result, MaxPayloadBytes)
+		r.resultBound, over = jsonLen(materialize(result), MaxPayloadBytes)
 	}
 	if over {
 		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the

@@ -21,6 +21,42 @@ type template struct {
 	fixed     int // the JSON length of the template but its paths
 	refs      int // how many definite paths on `$` it has
 	bounded   bool
+
+	withinOnce sync.Once
+	within     string // the one member of `$` the template's paths read ("": none found)
+}
+
+// readsOnly reports whether the template's paths on `$` read only within its member name (paths
+// on the context object and variables aside), so that the template's value over {name: x} is its
+// value over any object whose member name is x.
+func (t *template) readsOnly(name string) bool {
+	t.withinOnce.Do(func() {
+		if t.jsonata == nil && t.root.readsOnly(name) {
+			t.within = name
+		}
+	})
+	return t.within == name
+}
+
+func (n *tnode) readsOnly(name string) bool {
+	switch {
+	case n.intrinsic != nil:
+		return false
+	case n.path != nil:
+		p, ok := n.path.(jsPath)
+		return ok && p.p.Within(name)
+	}
+	for i := range n.obj {
+		if !n.obj[i].node.readsOnly(name) {
+			return false
+		}
+	}
+	for i := range n.arr {
+		if !n.arr[i].readsOnly(name) {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeBound is an upper bound of the JSON length of the template's value over an input whose JSON

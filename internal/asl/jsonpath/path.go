@@ -114,6 +114,19 @@ func (t *token) definite() bool {
 	return false
 }
 
+// Within reports whether the path reads only within the input's member name: a path on the
+// input of single names and indexes whose first is name, or a path on the context object or a
+// variable.
+func (p *Path) Within(name string) bool {
+	switch p.root {
+	case rootContext, rootVar:
+		return true
+	case rootInput:
+		return p.simple && len(p.toks) > 0 && p.toks[0].kind == tProp && len(p.toks[0].props) == 1 && p.toks[0].props[0] == name
+	}
+	return false
+}
+
 // String gives the path as written.
 func (p *Path) String() string { return p.src }
 

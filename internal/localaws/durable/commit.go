@@ -1,32 +1,27 @@
 package durable
 
-import (
-	"sync"
+import "sync"
 
-	bolt "go.etcd.io/bbolt"
-)
-
-// Group commit. Every write must reach the disk before it is acknowledged (fsync), and bbolt has
-// one writer at a time, so writes from many executions would queue for one fsync each. Instead a
-// write joins the queue and the first writer commits everything queued in one transaction (one
-// fsync): no added delay when alone, shared fsyncs under load. bbolt's own Batch waits a fixed
-// delay to gather writes, which would slow every lone write.
+// Group commit. Every write must reach the disk before it is acknowledged (fdatasync), and writes
+// from many executions would queue for one fdatasync each. Instead a write joins the queue and the
+// first writer commits everything queued as one frame (one write, one fdatasync): no added delay
+// when alone, shared fdatasyncs under load.
 type committer struct {
-	db      *bolt.DB
+	s       *Store
 	mu      sync.Mutex
 	queue   []*commitReq
 	running bool
 }
 
 type commitReq struct {
-	fn   func(*bolt.Tx) error
+	ops  []op
 	done chan error
 }
 
-// update runs fn in a write transaction shared with the writes queued alongside it. fn may run
-// twice (alone, after a shared transaction failed), so it must only put and delete.
-func (c *committer) update(fn func(*bolt.Tx) error) error {
-	r := &commitReq{fn: fn, done: make(chan error, 1)}
+// update makes ops durable, in one frame with the writes queued alongside them, and then part of
+// the store's state.
+func (c *committer) update(ops ...op) error {
+	r := &commitReq{ops: ops, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
 	if !c.running {
@@ -48,23 +43,13 @@ func (c *committer) loop() {
 			return
 		}
 		c.mu.Unlock()
-		err := c.db.Update(func(tx *bolt.Tx) error {
-			for _, r := range batch {
-				if err := r.fn(tx); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil || len(batch) == 1 {
-			for _, r := range batch {
-				r.done <- err
-			}
-			continue
-		}
-		// One write failed the shared transaction: give each its own, so only it fails.
+		var ops []op
 		for _, r := range batch {
-			r.done <- c.db.Update(r.fn)
+			ops = append(ops, r.ops...)
+		}
+		err := c.s.commit(ops)
+		for _, r := range batch {
+			r.done <- err
 		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
 
 	"sinew/internal/asl"
 )
@@ -493,7 +492,7 @@ func (r *Recorder) flushLoop() {
 			return
 		}
 		r.mu.Unlock()
-		if err := r.write(b); errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		if err := r.write(b); errors.Is(err, ErrClosed) {
 			r.log.Debug("journal closed (shutting down): event times and timeouts not journaled", "error", err)
 		} else if err != nil {
 			r.log.Error("journaling event times and timeouts; a restart would re-arm or re-time them", "error", err)

@@ -18,8 +18,8 @@
 // record's transaction. A crash in between runs that invocation again, as one running at the crash
 // does. An invocation that carried a task token is durable before the task waits on it.
 //
-// The store is one bbolt file: a pure-Go, single-file, transactional B+tree with fsync on commit,
-// so a kill -9 at any point leaves the last committed state.
+// The store is an append-only log (see wal.go) and, in memory, the state it makes; a kill -9 or a
+// crash at any point leaves the last acknowledged commit.
 package durable
 
 import (
@@ -29,52 +29,178 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
-)
-
-var (
-	bMachines = []byte("machines")
-	bExecs    = []byte("executions")
-	bJournals = []byte("journals")
-	bDefs     = []byte("definitions") // by SHA-256: a running execution's record names its definition
 )
 
 // Store is the durable state, safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	w    *committer
-	defs sync.Map // SHA-256 keys of the definitions bDefs holds
+	w *committer
+
+	wmu    sync.Mutex // held by the one commit writing at a time
+	mu     sync.RWMutex
+	log    *logFile // nil once closed
+	st     *state
+	staged []stagedFrame // written, not yet durable, in the log's order (s.wmu)
 }
+
+// rewriteFactor is how many times its last rewritten size the log may grow to before a commit
+// rewrites it (and rewriteMin the size under which it never is).
+const (
+	rewriteFactor = 4
+	rewriteMin    = 64 << 20
+)
 
 // Open opens (or creates) the store file at path.
 func Open(path string) (*Store, error) {
-	// The freelist is not written with each commit (it is rebuilt from the file when opened): a
-	// commit writes fewer pages before its fsync, and the file stays as durable.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	st, err := readLog(path)
 	if err != nil {
-		return nil, fmt.Errorf("durable: open %s: %w", path, err)
+		return nil, fmt.Errorf("durable: open: %w", err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bMachines, bExecs, bJournals, bDefs} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	s := &Store{st: st}
+	old, err := os.Open(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("durable: open: %w", err)
+	}
+	l, spans, err := rewrite(path, st, func(sp span) ([]byte, error) { return readSpan(old, sp) })
+	if old != nil {
+		old.Close()
+	}
 	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("durable: init %s: %w", path, err)
+		return nil, err
 	}
-	return &Store{db: db, w: &committer{db: db}}, nil
+	st.events = spans
+	s.log = l
+	s.w = &committer{s: s}
+	return s, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+func readSpan(f *os.File, sp span) ([]byte, error) {
+	b := make([]byte, sp.n)
+	if _, err := f.ReadAt(b, sp.off); err != nil {
+		return nil, fmt.Errorf("durable: read a history: %w", err)
+	}
+	return b, nil
+}
+
+// Close closes the file; later writes fail with ErrClosed.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return nil
+	}
+	var err error
+	if len(s.staged) > 0 {
+		err = datasync(s.log.f)
+	}
+	err = errors.Join(err, s.log.f.Close())
+	s.log = nil
+	return err
+}
+
+// commit writes ops as one frame and makes it, and every frame staged before it, durable; then
+// their ops join the state, in the log's order. With no ops and nothing staged it does nothing.
+func (s *Store) commit(ops []op) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	l := s.log
+	if l == nil {
+		return ErrClosed
+	}
+	if len(ops) > 0 {
+		if err := s.writeLocked(ops); err != nil {
+			return err
+		}
+	}
+	if len(s.staged) == 0 {
+		return nil
+	}
+	if err := datasync(l.f); err != nil {
+		return fmt.Errorf("durable: sync %s: %w", l.path, err)
+	}
+	s.mu.Lock()
+	for _, f := range s.staged {
+		for i, o := range f.ops {
+			s.st.apply(o, f.base+int64(f.at[i]))
+		}
+	}
+	s.mu.Unlock()
+	s.staged = s.staged[:0]
+	if l.end > rewriteMin && l.end > rewriteFactor*l.base {
+		s.compact()
+	}
+	return nil
+}
+
+// writeLocked writes ops as one frame, not yet durable, staged for the next commit (s.wmu held).
+func (s *Store) writeLocked(ops []op) error {
+	var p []byte
+	at := make([]int, len(ops))
+	for i, o := range ops {
+		p, at[i] = appendOp(p, o)
+	}
+	base, err := s.log.write(p)
+	if err != nil {
+		return err
+	}
+	s.staged = append(s.staged, stagedFrame{ops: ops, at: at, base: base})
+	return nil
+}
+
+// stagedFrame is a frame written but not yet durable.
+type stagedFrame struct {
+	ops  []op
+	at   []int // where each op's value starts in the frame's payload
+	base int64 // where the payload starts in the file
+}
+
+// StageExecution writes a running execution's record as PutExecution does, but does not wait
+// for the disk: the record survives a kill -9 of the process from now on, and is durable (and
+// read back by Executions) after the next commit, such as Sync or the execution's closing record.
+// A start staged this way and its end, when the execution is short, share one fdatasync.
+func (s *Store) StageExecution(x Execution) error {
+	ops, err := s.executionOps(x)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.log == nil {
+		return ErrClosed
+	}
+	if err := s.writeLocked(ops); err != nil {
+		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	}
+	return nil
+}
+
+// Sync makes every write staged so far durable.
+func (s *Store) Sync() error {
+	if err := s.w.update(); err != nil {
+		return fmt.Errorf("durable: sync: %w", err)
+	}
+	return nil
+}
+
+// compact rewrites the log as the state it makes (s.wmu held). A failure leaves the old log.
+func (s *Store) compact() {
+	s.mu.RLock()
+	l, spans, err := rewrite(s.log.path, s.st, func(sp span) ([]byte, error) { return readSpan(s.log.f, sp) })
+	s.mu.RUnlock()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	old := s.log
+	s.log, s.st.events = l, spans
+	s.mu.Unlock()
+	old.f.Close()
+}
 
 // Machine is a state machine as CreateStateMachine made it.
 type Machine struct {
@@ -118,143 +244,114 @@ func (s *Store) PutMachine(m Machine) error { return s.put(bMachines, m.Arn, m) 
 
 // DeleteMachine removes a machine.
 func (s *Store) DeleteMachine(arn string) error {
-	return s.w.update(func(tx *bolt.Tx) error { return tx.Bucket(bMachines).Delete([]byte(arn)) })
+	return s.w.update(op{kind: opDel, bucket: bMachines, a: arn})
 }
 
 // Machines lists every machine.
 func (s *Store) Machines() ([]Machine, error) {
-	var out []Machine
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bMachines).ForEach(func(_, v []byte) error {
-			var m Machine
-			if err := json.Unmarshal(v, &m); err != nil {
-				return err
-			}
-			out = append(out, m)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("durable: list machines: %w", err)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Machine, 0, len(s.st.kv[bMachines]))
+	for _, v := range s.st.kv[bMachines] {
+		var m Machine
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, fmt.Errorf("durable: list machines: %w", err)
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }
 
 // PutExecution writes an execution's record. A running record opens the execution's journal; a
-// closed record (Events set) drops it in the same transaction: nothing of it is replayed again (and
+// closed record (Events set) drops it in the same commit: nothing of it is replayed again (and
 // background journal writes that come later find no journal to write to).
 func (s *Store) PutExecution(x Execution) error {
-	def := x.Definition
-	if def != "" {
-		sum := sha256.Sum256([]byte(def))
-		x.DefinitionRef, x.Definition = hex.EncodeToString(sum[:]), ""
-	}
-	data, err := json.Marshal(x)
+	ops, err := s.executionOps(x)
 	if err != nil {
-		return fmt.Errorf("durable: encode execution: %w", err)
-	}
-	_, known := s.defs.Load(x.DefinitionRef)
-	err = s.w.update(func(tx *bolt.Tx) error {
-		if def != "" && !known {
-			if err := tx.Bucket(bDefs).Put([]byte(x.DefinitionRef), []byte(def)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket(bExecs).Put([]byte(x.Arn), data); err != nil {
-			return err
-		}
-		if x.Events != nil {
-			if err := tx.Bucket(bJournals).DeleteBucket([]byte(x.Arn)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
-				return err
-			}
-			return nil
-		}
-		_, err := tx.Bucket(bJournals).CreateBucketIfNotExists([]byte(x.Arn))
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
 	}
-	if def != "" {
-		s.defs.Store(x.DefinitionRef, true)
+	if err := s.w.update(ops...); err != nil {
+		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
 	}
 	return nil
 }
 
+// executionOps are the ops that write execution record x.
+func (s *Store) executionOps(x Execution) ([]op, error) {
+	var ops []op
+	if def := x.Definition; def != "" {
+		sum := sha256.Sum256([]byte(def))
+		x.DefinitionRef, x.Definition = hex.EncodeToString(sum[:]), ""
+		s.mu.RLock()
+		_, known := s.st.kv[bDefs][x.DefinitionRef]
+		s.mu.RUnlock()
+		if !known {
+			ops = append(ops, op{kind: opPut, bucket: bDefs, a: x.DefinitionRef, v: []byte(def)})
+		}
+	}
+	events := x.Events
+	x.Events = nil
+	data, err := json.Marshal(x)
+	if err != nil {
+		return nil, fmt.Errorf("durable: encode execution: %w", err)
+	}
+	ops = append(ops, op{kind: opPut, bucket: bExecs, a: x.Arn, v: data})
+	if events != nil {
+		return append(ops, op{kind: opPut, bucket: bEvents, a: x.Arn, v: events}, op{kind: opJDrop, a: x.Arn}), nil
+	}
+	return append(ops, op{kind: opJOpen, a: x.Arn}), nil
+}
+
 // DeleteExecution removes an execution and its journal (a start that the engine refused).
 func (s *Store) DeleteExecution(arn string) error {
-	return s.w.update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bJournals).DeleteBucket([]byte(arn)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
-			return err
-		}
-		return tx.Bucket(bExecs).Delete([]byte(arn))
-	})
+	return s.w.update(op{kind: opJDrop, a: arn}, op{kind: opDel, bucket: bExecs, a: arn}, op{kind: opDel, bucket: bEvents, a: arn})
 }
 
 // Executions lists every execution record, without their events (ExecutionEvents reads them).
 func (s *Store) Executions() ([]Execution, error) {
-	var out []Execution
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bExecs).ForEach(func(_, v []byte) error {
-			var x Execution
-			if err := json.Unmarshal(v, &x); err != nil {
-				return err
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Execution, 0, len(s.st.kv[bExecs]))
+	for _, v := range s.st.kv[bExecs] {
+		var x Execution
+		if err := json.Unmarshal(v, &x); err != nil {
+			return nil, fmt.Errorf("durable: list executions: %w", err)
+		}
+		if x.DefinitionRef != "" {
+			def, ok := s.st.kv[bDefs][x.DefinitionRef]
+			if !ok {
+				return nil, fmt.Errorf("durable: list executions: execution %s: its definition %s is missing", x.Arn, x.DefinitionRef)
 			}
-			x.Events = nil
-			if x.DefinitionRef != "" {
-				def := tx.Bucket(bDefs).Get([]byte(x.DefinitionRef))
-				if def == nil {
-					return fmt.Errorf("execution %s: its definition %s is missing", x.Arn, x.DefinitionRef)
-				}
-				x.Definition, x.DefinitionRef = string(def), ""
-			}
-			out = append(out, x)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("durable: list executions: %w", err)
+			x.Definition, x.DefinitionRef = string(def), ""
+		}
+		out = append(out, x)
 	}
 	return out, nil
 }
 
 // ExecutionEvents gives a closed execution's history as JSON (nil while it runs).
 func (s *Store) ExecutionEvents(arn string) (json.RawMessage, error) {
-	var x Execution
-	found, err := s.get(bExecs, arn, &x)
-	if err != nil || !found {
-		return nil, err
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sp, ok := s.st.events[arn]
+	if !ok {
+		return nil, nil
 	}
-	return x.Events, nil
+	if s.log == nil {
+		return nil, ErrClosed
+	}
+	return readSpan(s.log.f, sp)
 }
 
-func (s *Store) put(bucket []byte, key string, v any) error {
+func (s *Store) put(bucket byte, key string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("durable: encode %s: %w", key, err)
 	}
-	err = s.w.update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), data) })
-	if err != nil {
+	if err := s.w.update(op{kind: opPut, bucket: bucket, a: key, v: data}); err != nil {
 		return fmt.Errorf("durable: write %s: %w", key, err)
 	}
 	return nil
-}
-
-func (s *Store) get(bucket []byte, key string, v any) (bool, error) {
-	var data []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if d := tx.Bucket(bucket).Get([]byte(key)); d != nil {
-			data = append([]byte(nil), d...)
-		}
-		return nil
-	})
-	if err != nil || data == nil {
-		return false, err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("durable: decode %s: %w", key, err)
-	}
-	return true, nil
 }
 
 // Journal entries of one execution, keyed "c/<call key>" (a call), "t/<timer key>" (a deadline),
@@ -305,14 +402,7 @@ func decodeTime(b []byte) time.Time { return time.Unix(0, int64(binary.BigEndian
 func encodeStamp(s Stamp) []byte { return append(encodeTime(s.At), s.Type...) }
 
 func (s *Store) journalPut(exec, key string, v []byte) error {
-	err := s.w.update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(bJournals).CreateBucketIfNotExists([]byte(exec))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(key), v)
-	})
-	if err != nil {
+	if err := s.w.update(op{kind: opJPut, a: exec, b: key, v: v}); err != nil {
 		return fmt.Errorf("durable: journal %s: %w", exec, err)
 	}
 	return nil
@@ -337,24 +427,16 @@ func (s *Store) RecordChild(exec, key, name string) error {
 	return s.journalPut(exec, "x/"+key, []byte(name))
 }
 
-// recordLate writes journal entries (full keys) of many executions in one transaction, into
-// journals that exist: an execution that has closed meanwhile keeps none.
+// recordLate writes journal entries (full keys) of many executions in one commit, into journals
+// that are open: an execution that has closed meanwhile keeps none.
 func (s *Store) recordLate(entries map[string]map[string][]byte) error {
-	err := s.w.update(func(tx *bolt.Tx) error {
-		for exec, kv := range entries {
-			b := tx.Bucket(bJournals).Bucket([]byte(exec))
-			if b == nil {
-				continue
-			}
-			for k, v := range kv {
-				if err := b.Put([]byte(k), v); err != nil {
-					return err
-				}
-			}
+	var ops []op
+	for exec, kv := range entries {
+		for k, v := range kv {
+			ops = append(ops, op{kind: opJPutOpen, a: exec, b: k, v: v})
 		}
-		return nil
-	})
-	if err != nil {
+	}
+	if err := s.w.update(ops...); err != nil {
 		return fmt.Errorf("durable: journal: %w", err)
 	}
 	return nil
@@ -371,55 +453,56 @@ func (s *Store) RecordOutcome(exec, key string, o Outcome) error {
 
 // ForgetOutcome removes an answer the engine refused after it was journaled.
 func (s *Store) ForgetOutcome(exec, key string) error {
-	return s.w.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bJournals).Bucket([]byte(exec))
-		if b == nil {
-			return nil
-		}
-		return b.Delete([]byte("o/" + key))
-	})
+	return s.w.update(op{kind: opJDel, a: exec, b: "o/" + key})
 }
 
 // LoadJournal reads an execution's journal (empty when it has none).
 func (s *Store) LoadJournal(exec string) (*Journal, error) {
 	j := &Journal{Calls: map[string]Call{}, Timers: map[string]time.Time{}, Outcomes: map[string]Outcome{},
 		Children: map[string]string{}, Events: map[int64]Stamp{}}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bJournals).Bucket([]byte(exec))
-		if b == nil {
-			return nil
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for key, v := range s.st.journals[exec] {
+		if err := j.add(key, v); err != nil {
+			return nil, fmt.Errorf("durable: read journal %s: %w", exec, err)
 		}
-		return b.ForEach(func(k, v []byte) error {
-			key := string(k)
-			switch {
-			case len(key) > 2 && key[:2] == "c/":
-				var c Call
-				if err := json.Unmarshal(v, &c); err != nil {
-					return err
-				}
-				j.Calls[key[2:]] = c
-			case len(key) > 2 && key[:2] == "o/":
-				var o Outcome
-				if err := json.Unmarshal(v, &o); err != nil {
-					return err
-				}
-				j.Outcomes[key[2:]] = o
-			case len(key) > 2 && key[:2] == "t/" && len(v) == 8:
-				j.Timers[key[2:]] = decodeTime(v)
-			case len(key) > 2 && key[:2] == "x/":
-				j.Children[key[2:]] = string(v)
-			case len(key) > 2 && key[:2] == "e/" && len(v) >= 8:
-				id, err := strconv.ParseInt(key[2:], 10, 64)
-				if err != nil {
-					return fmt.Errorf("event key %q: %w", key, err)
-				}
-				j.Events[id] = Stamp{At: decodeTime(v[:8]), Type: string(v[8:])}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("durable: read journal %s: %w", exec, err)
 	}
 	return j, nil
+}
+
+// add puts the journal entry key (with its kind's prefix) into j.
+func (j *Journal) add(key string, v []byte) error {
+	if len(key) <= 2 {
+		return nil
+	}
+	switch key[:2] {
+	case "c/":
+		var c Call
+		if err := json.Unmarshal(v, &c); err != nil {
+			return err
+		}
+		j.Calls[key[2:]] = c
+	case "o/":
+		var o Outcome
+		if err := json.Unmarshal(v, &o); err != nil {
+			return err
+		}
+		j.Outcomes[key[2:]] = o
+	case "t/":
+		if len(v) == 8 {
+			j.Timers[key[2:]] = decodeTime(v)
+		}
+	case "x/":
+		j.Children[key[2:]] = string(v)
+	case "e/":
+		if len(v) < 8 {
+			return nil
+		}
+		id, err := strconv.ParseInt(key[2:], 10, 64)
+		if err != nil {
+			return fmt.Errorf("event key %q: %w", key, err)
+		}
+		j.Events[id] = Stamp{At: decodeTime(v[:8]), Type: string(v[8:])}
+	}
+	return nil
 }

@@ -70,12 +70,13 @@ type machine struct {
 }
 
 type execution struct {
-	mu      sync.Mutex
-	rec     durable.Execution // Events never held here: closed histories are read from the store
-	x       *asl.Execution    // nil once closed
-	closed  chan struct{}     // closed with x set to nil: the closing record is durable
-	resumed bool              // a recovered execution was started again (by Recover or its parent)
-	runMu   sync.Mutex        // held while it is started, so a second starter waits for the first
+	mu        sync.Mutex
+	rec       durable.Execution // Events never held here: closed histories are read from the store
+	x         *asl.Execution    // nil once closed
+	closed    chan struct{}     // closed with x set to nil: the closing record is durable
+	resumed   bool              // a recovered execution was started again (by Recover or its parent)
+	announced chan struct{}     // closed once its RUNNING status event is out (nil: none to wait for)
+	runMu     sync.Mutex        // held while it is started, so a second starter waits for the first
 }
 
 // New makes the service; Recover loads what the store holds.
@@ -259,6 +260,9 @@ func (s *Service) watch(e *execution, x *asl.Execution) {
 	e.mu.Unlock()
 	s.opts.Recorder.End(x.ARN)
 	s.opts.Engine.Forget(x.ARN)
+	if e.announced != nil {
+		<-e.announced // its end follows its start on the bus
+	}
 	s.publish(rec)
 }
 
