@@ -240,7 +240,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
-	routeStatusChanges(ctx, events, fns, log)
+	routeStatusChanges(ctx, events, fns, lambdaapi.AsyncOptions{Logger: log})
 
 	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), log)
 	if err != nil {
@@ -546,14 +546,19 @@ func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *sl
 }
 
 // routeStatusChanges sends Step Functions' "Execution Status Change" events of sinew's state
-// machines to the settle function, as the deployed EventBridge rule does.
-func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *functions, log *slog.Logger) {
+// machines to the settle function, as the deployed EventBridge rule does: as Lambda's asynchronous
+// invocations (lambdaapi.Async), side by side, a failed one retried. Delivered one after another, a
+// backlog of events waited behind each slow settle under load, and a failed one was lost.
+func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *functions, opts lambdaapi.AsyncOptions) *lambdaapi.Async {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	fns.mu.RLock()
 	settle := fns.m["settle"]
 	fns.mu.RUnlock()
 	if settle == nil {
-		log.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
-		return
+		opts.Logger.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
+		return nil
 	}
 	var arns []any
 	for _, m := range deploy.StateMachines() {
@@ -563,18 +568,19 @@ func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *f
 		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
 	p, err := eventbridge.ParsePattern(pat)
 	if err != nil {
-		log.Error("status change pattern", "error", err)
-		return
+		opts.Logger.Error("status change pattern", "error", err)
+		return nil
 	}
+	opts.Name = "settle"
+	q := lambdaapi.NewAsync(settle, opts)
 	ch := events.Subscribe(ctx, eventbridge.Rule{Pattern: p})
 	go func() {
 		for ev := range ch {
 			data, _ := json.Marshal(ev)
-			if _, ferr, err := settle.Invoke(ctx, data); err != nil || ferr != nil {
-				log.Warn("settle failed on a status change", "event", ev.ID, "error", err, "function_error", ferr)
-			}
+			q.Invoke(ctx, data)
 		}
 	}()
+	return q
 }
 
 func writeEndpoints(dir string, eps map[string]string) error {

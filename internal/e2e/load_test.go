@@ -112,6 +112,8 @@ type loadExec struct {
 	secondErr string           // the cross-channel second answer after the end
 
 	fails map[string]int // its history's Task failures by "<state> <error>"
+
+	recordWait time.Duration // how long its record took to show its end after it was first read
 }
 
 // TestLoad: N concurrent tool_call executions of mixed types (integration dummy, api_call to a
@@ -346,6 +348,13 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	t.Logf("  Task failures in the histories (state error: count): %v", retried)
+	var waits []time.Duration
+	for _, x := range execs {
+		if x.recordWait > 0 {
+			waits = append(waits, x.recordWait)
+		}
+	}
+	t.Logf("  records still waiting for their status-change event when checked: %s", summary(waits))
 	t.Logf("  AWS requests of local mode's functions during the load: %v", reqs)
 
 	// No call is left pending.
@@ -517,10 +526,37 @@ func checkLoadExec(t *testing.T, c *sfn.Client, a *api, x *loadExec, e types.Exe
 			t.Errorf("%s: a late answer on the other channel got %q, want %s", x.name, x.secondErr, wantSecond)
 		}
 	}
-	// sinew's own record agrees.
-	code, rec, err := a.do(context.Background(), "GET", "/executions/"+x.name, nil)
+	// sinew's own record agrees, once the execution's status-change event has reached settle: a
+	// function call's outcome is recorded from that event, which EventBridge delivers after the
+	// execution's end (the executors record the others before it).
+	code, rec, waited, err := awaitRecord(a, x.name, recordWait)
+	x.recordWait = waited
 	if pcs, _ := rec["pending_calls"].([]any); err != nil || code != 200 || rec["status"] != "succeeded" || len(pcs) != 0 {
-		t.Errorf("GET /executions/%s = %d %v %v, want succeeded with no pending call", x.name, code, rec, err)
+		t.Errorf("GET /executions/%s = %d %v %v (after %v), want succeeded with no pending call", x.name, code, rec, err, waited.Round(time.Millisecond))
+	}
+}
+
+// recordWait bounds the wait for an execution's record to show its end: settle's attempt and its
+// two retries (lambdaapi.LambdaRetryDelays) fit in it. It only guards against a hang.
+const recordWait = 6 * time.Minute
+
+// awaitRecord reads GET /executions/{name} until the record has a final status or within is spent;
+// it answers the last read and how long it waited after the first (0 when that one was final).
+func awaitRecord(a *api, name string, within time.Duration) (int, map[string]any, time.Duration, error) {
+	var first time.Time
+	var waited time.Duration
+	for {
+		code, rec, err := a.do(context.Background(), "GET", "/executions/"+name, nil)
+		if first.IsZero() {
+			first = time.Now()
+		} else {
+			waited = time.Since(first)
+		}
+		st, _ := rec["status"].(string)
+		if err != nil || code != 200 || (st != "running" && st != "awaiting_input") || waited > within {
+			return code, rec, waited, err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
