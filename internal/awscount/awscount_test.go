@@ -33,12 +33,7 @@ func TestCountsEveryAttempt(t *testing.T) {
 	defer srv.Close()
 
 	var c awscount.Counter
-	db := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(srv.URL),
-		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
-	})
+	db := countedClient(srv.URL, &c)
 	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +61,7 @@ func TestByService(t *testing.T) {
 	defer srv.Close()
 
 	c := awscount.Counter{ByService: true}
-	db := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(srv.URL),
-		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
-	})
+	db := countedClient(srv.URL, &c)
 	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +79,7 @@ func TestUnits(t *testing.T) {
 	}))
 	defer srv.Close()
 	var c awscount.Counter
-	db := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(srv.URL),
-		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
-	})
+	db := countedClient(srv.URL, &c)
 	key := func(id string) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id}}
 	}
@@ -128,4 +113,14 @@ func TestUnits(t *testing.T) {
 	if got := c.Units(); !maps.Equal(got, want) {
 		t.Errorf("units %v, want %v", got, want)
 	}
+}
+
+// countedClient is a DynamoDB client of url whose requests c counts.
+func countedClient(url string, c *awscount.Counter) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(url),
+		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
+	})
 }
