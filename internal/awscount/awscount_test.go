@@ -213,6 +213,24 @@ func TestUnits(t *testing.T) {
 					{Put: &types.Put{TableName: tbl, Item: indexed("t1")}}, {Put: &types.Put{TableName: tbl, Item: item("t2")}}}})
 				return err
 			}, want: awscount.Capacity{Write: 6, Index: 2}},
+		// DynamoDB Local reports 2 table units here, one item's; AWS prepares and commits both.
+		{name: "a transaction of two new indexed items", op: "TransactWriteItems",
+			do: func() error {
+				_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+					{Update: &types.Update{TableName: tbl, Key: key("t6"), UpdateExpression: aws.String("SET gsi1pk = :g, gsi1sk = :g"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{":g": str("DEV#d#EXECS")}}},
+					{Put: &types.Put{TableName: tbl, Item: indexed("t7"), ConditionExpression: aws.String("attribute_not_exists(pk)")}}}})
+				return err
+			}, want: awscount.Capacity{Write: 6, Index: 2}},
+		// The request shows a 2.5 KB value: three units, twice.
+		{name: "a transactional update that writes 2.5 KB", op: "TransactWriteItems", setup: []func() error{put(item("t8"))},
+			do: func() error {
+				_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+					{Update: &types.Update{TableName: tbl, Key: key("t8"), UpdateExpression: aws.String("SET b = :v"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{":v": str(kb(2.5))}}},
+					{Put: &types.Put{TableName: tbl, Item: item("t9")}}}})
+				return err
+			}, want: awscount.Capacity{Write: 8}},
 		{name: "a transactional update that changes the index key", op: "TransactWriteItems", setup: []func() error{put(indexed("t5"))},
 			do: func() error {
 				_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{

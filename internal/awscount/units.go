@@ -2,6 +2,7 @@ package awscount
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -87,10 +88,10 @@ func ask[T any](in *T, field func(*T) *types.ReturnConsumedCapacity) *T {
 //     unit for an item that did not exist, the new item's size for one that did) and the items of a
 //     cancelled transaction: these are estimated from the request (Capacity.Estimated); requests
 //     failing for other reasons (throttling, validation, server errors) are not billed;
-//   - a transaction's ConditionCheck: DynamoDB Local sometimes reports no units for it, where AWS
-//     prepares and commits every item of a transaction; the counter raises a transaction's table
-//     units to two per item at the least (an item over 1 KB that DynamoDB Local left out is then
-//     still under-counted);
+//   - a transaction of several items: DynamoDB Local's table units are not always the two writes of
+//     every item AWS bills (a ConditionCheck, or one of two new items, may go uncounted), so the
+//     counter raises them to what the request shows at the least (txWriteFloor); its index units
+//     are taken as reported and may be low for such a transaction in the same way;
 //   - a transaction's index writes: DynamoDB Local counts them twice like the table's; AWS's
 //     documentation states the doubling for the table's items only, so this may overstate a
 //     transaction by one unit per index entry written (two when the index key changes);
@@ -132,7 +133,7 @@ func capacityOf(params, result any, err error) (Capacity, bool) {
 	case *dynamodb.BatchGetItemInput:
 		total += missingKeys(in, result.(*dynamodb.BatchGetItemOutput))
 	case *dynamodb.TransactWriteItemsInput:
-		total += atLeast(2*len(in.TransactItems), total-index)
+		total += atLeast(txWriteFloor(in), total-index)
 	case *dynamodb.TransactGetItemsInput:
 		total += atLeast(2*len(in.TransactItems), total-index)
 	}
@@ -203,10 +204,100 @@ func sum(cc types.ConsumedCapacity) (total, index float64) {
 	return total + index, index
 }
 
-// atLeast is what raises a transaction's table units to the two per item AWS bills at the least
-// (each item is prepared and committed), where DynamoDB Local reported fewer.
+// atLeast is what raises a transaction's table units to floor, where DynamoDB Local reported fewer.
 func atLeast(floor int, table float64) float64 {
 	return max(0, float64(floor)-table)
+}
+
+// txWriteFloor is the table units a TransactWriteItems costs at the least by AWS's rules: each item
+// prepared and committed, two writes of its size rounded up to 1 KB. The size is what the request
+// shows of the item (a Put's whole item; an Update's key and new values; a Delete's or
+// ConditionCheck's key), so this is a floor: DynamoDB Local, which sees the whole item, is taken
+// where it reports more.
+func txWriteFloor(in *dynamodb.TransactWriteItemsInput) int {
+	var units int
+	for _, ti := range in.TransactItems {
+		var size int
+		switch {
+		case ti.Put != nil:
+			size = itemSize(ti.Put.Item)
+		case ti.Update != nil:
+			size = itemSize(ti.Update.Key) + itemSize(ti.Update.ExpressionAttributeValues)
+		case ti.Delete != nil:
+			size = itemSize(ti.Delete.Key)
+		case ti.ConditionCheck != nil:
+			size = itemSize(ti.ConditionCheck.Key)
+		}
+		units += 2 * max(1, (size+1023)/1024)
+	}
+	return units
+}
+
+// itemSize is the size DynamoDB bills for an item's attributes: each name's UTF-8 bytes and its
+// value's (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
+func itemSize(item map[string]types.AttributeValue) int {
+	var n int
+	for name, v := range item {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return numberSize(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		var n int
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		var n int
+		for _, e := range v.Value {
+			n += numberSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		var n int
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// numberSize is a number's billed size: about one byte per two significant digits, plus one.
+func numberSize(s string) int {
+	digits := 0
+	for _, r := range strings.TrimLeft(strings.TrimLeft(s, "-+"), "0.") {
+		if r >= '0' && r <= '9' {
+			digits++
+		} else if r == 'e' || r == 'E' {
+			break
+		}
+	}
+	return (digits+1)/2 + 1
 }
 
 // missingKeys is the read units of the keys a BatchGetItem asked for that found no item (neither
