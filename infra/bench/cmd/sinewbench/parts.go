@@ -349,11 +349,12 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"GetItem, BatchGetItem, Query, Scan and TransactGetItems are priced as read units, the other operations as write units, and an "+
 		"eventually consistent read's half unit is rounded up to a whole one per operation. `internal/awscount`'s `TestUnits` holds DynamoDB "+
 		"Local's figures to AWS's documented rules; where they depart the counter corrects them (a BatchGetItem key that finds no item is "+
-		"billed the minimum read; a transaction at least two units per item) or estimates them from the request (a failed conditional write "+
-		"or a cancelled transaction returns no figures: one unit per item, two per transactional item). DynamoDB Local counts a transaction's "+
-		"index writes twice like its items, which AWS's documentation does not state, so a transaction that writes the index may be overstated "+
-		"by one unit per index write (the function type: its two transactions' 4 items take at least 8 table units, so at most 4 units, "+
-		"$2.50 per million calls). "+
+		"billed the minimum read; a transaction of several items, where DynamoDB Local can leave an item out, at least the two writes of "+
+		"each item's size that its request shows) or estimates them from the request (a failed conditional write or a cancelled transaction "+
+		"returns no figures: one unit per item, two per transactional item). A transaction's index units are taken as DynamoDB Local "+
+		"reports them: it counts them twice like the items, which AWS's documentation states for the items only, so a transaction that "+
+		"writes the index may be overstated by one unit per index write (the function type: its two transactions' 4 items take at least "+
+		"8 of their 16 units on the table, so by at most 4 units, $2.50 per million calls). "+
 		"Lambda: every invocation counted (the executor or Prepare "+
 		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
 		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
