@@ -20,6 +20,11 @@ type Counter struct {
 	// ByService keys the counts by "Service.Operation" (e.g. "DynamoDB.GetItem") instead of the
 	// operation alone, for a counter shared by clients of several services.
 	ByService bool
+	// LeaveCapacity sends DynamoDB requests as the caller made them, without asking for their
+	// consumed capacity: for a counter that wants the request counts alone (local mode's request
+	// mix), so DynamoDB Local is spared the accounting. Units and Capacity then estimate from the
+	// requests (see Capacity.Estimated).
+	LeaveCapacity bool
 
 	mu       sync.Mutex
 	ops      map[string]int64
@@ -41,7 +46,9 @@ func (c *Counter) Register(stack *middleware.Stack) error {
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			sent := &sentAs{}
 			params := in.Parameters
-			in.Parameters = withCapacity(params)
+			if !c.LeaveCapacity {
+				in.Parameters = withCapacity(params)
+			}
 			out, md, err := next.HandleInitialize(middleware.WithStackValue(ctx, sentKey{}, sent), in)
 			if sent.op != "" {
 				if units, ok := capacityOf(params, out.Result, err); ok {

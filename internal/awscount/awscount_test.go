@@ -330,3 +330,24 @@ func countedClient(url string, c *awscount.Counter) *dynamodb.Client {
 		APIOptions:   append([]func(*middleware.Stack) error{}, c.Register),
 	})
 }
+
+// TestLeaveCapacity: a counter that leaves the capacity alone sends the request as made (DynamoDB
+// returns no ConsumedCapacity) and estimates its units from it.
+func TestLeaveCapacity(t *testing.T) {
+	ctx := context.Background()
+	c := awscount.Counter{LeaveCapacity: true}
+	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Register) })
+	tbl := aws.String(ddblocal.NewTable(t, ddblocal.Client(t)))
+	out, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "a"}, "sk": &types.AttributeValueMemberS{Value: "A"},
+		"gsi1pk": &types.AttributeValueMemberS{Value: "g"}, "gsi1sk": &types.AttributeValueMemberS{Value: "g"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ConsumedCapacity != nil {
+		t.Errorf("DynamoDB was asked for the capacity: %+v", out.ConsumedCapacity)
+	}
+	if got := c.Capacity()["PutItem"]; got != (awscount.Capacity{Write: 1, Estimated: 1}) {
+		t.Errorf("capacity %+v, want one estimated write", got)
+	}
+}
