@@ -40,7 +40,7 @@ type Counter struct {
 // (ReturnConsumedCapacity INDEXES, on a copy of the caller's parameters) and the counter adds up
 // what DynamoDB reports for the operation's final answer: an attempt that failed and was retried
 // (throttled, a server error) is not billed. Only the counted clients of tests and local mode
-// register this; the deployed functions never ask for capacity.
+// register this (local mode with LeaveCapacity); the deployed functions never ask for capacity.
 func (c *Counter) Register(stack *middleware.Stack) error {
 	err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("sinew.awscount.units",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
