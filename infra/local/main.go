@@ -165,7 +165,8 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
-	counts := &awscount.Counter{ByService: true}
+	// The request mix only (aws-requests.json): DynamoDB Local is not asked to account capacity.
+	counts := &awscount.Counter{ByService: true, LeaveCapacity: true}
 	configureAWSClients(counts)
 	stopStats, err := startStats(log, dir, counts)
 	if err != nil {

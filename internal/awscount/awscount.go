@@ -7,33 +7,55 @@ package awscount
 import (
 	"context"
 	"maps"
+	"math"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Counter counts requests. The zero value is ready; it is safe for concurrent use.
+// Counter counts requests, and for DynamoDB the request units they consumed. The zero value is
+// ready; it is safe for concurrent use.
 type Counter struct {
 	// ByService keys the counts by "Service.Operation" (e.g. "DynamoDB.GetItem") instead of the
 	// operation alone, for a counter shared by clients of several services.
 	ByService bool
+	// LeaveCapacity sends DynamoDB requests as the caller made them, without asking for their
+	// consumed capacity: for a counter that wants the request counts alone (local mode's request
+	// mix), so DynamoDB Local is spared the accounting. Units and Capacity then estimate from the
+	// requests (see Capacity.Estimated).
+	LeaveCapacity bool
 
-	mu    sync.Mutex
-	ops   map[string]int64
-	units map[string]int64
+	mu       sync.Mutex
+	ops      map[string]int64
+	capacity map[string]Capacity
 }
 
 // Register adds the counting middleware to a client's stack. Use it as an APIOptions entry:
 //
 //	dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Register) })
 //
-// It sits in the Finalize step after the retry middleware, so every attempt that goes on the wire is
-// counted, retries included: a benchmark sees what DynamoDB would bill.
+// Requests are counted in the Finalize step after the retry middleware, so every attempt that goes
+// on the wire is counted, retries included. A DynamoDB request also asks for its consumed capacity
+// (ReturnConsumedCapacity INDEXES, on a copy of the caller's parameters) and the counter adds up
+// what DynamoDB reports for the operation's final answer: an attempt that failed and was retried
+// (throttled, a server error) is not billed. Only the counted clients of tests and local mode
+// register this (local mode with LeaveCapacity); the deployed functions never ask for capacity.
 func (c *Counter) Register(stack *middleware.Stack) error {
 	err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("sinew.awscount.units",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			return next.HandleInitialize(middleware.WithStackValue(ctx, unitsKey{}, requestUnits(in.Parameters)), in)
+			sent := &sentAs{}
+			params := in.Parameters
+			if !c.LeaveCapacity {
+				in.Parameters = withCapacity(params)
+			}
+			out, md, err := next.HandleInitialize(middleware.WithStackValue(ctx, sentKey{}, sent), in)
+			if sent.op != "" {
+				if units, ok := capacityOf(params, out.Result, err); ok {
+					c.addCapacity(sent.op, units)
+				}
+			}
+			return out, md, err
 		}), middleware.Before)
 	if err != nil {
 		return err
@@ -44,22 +66,36 @@ func (c *Counter) Register(stack *middleware.Stack) error {
 			if c.ByService {
 				op = awsmiddleware.GetServiceID(ctx) + "." + op
 			}
-			units, _ := middleware.GetStackValue(ctx, unitsKey{}).(int64)
-			c.add(op, units)
+			if sent, ok := middleware.GetStackValue(ctx, sentKey{}).(*sentAs); ok {
+				sent.op = op
+			}
+			c.add(op)
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
 }
 
-type unitsKey struct{}
+// sentAs carries the key a request was counted under from the Finalize step, where the operation
+// is known, back to the Initialize step, where its result is.
+type sentAs struct{ op string }
 
-func (c *Counter) add(op string, units int64) {
+type sentKey struct{}
+
+func (c *Counter) add(op string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ops == nil {
-		c.ops, c.units = map[string]int64{}, map[string]int64{}
+		c.ops = map[string]int64{}
 	}
 	c.ops[op]++
-	c.units[op] += units
+}
+
+func (c *Counter) addCapacity(op string, units Capacity) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.capacity == nil {
+		c.capacity = map[string]Capacity{}
+	}
+	c.capacity[op] = c.capacity[op].add(units)
 }
 
 // Total is the number of requests counted since the last Reset.
@@ -84,15 +120,32 @@ func (c *Counter) Ops() map[string]int64 {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ops, c.units = nil, nil
+	c.ops, c.capacity = nil, nil
 }
 
-// Units is the number of request units counted since the last Reset, by operation: what
-// DynamoDB's on-demand pricing bills for the requests if every item is small (written under
-// 1 KB, read under 4 KB, strongly consistent), that is one unit per item a request names and two
-// per item of a transaction. A request of another service counts one unit.
+// Capacity gives a copy of the DynamoDB request units counted since the last Reset, by operation
+// (see Capacity and capacityOf for where the figures come from).
+func (c *Counter) Capacity() map[string]Capacity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.capacity)
+}
+
+// Units is the number of request units counted since the last Reset, by operation: for DynamoDB
+// what on-demand pricing bills (read request units for a read operation, write request units for
+// a write; table and secondary indexes together; see Capacity), rounded up to a whole unit per
+// operation, since an eventually consistent read costs half a unit; a request of another service
+// counts one unit.
 func (c *Counter) Units() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return maps.Clone(c.units)
+	units := make(map[string]int64, len(c.ops))
+	for op, n := range c.ops {
+		if u, ok := c.capacity[op]; ok {
+			units[op] = int64(math.Ceil(u.Read + u.Write))
+		} else {
+			units[op] = n
+		}
+	}
+	return units
 }

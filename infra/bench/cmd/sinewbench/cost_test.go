@@ -19,6 +19,13 @@ func TestCostOf(t *testing.T) {
 			"58.87"},
 		{"echo/start: 3 state transitions, 2 Lambda invocations inside the state machine, 1 outside it, 0 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:3] (5 requests, request units map[BatchGetItem:4 UpdateItem:3])",
 			"78.03"},
+		// Units as DynamoDB reports them, index writes included: $50 + 4 Lambdas $0.8667 + 2 HTTP requests
+		// $2 + 3 read units $0.375 + 18 write units $11.25.
+		{"ask_user: 2 state transitions, 1 Lambda invocations inside the state machine, 3 outside it, 2 HTTP requests, DynamoDB map[BatchGetItem:1 GetItem:1 TransactWriteItems:2 UpdateItem:1] (5 requests, request units map[BatchGetItem:2 GetItem:1 TransactWriteItems:16 UpdateItem:2])",
+			"64.49"},
+		// $75 + 3 Lambdas $0.65 + 4 read units $0.50 + 6 write units $3.75.
+		{"echo/start: 3 state transitions, 2 Lambda invocations inside the state machine, 1 outside it, 0 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:3] (5 requests, request units map[BatchGetItem:4 UpdateItem:6])",
+			"79.90"},
 	}
 	for _, tt := range tests {
 		m := budgetLine.FindStringSubmatch("    routes_test.go:162: " + tt.line)
@@ -27,6 +34,30 @@ func TestCostOf(t *testing.T) {
 		}
 		if got := fmt.Sprintf("%.2f", costOf(m).total()); got != tt.want {
 			t.Errorf("%s: $%s, want $%s", tt.line, got, tt.want)
+		}
+	}
+}
+
+// TestCostReadsAndWrites: the operation decides the rate, so the same units cost five times as much
+// as writes as they do as reads, whatever else the line says.
+func TestCostReadsAndWrites(t *testing.T) {
+	line := func(units string) callCost {
+		m := budgetLine.FindStringSubmatch("x: 0 state transitions, 0 Lambda invocations inside the state machine, 0 outside it, 0 HTTP requests, DynamoDB map[] (1 requests, request units map[" + units + "])")
+		if m == nil {
+			t.Fatalf("the pattern misses units %q", units)
+		}
+		return costOf(m)
+	}
+	for _, tt := range []struct {
+		units string
+		want  string
+	}{
+		{"GetItem:6", "0.75"}, {"BatchGetItem:3 Query:2 Scan:1", "0.75"}, {"TransactGetItems:6", "0.75"},
+		{"UpdateItem:6", "3.75"}, {"PutItem:2 DeleteItem:2 BatchWriteItem:1 TransactWriteItems:1", "3.75"},
+		{"GetItem:2 UpdateItem:2", "1.50"},
+	} {
+		if got := fmt.Sprintf("%.2f", line(tt.units).ddb); got != tt.want {
+			t.Errorf("%s: DynamoDB $%s per million, want $%s", tt.units, got, tt.want)
 		}
 	}
 }

@@ -266,6 +266,10 @@ const (
 
 var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*?)\] \((\d+) requests, request units map\[(.*?)\]\)`)
 
+// readOps are the DynamoDB operations that consume read request units; every other one consumes
+// write request units (a write's ReturnValues and conditions are billed as the write).
+var readOps = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true, "TransactGetItems": true}
+
 // callCost is the cost of one million calls from one line of TestRequestBudget.
 type callCost struct {
 	transitions, lambdas, https int
@@ -280,13 +284,15 @@ func costOf(m []string) callCost {
 	c.https, _ = strconv.Atoi(m[5])
 	c.lambdas = in + out
 	reads, writes := 0.0, 0.0
-	for _, kv := range strings.Fields(m[8]) { // request units by operation, transactions already doubled
+	// Request units by operation as DynamoDB reported them (internal/awscount): table and index
+	// together, transactions already doubled. An operation consumes one kind of unit only, so the
+	// operation says which rate applies.
+	for _, kv := range strings.Fields(m[8]) {
 		k, v, _ := strings.Cut(kv, ":")
 		n, _ := strconv.ParseFloat(v, 64)
-		switch k {
-		case "GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems":
+		if readOps[k] {
 			reads += n
-		default:
+		} else {
 			writes += n
 		}
 	}
@@ -335,9 +341,21 @@ func partCost(ctx context.Context, o options, r *report) error {
 	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
 		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
 		"a bare start runs Route, Prepare and Dispatch (one Task that waits for its token, whatever the type). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
-	r.printf("cost", "Assumptions: DynamoDB is billed by request units, counted per item a request names (a BatchGetItem's keys, "+
-		"a transaction's items, twice each), each item taken as one unit (written under 1 KB, read under 4 KB strongly consistent; "+
-		"a Query as one), so DynamoDB is a lower bound where items are larger; Lambda: every invocation counted (the executor or Prepare "+
+	r.printf("cost", "Assumptions: DynamoDB is billed by request units as DynamoDB reports them: the tests' counted client asks every request for "+
+		"its consumed capacity (`ReturnConsumedCapacity: INDEXES`) and `internal/awscount` adds up what DynamoDB Local returns, the table and "+
+		"its index `gsi1` together: an item rounded up to 1 KB per write unit and 4 KB per read unit (a write costs the larger of the item "+
+		"before and after it), a transaction's items twice, and one more write unit for every write that puts, changes or deletes a `gsi1` "+
+		"entry (two when the entry's key changes: executions and pending function calls are in the index, with all their attributes); "+
+		"GetItem, BatchGetItem, Query, Scan and TransactGetItems are priced as read units, the other operations as write units, and an "+
+		"eventually consistent read's half unit is rounded up to a whole one per operation. `internal/awscount`'s `TestUnits` holds DynamoDB "+
+		"Local's figures to AWS's documented rules; where they depart the counter corrects them (a BatchGetItem key that finds no item is "+
+		"billed the minimum read; a transaction of several items, where DynamoDB Local can leave an item out, at least the two writes of "+
+		"each item's size that its request shows) or estimates them from the request (a failed conditional write or a cancelled transaction "+
+		"returns no figures: one unit per item, two per transactional item). A transaction's index units are taken as DynamoDB Local "+
+		"reports them: it counts them twice like the items, which AWS's documentation states for the items only, so a transaction that "+
+		"writes the index may be overstated by one unit per index write (the function type: its two transactions' 4 items take at least "+
+		"8 of their 16 units on the table, so by at most 4 units, $2.50 per million calls). "+
+		"Lambda: every invocation counted (the executor or Prepare "+
 		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
 		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
 		"request; EventBridge's delivery of Step Functions' own events is free; free tiers ignored.\n\n", lambdaMemGB*1024, lambdaBilledSec*1000)
