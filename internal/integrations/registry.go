@@ -35,8 +35,8 @@
 // fields, fields without `omitempty` are required, `jsonschema:"..."` tags add enum, default, minimum,
 // maximum, minLength and the like, `jsonschema_description` describes a field). The same argument
 // schema is what the model sees (ToolSchema) and what the merged arguments are validated against
-// (github.com/santhosh-tekuri/jsonschema/v6) before the function runs, so a provider function can
-// trust its typed input. Top-level defaults in the schema are filled in before validation.
+// (github.com/google/jsonschema-go, with sinew checking formats) before the function runs, so a
+// provider function can trust its typed input. Top-level defaults in the schema are filled in before validation.
 //
 // # Running
 //
@@ -330,11 +330,10 @@ func (r *Registry) register(p *Provider) error {
 		}
 		me := &methodEntry{m: m}
 		var err error
-		base := "sinew:/integrations/" + p.Name + "/" + m.Name
-		if me.argsSchema, me.argsVal, err = schemaFor(m.argsType, base+"/arguments"); err != nil {
+		if me.argsSchema, me.argsVal, err = schemaFor(m.argsType, true); err != nil {
 			return fmt.Errorf("integrations: %s.%s arguments: %w", p.Name, m.Name, err)
 		}
-		if me.outSchema, _, err = schemaFor(m.outType, ""); err != nil {
+		if me.outSchema, _, err = schemaFor(m.outType, false); err != nil {
 			return fmt.Errorf("integrations: %s.%s output: %w", p.Name, m.Name, err)
 		}
 		e.methods = append(e.methods, me)
@@ -344,7 +343,7 @@ func (r *Registry) register(p *Provider) error {
 		if e.binding, err = bindingOf(st); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}
-		if e.setupSchema, e.setupVal, err = schemaFor(st, "sinew:/integrations/"+p.Name+"/setup"); err != nil {
+		if e.setupSchema, e.setupVal, err = schemaFor(st, true); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}
 	}
