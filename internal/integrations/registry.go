@@ -282,7 +282,9 @@ func New(guard *netguard.Policy, opts ...Option) *Registry {
 	return r
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`) })
 
 // Register adds providers, generating and compiling their schemas. It fails on a duplicate name, a
 // provider without methods, methods whose setup types differ, or a type that yields no schema.
@@ -306,7 +308,7 @@ func (r *Registry) MustRegister(ps ...*Provider) {
 }
 
 func (r *Registry) register(p *Provider) error {
-	if p == nil || !nameRE.MatchString(p.Name) {
+	if p == nil || !nameRE().MatchString(p.Name) {
 		return fmt.Errorf("integrations: bad provider name %v", p)
 	}
 	if _, dup := r.providers[p.Name]; dup {
@@ -318,7 +320,7 @@ func (r *Registry) register(p *Provider) error {
 	e := &entry{p: p}
 	seen := map[string]bool{}
 	for _, m := range p.Methods {
-		if m == nil || m.run == nil || !nameRE.MatchString(m.Name) {
+		if m == nil || m.run == nil || !nameRE().MatchString(m.Name) {
 			return fmt.Errorf("integrations: provider %q: bad method (make methods with NewMethod)", p.Name)
 		}
 		if seen[m.Name] {
