@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,11 @@ func (rs *resolvedSchema) validate(root string, v map[string]any) error {
 	}
 	x := &explainer{rs: rs}
 	x.check(rs.root, v, root, 0)
+	if verr == nil {
+		// The validator accepted v: only the formats it does not assert can refuse it, so a rule
+		// explain reads differently (a float's multipleOf, say) never refuses a valid value.
+		x.probs = slices.DeleteFunc(x.probs, func(p problem) bool { return !p.format })
+	}
 	if len(x.probs) == 0 {
 		if verr == nil {
 			return nil
@@ -83,7 +89,10 @@ func (rs *resolvedSchema) pattern(p string) *regexp.Regexp {
 	return re
 }
 
-type problem struct{ field, msg string }
+type problem struct {
+	field, msg string
+	format     bool // a format the validator does not assert
+}
 
 // explainer collects the problems of a value against a schema.
 type explainer struct {
@@ -95,7 +104,9 @@ type explainer struct {
 // that refers to itself in place cannot loop.
 const maxRefs = 32
 
-func (x *explainer) add(field, msg string) { x.probs = append(x.probs, problem{field, msg}) }
+func (x *explainer) add(field, msg string) {
+	x.probs = append(x.probs, problem{field: field, msg: msg})
+}
 
 // passes reports whether v satisfies s, without recording anything.
 func (x *explainer) passes(s *gjs.Schema, v any, path string, refs int) bool {
@@ -238,7 +249,7 @@ func (x *explainer) str(s *gjs.Schema, v string, path string) {
 		x.add(path, "must match the pattern "+s.Pattern)
 	}
 	if s.Format != "" && !validFormat(s.Format, v) {
-		x.add(path, "must be a valid "+s.Format)
+		x.probs = append(x.probs, problem{field: path, msg: "must be a valid " + s.Format, format: true})
 	}
 }
 
