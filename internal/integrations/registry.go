@@ -35,8 +35,8 @@
 // fields, fields without `omitempty` are required, `jsonschema:"..."` tags add enum, default, minimum,
 // maximum, minLength and the like, `jsonschema_description` describes a field). The same argument
 // schema is what the model sees (ToolSchema) and what the merged arguments are validated against
-// (github.com/santhosh-tekuri/jsonschema/v6) before the function runs, so a provider function can
-// trust its typed input. Top-level defaults in the schema are filled in before validation.
+// (github.com/google/jsonschema-go, with sinew checking formats) before the function runs, so a
+// provider function can trust its typed input. Top-level defaults in the schema are filled in before validation.
 //
 // # Running
 //
@@ -282,7 +282,9 @@ func New(guard *netguard.Policy, opts ...Option) *Registry {
 	return r
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`) })
 
 // Register adds providers, generating and compiling their schemas. It fails on a duplicate name, a
 // provider without methods, methods whose setup types differ, or a type that yields no schema.
@@ -306,7 +308,7 @@ func (r *Registry) MustRegister(ps ...*Provider) {
 }
 
 func (r *Registry) register(p *Provider) error {
-	if p == nil || !nameRE.MatchString(p.Name) {
+	if p == nil || !nameRE().MatchString(p.Name) {
 		return fmt.Errorf("integrations: bad provider name %v", p)
 	}
 	if _, dup := r.providers[p.Name]; dup {
@@ -318,7 +320,7 @@ func (r *Registry) register(p *Provider) error {
 	e := &entry{p: p}
 	seen := map[string]bool{}
 	for _, m := range p.Methods {
-		if m == nil || m.run == nil || !nameRE.MatchString(m.Name) {
+		if m == nil || m.run == nil || !nameRE().MatchString(m.Name) {
 			return fmt.Errorf("integrations: provider %q: bad method (make methods with NewMethod)", p.Name)
 		}
 		if seen[m.Name] {
@@ -330,11 +332,10 @@ func (r *Registry) register(p *Provider) error {
 		}
 		me := &methodEntry{m: m}
 		var err error
-		base := "sinew:/integrations/" + p.Name + "/" + m.Name
-		if me.argsSchema, me.argsVal, err = schemaFor(m.argsType, base+"/arguments"); err != nil {
+		if me.argsSchema, me.argsVal, err = schemaFor(m.argsType, true); err != nil {
 			return fmt.Errorf("integrations: %s.%s arguments: %w", p.Name, m.Name, err)
 		}
-		if me.outSchema, _, err = schemaFor(m.outType, ""); err != nil {
+		if me.outSchema, _, err = schemaFor(m.outType, false); err != nil {
 			return fmt.Errorf("integrations: %s.%s output: %w", p.Name, m.Name, err)
 		}
 		e.methods = append(e.methods, me)
@@ -344,7 +345,7 @@ func (r *Registry) register(p *Provider) error {
 		if e.binding, err = bindingOf(st); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}
-		if e.setupSchema, e.setupVal, err = schemaFor(st, "sinew:/integrations/"+p.Name+"/setup"); err != nil {
+		if e.setupSchema, e.setupVal, err = schemaFor(st, true); err != nil {
 			return fmt.Errorf("integrations: %s setup: %w", p.Name, err)
 		}
 	}

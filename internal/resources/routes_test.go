@@ -1,13 +1,13 @@
 package resources_test
 
 import (
-	"bytes"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"sinew/internal/testenv/oaschema"
 )
 
 // fixture is one of each resource of dev1, so every route has real ids to address.
@@ -234,43 +234,28 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 // checks the schemas say what the routes do: each route's valid body passes its request schema and
 // its wrongly typed one fails it, and real answers pass their response schemas.
 func checkOpenAPI(t *testing.T, e *env, raw string) {
-	oas, err := os.ReadFile("../httpapi/testdata/oas-3.1-schema.json")
+	oasSchema, err := oaschema.LoadSchema("../httpapi/testdata/oas-3.1-schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	oasDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(oas))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("oas.json", oasDoc); err != nil {
-		t.Fatal(err)
-	}
-	oasSchema, err := c.Compile("oas.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	inst, err := oaschema.Decode([]byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := oasSchema.Validate(inst); err != nil {
 		t.Fatalf("the document is not valid OpenAPI 3.1:\n%v", err)
 	}
-	sc := jsonschema.NewCompiler()
-	if err := sc.AddResource("doc.json", inst); err != nil {
-		t.Fatal(err)
-	}
-	compile := func(ptr string) *jsonschema.Schema {
+	sc := oaschema.NewDoc(inst.(map[string]any))
+	compile := func(ptr string) *jsonschema.Resolved {
 		t.Helper()
-		s, err := sc.Compile("doc.json#" + ptr)
+		s, err := sc.Compile(ptr)
 		if err != nil {
 			t.Fatalf("%s: %v", ptr, err)
 		}
 		return s
 	}
-	valid := func(s *jsonschema.Schema, body string) error {
-		v, err := jsonschema.UnmarshalJSON(strings.NewReader(body))
+	valid := func(s *jsonschema.Resolved, body string) error {
+		v, err := oaschema.Decode([]byte(body))
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"sync"
 	"unicode/utf8"
 
 	"sinew/internal/fault"
@@ -38,7 +39,9 @@ const (
 // NamePattern is the rule for a secret's name: it is referenced as "$ secrets.NAME".
 const NamePattern = `^[A-Za-z_][A-Za-z0-9_]{0,63}$`
 
-var nameRE = regexp.MustCompile(NamePattern)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(NamePattern) })
 
 // Input is the body of PUT /secrets/{name}.
 type Input struct {
@@ -94,7 +97,7 @@ func Register(rt *httpapi.Router, d Deps) {
 type handlers struct{ d Deps }
 
 func checkName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fault.Invalid("name", "a secret's name must match %s (it is referenced as \"$ secrets.NAME\")", NamePattern)
 	}
 	return nil

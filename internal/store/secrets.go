@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -21,7 +22,9 @@ type Secret struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-var secretNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var secretNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 func secretKey(dev, name string) itemKey { return itemKey{devPK(dev), "SECRET#" + name} }
 
@@ -30,7 +33,7 @@ func secretEncCtx(dev, name string) map[string]string {
 }
 
 func checkSecretName(name string) error {
-	if !secretNameRE.MatchString(name) {
+	if !secretNameRE().MatchString(name) {
 		return fault.Invalid("name", "a secret's name must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$ (it is referenced as \"$ secrets.NAME\")")
 	}
 	return nil
@@ -115,7 +118,9 @@ func (s *Store) DeleteSecret(ctx context.Context, dev, name string) error {
 	return s.deleteIfExists(ctx, secretKey(dev, name), "secret", name)
 }
 
-var flagNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var flagNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 func flagKey(dev, name string) itemKey { return itemKey{devPK(dev), "FLAG#" + name} }
 
@@ -130,7 +135,7 @@ func ParseFlagDefaults(s string) (map[string]bool, error) {
 		name, val, ok := strings.Cut(part, "=")
 		name = strings.TrimSpace(name)
 		b, err := strconv.ParseBool(strings.TrimSpace(val))
-		if !ok || err != nil || !flagNameRE.MatchString(name) {
+		if !ok || err != nil || !flagNameRE().MatchString(name) {
 			return nil, fault.Invalid("SINEW_FLAG_DEFAULTS", "SINEW_FLAG_DEFAULTS must be name=true|false pairs separated by commas; %q is not", part)
 		}
 		out[name] = b
@@ -163,7 +168,7 @@ func (s *Store) SetFlag(ctx context.Context, dev, name string, value bool) error
 	if err := checkDev(dev); err != nil {
 		return err
 	}
-	if !flagNameRE.MatchString(name) {
+	if !flagNameRE().MatchString(name) {
 		return fault.Invalid("name", "a flag's name must match ^[a-z][a-z0-9_]{0,63}$")
 	}
 	item := flagKey(dev, name).av()

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -15,7 +16,9 @@ import (
 
 // namePattern: the model APIs (Bedrock, OpenAI) accept only ASCII tool names, so sinew refuses at
 // creation a name that would break every chat later (Julep allows any Unicode identifier).
-var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,39}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,39}$`) })
 
 // MaxDescription is Julep's database limit on a tool's description.
 const MaxDescription = 16000
@@ -24,7 +27,7 @@ const MaxDescription = 16000
 var anthropicTypes = []string{"computer_20241022", "text_editor_20241022", "bash_20241022"}
 
 // ValidName reports whether name is a valid tool name.
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+func ValidName(name string) bool { return namePattern().MatchString(name) }
 
 // Validate checks the rules of the package doc. Errors are fault.InvalidInput naming the field and rule.
 func (t *Tool) Validate() error {
@@ -116,7 +119,7 @@ func (d *IntegrationDef) validate() error {
 	if !slices.Contains(Providers, d.Provider) {
 		return fault.Invalid("integration.provider", "integration.provider %q is unknown: use one of %s", d.Provider, strings.Join(Providers, ", "))
 	}
-	if d.Method != "" && !namePattern.MatchString(d.Method) {
+	if d.Method != "" && !namePattern().MatchString(d.Method) {
 		return fault.Invalid("integration.method", "integration.method %q is not a method name", d.Method)
 	}
 	return nil

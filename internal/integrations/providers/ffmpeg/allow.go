@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"sinew/internal/fault"
 )
@@ -22,17 +23,23 @@ type option struct {
 }
 
 var (
-	simpleRE   = regexp.MustCompile(`^[A-Za-z0-9_.:+/\-]{1,64}$`)
-	numberRE   = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?[kKmMgG]?$`)
-	mapRE      = regexp.MustCompile(`^(-?[0-9]+(:[A-Za-z0-9:?#]+)?\??|\[[A-Za-z0-9_]+\])$`)
-	specRE     = regexp.MustCompile(`^[A-Za-z0-9:#]{0,32}$`)
-	flagsRE    = regexp.MustCompile(`^[+\-]?[a-z_]+([+\-][a-z_]+)*$`)
-	metadataRE = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,64}=`)
+	simpleRE   = lazyRE(`^[A-Za-z0-9_.:+/\-]{1,64}$`)
+	numberRE   = lazyRE(`^-?[0-9]+(\.[0-9]+)?[kKmMgG]?$`)
+	mapRE      = lazyRE(`^(-?[0-9]+(:[A-Za-z0-9:?#]+)?\??|\[[A-Za-z0-9_]+\])$`)
+	specRE     = lazyRE(`^[A-Za-z0-9:#]{0,32}$`)
+	flagsRE    = lazyRE(`^[+\-]?[a-z_]+([+\-][a-z_]+)*$`)
+	metadataRE = lazyRE(`^[A-Za-z0-9_\-]{1,64}=`)
 )
 
-func like(re *regexp.Regexp, what string) func(string) error {
+// lazyRE compiles expr on first use: the provider's package init stays cheap for a Lambda that
+// never runs ffmpeg (compiling these at init cost its cold start milliseconds).
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+func like(re func() *regexp.Regexp, what string) func(string) error {
 	return func(v string) error {
-		if !re.MatchString(v) {
+		if !re().MatchString(v) {
 			return fmt.Errorf("%q is not %s", v, what)
 		}
 		return nil
@@ -137,7 +144,7 @@ var allowedFilters = []string{
 // file (drawtext's first option is fontfile); refusedKeys are option names no filter may set.
 var (
 	keyedOnly   = map[string]bool{"drawtext": true, "paletteuse": true}
-	refusedKeys = regexp.MustCompile(`(?i)(file|path|url|model|stats|debug_kdtree|dump)`)
+	refusedKeys = lazyRE(`(?i)(file|path|url|model|stats|debug_kdtree|dump)`)
 )
 
 // checkOption finds the option w names and says whether it is allowed.
@@ -153,7 +160,7 @@ func checkOption(field, w string) (option, error) {
 	if !ok {
 		return option{}, fault.Invalid(field, "%s: the option -%s is not on sinew's list of ffmpeg options; allowed: -i, -f, %s", field, name, optionList())
 	}
-	if hasSpec && (!o.perStream || !specRE.MatchString(spec)) {
+	if hasSpec && (!o.perStream || !specRE().MatchString(spec)) {
 		return option{}, fault.Invalid(field, "%s: -%s takes no stream specifier %q here", field, name, spec)
 	}
 	return o, nil
@@ -234,7 +241,7 @@ func skipLabels(s string) string {
 }
 
 // optionKeyRE is an option's key as libavutil reads one (av_opt_get_key_value): no escapes.
-var optionKeyRE = regexp.MustCompile(`^[A-Za-z0-9_\-/.]+=`)
+var optionKeyRE = lazyRE(`^[A-Za-z0-9_\-/.]+=`)
 
 func checkFilter(name, args string) error {
 	name, _, _ = strings.Cut(name, "@") // an instance name: scale@big
@@ -246,14 +253,14 @@ func checkFilter(name, args string) error {
 	}
 	for args != "" {
 		var key, value string
-		if k := optionKeyRE.FindString(args); k != "" {
+		if k := optionKeyRE().FindString(args); k != "" {
 			key = strings.TrimSuffix(k, "=")
 			value, args = getToken(args[len(k):], ":")
 		} else {
 			value, args = getToken(args, ":")
 		}
 		args = strings.TrimPrefix(args, ":")
-		if key != "" && refusedKeys.MatchString(key) {
+		if key != "" && refusedKeys().MatchString(key) {
 			return fmt.Errorf("the option %s of the filter %s is not allowed: it reads or writes a file", key, name)
 		}
 		if key == "" && keyedOnly[name] && value != "" {

@@ -53,7 +53,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -392,14 +391,14 @@ func (r *Run) addInput(field, name, format string, isLast bool) error {
 
 var (
 	// nameRE is a plain file name in the working directory: no directory, no protocol.
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$`)
+	nameRE = lazyRE(`^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$`)
 	// protoRE finds "name:" where name is one of ffmpeg's protocols, at a word start in any
 	// argument (filter options too: movie=http\://... opens a URL). Backslashes and quotes are
 	// removed before matching, since filtergraphs use them to escape.
-	protoRE = regexp.MustCompile(`(?i)(^|[^a-z0-9_])(async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|rtsp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|dav|davs|ws|wss|libssh|librtmp|android_content)\s*:`)
+	protoRE = lazyRE(`(?i)(^|[^a-z0-9_])(async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|rtsp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|dav|davs|ws|wss|libssh|librtmp|android_content)\s*:`)
 	// pathSep splits an argument into the places a path could start in ffmpeg's syntaxes (option
 	// values, filter options, stream specifiers); not at "(", where "(w-tw)/2" is a division.
-	pathSep = regexp.MustCompile(`[=:,;\[\]|'"\s]`)
+	pathSep = lazyRE(`[=:,;\[\]|'"\s]`)
 	// shellOps are words that only mean something to a shell.
 	shellOps = map[string]bool{"|": true, "||": true, "&&": true, "&": true, ";": true, ">": true, ">>": true, "<": true, "<<": true, "2>": true, "2>&1": true, "&>": true}
 )
@@ -418,13 +417,13 @@ func checkWord(field, w string) error {
 		return fault.Invalid(field, "%s holds shell command substitution; sinew runs no shell", field)
 	}
 	plain := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(w)
-	if m := protoRE.FindStringSubmatch(plain); m != nil {
+	if m := protoRE().FindStringSubmatch(plain); m != nil {
 		return fault.Invalid(field, "%s names the %s: protocol; ffmpeg may read and write only the files in its working directory", field, strings.ToLower(m[2]))
 	}
 	if strings.Contains(plain, "//") {
 		return fault.Invalid(field, "%s looks like a URL; ffmpeg may read and write only the files in its working directory", field)
 	}
-	for _, piece := range pathSep.Split(plain, -1) {
+	for _, piece := range pathSep().Split(plain, -1) {
 		if strings.HasPrefix(piece, "/") || strings.HasPrefix(piece, "~") {
 			return fault.Invalid(field, "%s holds the absolute path %q; use file names in the working directory", field, piece)
 		}
@@ -438,7 +437,7 @@ func checkWord(field, w string) error {
 }
 
 func checkName(field, name string) error {
-	if !nameRE.MatchString(name) || strings.Contains(name, "..") {
+	if !nameRE().MatchString(name) || strings.Contains(name, "..") {
 		return fault.Invalid(field, "%s must be a plain file name in the working directory (letters, digits, _ . -; no path, no protocol, no %%), got %q", field, name)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"sinew/internal/fault"
 	"sinew/internal/integrations"
@@ -40,13 +41,15 @@ type Output struct {
 }
 
 // emailRE is Julep's address check.
-var emailRE = regexp.MustCompile(`^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$`)
+// Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
+// Lambda cold start otherwise.
+var emailRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$`) })
 
 var domainRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
 
 func checkList(field, list string) error {
 	for _, a := range strings.Split(list, ",") {
-		if a = strings.TrimSpace(a); a != "" && !emailRE.MatchString(a) {
+		if a = strings.TrimSpace(a); a != "" && !emailRE().MatchString(a) {
 			return fault.Invalid("arguments."+field, "arguments.%s holds an address that is not valid: %q", field, a)
 		}
 	}
@@ -54,10 +57,10 @@ func checkList(field, list string) error {
 }
 
 func sendEmail(ctx context.Context, env integrations.Env, s Setup, a Arguments) (Output, error) {
-	if !emailRE.MatchString(a.From) {
+	if !emailRE().MatchString(a.From) {
 		return Output{}, fault.Invalid("arguments.from", "arguments.from is not a valid email address: %q", a.From)
 	}
-	if !emailRE.MatchString(a.To) {
+	if !emailRE().MatchString(a.To) {
 		return Output{}, fault.Invalid("arguments.to", "arguments.to is not a valid email address: %q", a.To)
 	}
 	if err := checkList("cc", a.CC); err != nil {
