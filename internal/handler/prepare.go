@@ -48,10 +48,7 @@ func NewPrepare(d PrepareDeps) func(context.Context, workflow.PrepareInput) (*wo
 // handOn gives the prepared call to its executor with Dispatch's token.
 func (d PrepareDeps) handOn(ctx context.Context, p *workflow.Prepared, token string) error {
 	if p.Call.Type == tool.TypeFunction {
-		// Not a failure of the call: a caught error is the one way on to another state from a Task
-		// whose answer is the token's. lambdaboundary keeps a Sinew.* name as it is.
-		return messages.InvokeResponse_Error{Type: workflow.ErrWaitForClient,
-			Message: "a function call waits for its client in the Function state, with the tool's timeout"}
+		return waitForClient{}
 	}
 	fn := d.Executors[p.Call.Type]
 	if fn == "" || d.Invoker == nil {
@@ -73,3 +70,22 @@ func (d PrepareDeps) handOn(ctx context.Context, p *workflow.Prepared, token str
 	}
 	return nil
 }
+
+// waitForClient is Prepare's answer to a function call named only by its tool. Not a failure of
+// the call: a caught error is the one way on from a Task whose answer is the token's to another
+// state. It is named Sinew.WaitForClient at the Lambda boundary (which keeps a Sinew.* name) and
+// logged there as routing, not as a failure.
+type waitForClient struct{}
+
+func (waitForClient) Error() string { return workflow.ErrWaitForClient + ": " + waitMessage }
+func (waitForClient) Routing() bool { return true }
+
+func (waitForClient) As(target any) bool {
+	if t, ok := target.(*messages.InvokeResponse_Error); ok {
+		*t = messages.InvokeResponse_Error{Type: workflow.ErrWaitForClient, Message: waitMessage}
+		return true
+	}
+	return false
+}
+
+const waitMessage = "a function call waits for its client in the Function state, with the tool's timeout"
