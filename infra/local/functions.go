@@ -19,6 +19,7 @@ import (
 	"sinew/internal/handler/chatenv"
 	"sinew/internal/handler/integrationenv"
 	"sinew/internal/handler/modelenv"
+	"sinew/internal/handler/prepareenv"
 	"sinew/internal/handler/systemenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/localaws/lambdaapi"
@@ -47,7 +48,7 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
 	},
 	"prepare": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.PrepareFromEnv(d.ctx)
+		deps, err := prepareenv.Deps(d.ctx)
 		return boundary(handler.NewPrepare(deps)), err
 	},
 	"function": func(d handlerDeps) (lambdaapi.Invoker, error) {

@@ -303,13 +303,13 @@ func TestToolCallFunctionResumed(t *testing.T) {
 		transitions["timeout_seconds"] = stateTransitions(t, p, execARN(quick))
 	})
 
-	// What Step Functions bills per function call: an answer runs two states (Route, Function),
-	// a failure or an expiry three (Settle records it).
+	// What Step Functions bills per function call: an answer runs one state (Dispatch), a failure
+	// or an expiry two (Settle records it).
 	for name, n := range transitions {
 		t.Logf("%s: %d state transitions", name, n)
-		want := 2
+		want := 1
 		if name == "aws CLI send-task-failure" || name == "timeout_seconds" {
-			want = 3
+			want = 2
 		}
 		if n != want {
 			t.Errorf("%s: %d state transitions, want %d", name, n, want)
@@ -341,10 +341,11 @@ func stateTransitions(t *testing.T, p *proc, arn string) int {
 	return n
 }
 
-// TestToolCallBareStart: a user's StartExecution of tool_call naming only the tool runs Route,
-// Prepare and Dispatch, whose one Task waits for its token: a server-side executor answers its own
-// token through local mode's Step Functions API (found through AWS_ENDPOINT_URL_SFN, as deployed
-// through the default endpoint), and the execution succeeds with the result, recorded.
+// TestToolCallBareStart: a user's StartExecution of tool_call naming only a server-side tool runs
+// Dispatch alone, whose Task waits for its token: Dispatch invokes prepare, which hands the call to
+// its executor through local mode's Lambda Invoke API (AWS_ENDPOINT_URL_LAMBDA), and the executor
+// answers the token through local mode's Step Functions API (AWS_ENDPOINT_URL_SFN, as deployed
+// through the default endpoints); the execution succeeds with the result, recorded.
 func TestToolCallBareStart(t *testing.T) {
 	dir := t.TempDir()
 	p := startLocal(t, dir, "--in-memory")
@@ -383,6 +384,9 @@ func TestToolCallBareStart(t *testing.T) {
 			x, raw := dev.final(t, "bare-"+tt.tool)
 			if x["status"] != "succeeded" || !strings.Contains(raw, tt.want) {
 				t.Errorf("record = %s", raw)
+			}
+			if n := stateTransitions(t, p, aws.ToString(st.ExecutionArn)); n != 1 {
+				t.Errorf("%d state transitions, want 1 (Dispatch)", n)
 			}
 		})
 	}

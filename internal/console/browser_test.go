@@ -63,7 +63,11 @@ func TestConsoleDrawsEveryStateOfSinewsMachines(t *testing.T) {
 			t.Errorf("%s: drawn states %v, want %v", m, drawn, want)
 		}
 		kinds := eval[map[string]int](b, `[...document.querySelectorAll('#graph g.edge')].reduce((m, e) => (m[e.dataset.kind] = (m[e.dataset.kind] || 0) + 1, m), {})`)
-		for _, k := range []string{"next", "choice", "default", "catch", "retry"} {
+		want := []string{"next", "choice", "default", "catch", "retry"}
+		if m == "tool_call" {
+			want = []string{"next", "catch", "retry", "end"} // no Choice: a call's one state is Dispatch
+		}
+		for _, k := range want {
 			if kinds[k] == 0 {
 				t.Errorf("%s: no %s edge drawn (%v)", m, k, kinds)
 			}
@@ -89,18 +93,17 @@ func TestConsoleColoursAnExecutionsStates(t *testing.T) {
 	b := h.browser(t)
 	b.open(dev, "/executions/tool_call/"+id)
 	b.until("the execution succeeded", `document.querySelector('#exec-status[data-status="SUCCEEDED"]') !== null &&
-		document.querySelector('#graph g.node[data-state="Execute"][data-status="succeeded"]') !== null`)
+		document.querySelector('#graph g.node[data-state="Dispatch"][data-status="succeeded"]') !== null`)
 	got := b.nodeStatuses()
-	// A call started by POST /tool-calls comes prepared: Route sends it straight to its executor.
-	want := map[string]string{"Route": "succeeded", "Execute": "succeeded", "Prepare": "none", "PrepareFailed": "none",
-		"Function": "none", "FunctionWithHeartbeat": "none", "Settle": "none"}
+	// A call started by POST /tool-calls comes prepared: Dispatch, its one state, invokes its executor.
+	want := map[string]string{"Dispatch": "succeeded", "Prepare": "none", "PrepareFailed": "none", "Function": "none", "Settle": "none"}
 	for s, w := range want {
 		if got[s] != w {
 			t.Errorf("state %s is %q, want %q (all: %v)", s, got[s], w, got)
 		}
 	}
-	b.run("click Execute", b.click(`#graph g.node[data-state="Execute"] rect`))
-	b.until("Execute's input and output", `(() => { const p = document.querySelector('#state-panel');
+	b.run("click Dispatch", b.click(`#graph g.node[data-state="Dispatch"] rect`))
+	b.until("Dispatch's input and output", `(() => { const p = document.querySelector('#state-panel');
 		return p.querySelector('.state-input') && p.querySelector('.state-output') && p.querySelector('.state-output').textContent.includes('hi there'); })()`)
 	b.shot("execution-succeeded")
 
@@ -127,7 +130,7 @@ func TestConsoleAnswersAPendingCallThroughItsForm(t *testing.T) {
 
 	b := h.browser(t)
 	b.open(dev, "/executions/tool_call/"+id)
-	b.until("Function waits on its token", `document.querySelector('#graph g.node[data-state="Function"][data-status="waiting"]') !== null`)
+	b.until("Dispatch waits on its token", `document.querySelector('#graph g.node[data-state="Dispatch"][data-status="waiting"]') !== null`)
 	b.shot("execution-waiting")
 
 	b.open(dev, "/calls")
@@ -144,7 +147,7 @@ func TestConsoleAnswersAPendingCallThroughItsForm(t *testing.T) {
 	}
 	b.open(dev, "/executions/tool_call/"+id)
 	b.until("the execution resumed and succeeded", `document.querySelector('#exec-status[data-status="SUCCEEDED"]') !== null &&
-		document.querySelector('#graph g.node[data-state="Function"][data-status="succeeded"]') !== null &&
+		document.querySelector('#graph g.node[data-state="Dispatch"][data-status="succeeded"]') !== null &&
 		document.querySelector('#graph g.node[data-state="Settle"][data-status="none"]') !== null`)
 	b.shot("execution-resumed")
 }
@@ -164,9 +167,9 @@ func TestConsoleShowsAFailedCallsError(t *testing.T) {
 		b.set(form+` input[data-field="error-type"]`, "NotAllowed"),
 		b.set(form+` input[data-field="error-message"]`, "the user said no"),
 		b.click(form+` button[type=submit]`))
-	b.until("Function caught its failure", `document.querySelector('#exec-status:not([data-status="RUNNING"])') !== null &&
-		document.querySelector('#graph g.node[data-state="Function"][data-status="caught"]') !== null`)
-	b.run("click Function", b.click(`#graph g.node[data-state="Function"] rect`))
+	b.until("Dispatch caught its failure", `document.querySelector('#exec-status:not([data-status="RUNNING"])') !== null &&
+		document.querySelector('#graph g.node[data-state="Dispatch"][data-status="caught"]') !== null`)
+	b.run("click Dispatch", b.click(`#graph g.node[data-state="Dispatch"] rect`))
 	b.until("its error", `(() => { const e = document.querySelector('#state-panel .state-error');
 		return e !== null && e.textContent.includes('NotAllowed') && e.textContent.includes('the user said no'); })()`)
 	callErr := b.text("#calls .call-error")

@@ -138,10 +138,9 @@ func TestLayoutEdgesAndLayers(t *testing.T) {
 		retryNote map[string]string
 	}{
 		{name: "tool_call", def: readMachine(t, "tool_call"),
-			edges: []string{"@start>Route next", "Route>Execute choice", "Route>Function choice", "Route>FunctionWithHeartbeat choice",
-				"Route>Prepare default", "Prepare>Dispatch next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry", "Dispatch>Settle catch",
-				"Execute>Settle catch", "Function>Settle catch", "Settle>@end end"},
-			above:     [][2]string{{"@start", "Route"}, {"Route", "Prepare"}, {"Prepare", "Dispatch"}, {"Route", "Execute"}, {"Route", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
+			edges: []string{"@start>Dispatch next", "Dispatch>@end end", "Dispatch>Dispatch retry", "Dispatch>Prepare catch", "Dispatch>Settle catch",
+				"Prepare>Function next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry", "Function>Settle catch", "Function>@end end", "Settle>@end end"},
+			above:     [][2]string{{"@start", "Dispatch"}, {"Dispatch", "Prepare"}, {"Prepare", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
 			retryNote: map[string]string{"Prepare": "Retry ×6 on Sinew.Transient, Lambda.Servi…"}},
 		{name: "agent_loop", def: readMachine(t, "agent_loop"),
 			edges:    []string{"NextTurn>Model next back", "IsDone>RunCalls default", "RouteByType>ApiCall choice", "Done>@end end"},

@@ -204,15 +204,17 @@ func Functions() []Function {
 			Triggers: []Trigger{TriggerHTTPChat},
 		},
 		{
-			Name:     "prepare",
-			Purpose:  "tool_call's step for a request that names only the tool: records the execution, finds the tool, builds the call envelope",
+			Name: "prepare",
+			Purpose: "tool_call's step for a request that names only the tool: records the execution, finds the tool, builds the call " +
+				"envelope, and invoked by Dispatch with its token hands a server-side call to its executor",
 			MemoryMB: 256,
-			Timeout:  30 * time.Second,
-			Env:      env(),
-			Permissions: []Permission{
+			// It waits for the executor it hands a call to: the longest one's timeout (apicall's) and a margin.
+			Timeout: 660 * time.Second,
+			Env:     env(config.FunctionEnv("integration"), config.FunctionEnv("apicall"), config.FunctionEnv("system")),
+			Permissions: append([]Permission{
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions}},
-			},
+			}, invokes(executors...)...),
 		},
 		{
 			Name:     "function",
@@ -296,7 +298,8 @@ func Functions() []Function {
 			Timeout:  30 * time.Second,
 			Env:      env(),
 			Permissions: []Permission{
-				{Action: TableRead, Items: []ItemKind{ItemExecutions, ItemPendingCalls, ItemPayloads}},
+				// The tool's owners, to build a failed call again when the request named only the tool.
+				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemExecutions, ItemPendingCalls, ItemPayloads}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions, ItemPendingCalls, ItemPayloads}},
 			},
 			Triggers: []Trigger{TriggerExecutionChanged},
@@ -323,7 +326,7 @@ func StateMachines() []StateMachine {
 			Name:    ToolCall,
 			File:    "statemachines/tool_call.asl.json",
 			Type:    "STANDARD",
-			Purpose: "one tool call: a Choice on the call's type, then its executor (chosen by type) or the function Task that waits for its token; for a request naming the tool, prepare and then one Task that waits for its token (Dispatch); settle only after a failure",
+			Purpose: "one tool call in one Task that waits for its token (Dispatch), invoking the function of the call's type; for a request naming only the tool, prepare, which hands the call on (a function call then goes Prepare, Function); settle only after a failure",
 			Substitutions: []Substitution{
 				fnArn("prepare"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
 			},

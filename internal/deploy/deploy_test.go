@@ -272,3 +272,29 @@ func TestValueOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareOutlastsTheExecutors: prepare waits for the executor it hands a bare start's call to
+// (a synchronous Invoke), so it must not time out before any executor it may invoke.
+func TestPrepareOutlastsTheExecutors(t *testing.T) {
+	prep, ok := FunctionByName("prepare")
+	if !ok {
+		t.Fatal("no prepare function")
+	}
+	invoked := 0
+	for _, p := range prep.Permissions {
+		if p.Action != InvokeFunction {
+			continue
+		}
+		invoked++
+		f, ok := FunctionByName(p.Target)
+		if !ok {
+			t.Fatalf("prepare invokes %s, which is not described", p.Target)
+		}
+		if f.Timeout >= prep.Timeout {
+			t.Errorf("prepare's timeout %v is not over %s's %v", prep.Timeout, f.Name, f.Timeout)
+		}
+	}
+	if invoked != len(executors) {
+		t.Errorf("prepare may invoke %d functions, want the %d executors", invoked, len(executors))
+	}
+}

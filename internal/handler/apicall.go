@@ -26,7 +26,7 @@ type APICallDeps struct {
 func NewAPICall(d APICallDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		out, err := runAPICall(ctx, d, in)
-		return answerOrReturn(ctx, d.Tokens, in.TaskToken, &in.Call, out, err)
+		return answerOrReturn(ctx, d.Tokens, in.TaskToken, in.WholeResult, &in.Call, out, err)
 	}
 }
 

@@ -6,18 +6,20 @@
 // every value it learns redacted, a large output stored by reference).
 //
 // Each Lambda has a constructor from its dependencies (NewPrepare, NewAPICall, ...) and a builder
-// of those dependencies from the environment (PrepareFromEnv, APICallFromEnv, ...): a main under
+// of those dependencies from the environment (FunctionFromEnv, APICallFromEnv, ...): a main under
 // functions/ only joins the two behind the Lambda error boundary, and local mode (infra/local)
 // builds the same handlers in process the same way. The builders that need heavy packages live
 // in packages of their own, because a binary links every package its imports reach and runs their
 // initialisation at each cold start: apienv (the routes and the integration catalogue),
 // integrationenv (every provider), modelenv (the model clients and tool schemas), chatenv (the
-// chat service) and systemenv (the system executor, its chat service built at first use).
+// chat service), prepareenv (the Lambda client prepare hands calls on with) and systemenv (the
+// system executor, its chat service built at first use).
 //
 //   - api: every HTTP route but chat (package app's router);
 //   - chat: POST /sessions/{session_id}/chat (package chat);
-//   - prepare, function, settle: tool_call's steps for a request naming the tool, a function
-//     call and a failure, and settle also the target of the status-change events (package workflow);
+//   - prepare, function, settle: tool_call's steps for a request naming the tool (which prepare
+//     hands on to its executor when Dispatch invoked it with its token), a function call and a
+//     failure, and settle also the target of the status-change events (package workflow);
 //   - integration, apicall, system: the executors of tool calls;
 //   - model: agent_loop's model step (package agentloop; its handler and builder are in modelenv).
 package handler

@@ -32,7 +32,7 @@ type IntegrationDeps struct {
 func NewIntegration(d IntegrationDeps) func(context.Context, workflow.Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in workflow.Envelope) (map[string]any, error) {
 		out, err := runIntegration(ctx, d, in)
-		return answerOrReturn(ctx, d.Tokens, in.TaskToken, &in.Call, out, err)
+		return answerOrReturn(ctx, d.Tokens, in.TaskToken, in.WholeResult, &in.Call, out, err)
 	}
 }
 

@@ -2,26 +2,90 @@ package handler
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
+
+	"sinew/internal/dispatch"
+	"sinew/internal/fault"
+	"sinew/internal/jsonv"
+	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
 
 // PrepareDeps are the handler's dependencies.
 type PrepareDeps struct {
 	Workflow *workflow.Service // needs Store
+	// Invoker and Executors hand a call to the executor of its type when Dispatch invoked Prepare
+	// with its token (package prepareenv builds them over the Lambda Invoke API); a Prepare state,
+	// without a token, needs neither.
+	Invoker   dispatch.Invoker
+	Executors map[tool.Type]string // function names of the integration, api_call and system executors
 }
 
-// NewPrepare is the prepare Lambda's handler, tool_call's first state: the tool_call input plus
-// execution_id → {call, tool, context, wait}.
+// NewPrepare is the prepare Lambda's handler. Without a task token (tool_call's Prepare state, and
+// the definitions before it): the tool_call input plus execution_id → {call, tool, context, wait,
+// result}. With one (tool_call's Dispatch, for a request that names only the tool): it prepares the
+// call the same way and hands a server-side call to its executor with the token, which answers it
+// (answer null); a function call fails with Sinew.WaitForClient, so the state machine waits for
+// the client in a Task with the tool's own timeout.
+//
+// The executor is invoked synchronously (RequestResponse), not as an Event: its invocation's
+// failure is this one's, so Dispatch's Retry invokes Prepare again and Prepare the executor, whose
+// claim on the call makes a repeat answer what the first run recorded; an Event invocation that
+// Lambda gave up on would leave the Task waiting out its timeout, and no retry would follow. The
+// price is that Prepare's own duration spans the executor's run, on this path only.
 func NewPrepare(d PrepareDeps) func(context.Context, workflow.PrepareInput) (*workflow.Prepared, error) {
-	return d.Workflow.Prepare
+	return func(ctx context.Context, in workflow.PrepareInput) (*workflow.Prepared, error) {
+		p, err := d.Workflow.Prepare(ctx, in)
+		if err != nil || in.TaskToken == "" {
+			return p, err
+		}
+		return nil, d.handOn(ctx, p, in.TaskToken)
+	}
 }
 
-// PrepareFromEnv builds the dependencies from the environment.
-func PrepareFromEnv(ctx context.Context) (PrepareDeps, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return PrepareDeps{}, err
+// handOn gives the prepared call to its executor with Dispatch's token.
+func (d PrepareDeps) handOn(ctx context.Context, p *workflow.Prepared, token string) error {
+	if p.Call.Type == tool.TypeFunction {
+		return waitForClient{}
 	}
-	return PrepareDeps{Workflow: &workflow.Service{Store: env.Store(NoKey{})}}, nil
+	fn := d.Executors[p.Call.Type]
+	if fn == "" || d.Invoker == nil {
+		return fault.New(fault.Internal, "no executor is configured for %s calls", p.Call.Type)
+	}
+	payload, err := jsonv.Encode(workflow.Envelope{Call: p.Call, Tool: &p.Tool, Context: p.Context, TaskToken: token,
+		Record: true, WholeResult: true})
+	if err != nil {
+		return fault.Wrap(fault.InvalidInput, err, "the call cannot be written as JSON")
+	}
+	_, ferr, err := d.Invoker.Invoke(ctx, fn, payload)
+	if err != nil {
+		return fmt.Errorf("hand call %s to %s: %w", p.Call.ID, fn, err)
+	}
+	if ferr != nil {
+		// The executor answers the token with its run's outcome; failing itself, it could not
+		// (the token was not answered), so this invocation fails with its error and is retried.
+		return *ferr
+	}
+	return nil
 }
+
+// waitForClient is Prepare's answer to a function call named only by its tool. Not a failure of
+// the call: a caught error is the one way on from a Task whose answer is the token's to another
+// state. It is named Sinew.WaitForClient at the Lambda boundary (which keeps a Sinew.* name) and
+// logged there as routing, not as a failure.
+type waitForClient struct{}
+
+func (waitForClient) Error() string { return workflow.ErrWaitForClient + ": " + waitMessage }
+func (waitForClient) Routing() bool { return true }
+
+func (waitForClient) As(target any) bool {
+	if t, ok := target.(*messages.InvokeResponse_Error); ok {
+		*t = messages.InvokeResponse_Error{Type: workflow.ErrWaitForClient, Message: waitMessage}
+		return true
+	}
+	return false
+}
+
+const waitMessage = "a function call waits for its client in the Function state, with the tool's timeout"

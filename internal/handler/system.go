@@ -18,6 +18,8 @@ type SystemEvent struct {
 	Context system.Context `json:"context"`
 	Record  bool           `json:"record,omitempty"`
 	Held    bool           `json:"held,omitempty"`
+	// WholeResult: the token is answered with the result object (workflow.Envelope).
+	WholeResult bool `json:"whole_result,omitempty"`
 	// TaskToken: the call came through tool_call's Dispatch state, and its outcome goes to the token.
 	TaskToken string `json:"task_token,omitempty"`
 }
@@ -35,7 +37,7 @@ func NewSystem(x *system.Executor, tk ...*Tokens) func(context.Context, SystemEv
 	}
 	return func(ctx context.Context, ev SystemEvent) (map[string]any, error) {
 		out, err := runSystem(ctx, x, guard, ev)
-		return answerOrReturn(ctx, tokens, ev.TaskToken, &ev.Call, out, err)
+		return answerOrReturn(ctx, tokens, ev.TaskToken, ev.WholeResult, &ev.Call, out, err)
 	}
 }
 

@@ -98,14 +98,18 @@ func (t *Tokens) client(ctx context.Context) (TaskAnswerer, error) {
 var defaultTokens = &Tokens{}
 
 // answerOrReturn is an executor's answer to its invocation: without a task token, the result
-// object (or err) as the Task's result; with one, the outcome goes to the token, and the
-// invocation itself succeeds unless the answer could not be sent.
-func answerOrReturn(ctx context.Context, tk *Tokens, token string, call *tool.Call, out any, err error) (map[string]any, error) {
+// object (or err) as the Task's result; with one, the outcome goes to the token (the result object
+// when whole, else the bare output), and the invocation itself succeeds unless the answer could
+// not be sent.
+func answerOrReturn(ctx context.Context, tk *Tokens, token string, whole bool, call *tool.Call, out any, err error) (map[string]any, error) {
 	if token == "" {
 		if err != nil {
 			return nil, err
 		}
 		return workflow.ResultObject(tool.ResultOf(call, out)), nil
+	}
+	if whole && err == nil {
+		out = workflow.ResultObject(tool.ResultOf(call, out))
 	}
 	if tk == nil {
 		tk = defaultTokens

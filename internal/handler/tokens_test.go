@@ -31,31 +31,36 @@ func (r *recordingSFN) SendTaskFailure(_ context.Context, in *sfn.SendTaskFailur
 
 // TestAnswerOrReturn: without a token the result object (or the error) is the invocation's answer;
 // with one, the output or the error's Sinew.* name and message go to the token, and the invocation
-// fails only when the answer could not be sent (a token no longer awaited is no failure).
+// fails only when the answer could not be sent (a token no longer awaited is no failure); whole
+// answers the token with the result object.
 func TestAnswerOrReturn(t *testing.T) {
 	call := tool.Call{ID: "call_AAAAAAAAAAAAAAAAAAAAAAAA", Type: tool.TypeIntegration, Integration: &tool.NamedCall{Name: "echo"}}
 	runErr := fault.New(fault.Provider, "the service refused")
 	tests := []struct {
 		name        string
 		token       string
+		whole       bool
 		runErr      error
 		sendErr     error
 		wantSuccess []string
 		wantFailure []string
 		wantErr     fault.Kind // "" for none
 	}{
-		{"no token, success", "", nil, nil, nil, nil, ""},
-		{"no token, failure", "", runErr, nil, nil, nil, fault.Provider},
-		{"token, success", "tok", nil, nil, []string{`{"n":1}`}, nil, ""},
-		{"token, failure", "tok", runErr, nil, nil, []string{"Sinew.Provider|the service refused"}, ""},
-		{"token no longer awaited", "tok", nil, &sfntypes.TaskTimedOut{Message: new(string)}, []string{`{"n":1}`}, nil, ""},
-		{"Step Functions unavailable", "tok", nil, errors.New("connection refused"), []string{`{"n":1}`}, nil, fault.Transient},
-		{"unavailable, after a failed run", "tok", runErr, errors.New("connection refused"), nil, []string{"Sinew.Provider|the service refused"}, fault.Provider},
+		{"no token, success", "", false, nil, nil, nil, nil, ""},
+		{"no token, failure", "", false, runErr, nil, nil, nil, fault.Provider},
+		{"no token, whole: still the result object", "", true, nil, nil, nil, nil, ""},
+		{"token, success", "tok", false, nil, nil, []string{`{"n":1}`}, nil, ""},
+		{"token, success, whole", "tok", true, nil, nil, []string{`{"id":"call_AAAAAAAAAAAAAAAAAAAAAAAA","name":"echo","output":{"n":1},"type":"integration"}`}, nil, ""},
+		{"token, failure", "tok", false, runErr, nil, nil, []string{"Sinew.Provider|the service refused"}, ""},
+		{"token, failure, whole: the error alone", "tok", true, runErr, nil, nil, []string{"Sinew.Provider|the service refused"}, ""},
+		{"token no longer awaited", "tok", false, nil, &sfntypes.TaskTimedOut{Message: new(string)}, []string{`{"n":1}`}, nil, ""},
+		{"Step Functions unavailable", "tok", false, nil, errors.New("connection refused"), []string{`{"n":1}`}, nil, fault.Transient},
+		{"unavailable, after a failed run", "tok", false, runErr, errors.New("connection refused"), nil, []string{"Sinew.Provider|the service refused"}, fault.Provider},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recordingSFN{err: tt.sendErr}
-			out, err := answerOrReturn(context.Background(), &Tokens{SFN: rec}, tt.token, &call, map[string]any{"n": 1}, tt.runErr)
+			out, err := answerOrReturn(context.Background(), &Tokens{SFN: rec}, tt.token, tt.whole, &call, map[string]any{"n": 1}, tt.runErr)
 			if got := fault.Kind(""); err != nil {
 				got = fault.KindOf(err)
 				if got != tt.wantErr {

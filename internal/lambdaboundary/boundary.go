@@ -60,8 +60,12 @@ func Wrap[In, Out any](h func(context.Context, In) (Out, error)) func(context.Co
 		}
 		ire := Error(err)
 		level := slog.LevelWarn
+		var routing interface{ Routing() bool }
 		if ire.Type == string(fault.Internal) {
 			level = slog.LevelError
+		} else if errors.As(err, &routing) && routing.Routing() {
+			// Not a failure: the way a Task's caught error sends the execution on to another state.
+			level = slog.LevelDebug
 		}
 		slog.Log(ctx, level, "handler failed", "error_type", ire.Type, "message", ire.Message, "error", err.Error(), "request_id", requestID(ctx))
 		var zero Out

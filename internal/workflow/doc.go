@@ -9,38 +9,58 @@
 //
 // # The path of a call
 //
-// statemachines/tool_call.asl.json (Standard) starts with Route, a Choice on the call's type.
-// POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), so Route
-// sends it straight to its Task: Execute, whose FunctionName is chosen from the type (JSONata),
-// for integration, api_call and system; Function (or FunctionWithHeartbeat) for a function call.
-// A request naming only the tool (a user's own state machine) goes to Prepare first, which records
-// the execution, finds the tool (with a task, the task's tools first and, with inherit_tools, the
-// agent's after them) and builds the envelope; then Dispatch, one lambda:invoke.waitForTaskToken
-// Task for every type, invokes the function its Output chose: the function Lambda, as on the
-// Function path, or the executor of a server-side type, which runs the call as Execute would and
-// answers its own token (handler.Tokens: SendTaskSuccess with the output, SendTaskFailure with the
-// Sinew.* name Retry and Catch match).
+// statemachines/tool_call.asl.json (Standard) starts with Dispatch, one
+// lambda:invoke.waitForTaskToken Task (JSONata) that is, on the common paths, the only state a call
+// enters. POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), and
+// Dispatch's FunctionName is chosen from call.type: the function Lambda, which records the pending
+// call with the token, or the executor of a server-side type, which runs the call and answers its
+// own token (handler.Tokens: SendTaskSuccess with the result object, asked for by whole_result,
+// SendTaskFailure with the Sinew.* name Retry and Catch match). Its TimeoutSeconds and
+// HeartbeatSeconds come from wait for a function call (without heartbeat_seconds the heartbeat is
+// the timeout and the Task's own timeout one second more, so the wait ends at timeout_seconds with
+// States.Timeout); a server-side call is bounded by its executor's Lambda timeout.
+//
+// A request naming only the tool (a user's own state machine) has no call.type: Dispatch invokes
+// Prepare with the token. Prepare records the execution, finds the tool (with a task, the task's
+// tools first and, with inherit_tools, the agent's after them), builds the envelope and hands a
+// server-side call to its executor with the token, so it runs in the same one state. It does so
+// with a synchronous Lambda Invoke rather than an Event: the executor's failure to answer is then
+// Prepare's failure, hence the Task's, and Dispatch's Retry invokes Prepare again, which invokes the
+// executor again, whose claim on the call answers what a first run recorded; an Event invocation
+// that Lambda gave up on would leave the Task waiting out its timeout with no retry, a new place
+// where a call could be dropped. Prepare's duration then spans the executor's run, on this path
+// only. A function call's wait needs the tool's timeout, which Dispatch could not know: Prepare
+// fails it with Sinew.WaitForClient, which Dispatch's Catch sends to the Prepare state (Prepare
+// without a token, answering the envelope) and then Function, the JSONPath Task that waits with the
+// tool's timeout (three transitions).
 //
 // The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
 // the first attempt with the record, so that attempt only renews it), runs it once, and records
-// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); the Task's output
-// is the result object. A function call's Task uses lambda:invoke.waitForTaskToken: RecordPending
-// stores the pending call (a retry issues a new token and overwrites it) and publishes
-// ToolCallPending, and the execution waits up to the tool's timeout_seconds for SendTaskSuccess /
-// SendTaskFailure (or the HTTP route that wraps them); the answer is placed untouched in the
-// result object (numbers stay exact), and the SUCCEEDED event's SettleEvent records it with the
-// call in one transaction. A failure (a permanent error, retries exhausted, a client's error, the
-// wait's end) goes to Settle, which records it and ends SUCCEEDED with the error result; the
-// execution fails only on a fault of the workflow itself, and SettleEvent then brings the records
-// to their final state. Requests naming the tool carry every key (null where unused): Prepare's
-// JSONPath-era contract. The chat path reaches the same executors through the dispatcher
-// instead, with its claims in idempotency records.
+// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); Dispatch's output,
+// the execution's, is the result object. A function call: RecordPending stores the pending call (a
+// retry issues a new token and overwrites it) and publishes ToolCallPending, and the execution
+// waits up to the tool's timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route
+// that wraps them). Dispatch has no Output, since JSONata holds numbers as doubles (2^53+1 would
+// not survive): the execution ends with the client's answer as it came, and the SUCCEEDED event's
+// SettleEvent puts it in the result object (the input's result less its output) and records it with
+// the call in one transaction. On the bare path Function's JSONPath places the answer in the result
+// object itself. A failure (a permanent error, retries exhausted, a client's error, the wait's end)
+// goes to Settle, which records it and ends SUCCEEDED with the error result; a bare start's failure
+// in Dispatch carries no call, so Settle builds it again from the request (or fails the execution
+// with the request's own error, as the PrepareFailed state does). The execution fails only on a
+// fault of the workflow itself, and SettleEvent then brings the records to their final state.
+// Requests naming the tool carry every key (null where unused): Prepare's JSONPath-era contract.
+// The chat path reaches the same executors through the dispatcher instead, with its claims in
+// idempotency records.
 //
-// Executions started on the previous definitions finish on this code (both kept in testdata):
+// Executions started on the previous definitions finish on this code (all kept in testdata):
 // v1 (Prepare, a Task per type, Settle; TestUpgradeFromPreviousDefinition), whose envelope without
-// "record" keeps its claim in an idempotency record, and v2 (Prepare's Next was Route, then Execute
-// or Function; TestUpgradeFromLeanDefinition): Prepare and Settle keep their entry points, and an
-// envelope without a task token is answered as the Task's result.
+// "record" keeps its claim in an idempotency record; v2 (Prepare's Next was Route, then Execute
+// or Function; TestUpgradeFromLeanDefinition); and v3 (Route, a Choice, then Execute or Function, or
+// for a bare start Prepare and a JSONPath Dispatch; TestUpgradeFromRouteDefinition): Prepare without
+// a token answers the envelope, Settle keeps its entry point, an envelope without a task token is
+// answered as the Task's result, one without whole_result answers the token with the bare output,
+// and the status-change event takes a result object for the call as it is.
 //
 // # What one call costs
 //
@@ -49,18 +69,20 @@
 // outcome, the status-change event included:
 //
 //	through POST /tool-calls   transitions   Lambdas inside   DynamoDB requests
-//	integration, api_call      2: Route,     1: the executor  4: BatchGetItem 2 (the route finds the tool; the
-//	                           Execute                           merge), UpdateItem 2 (the route's record with the
-//	                                                             claim; the executor's outcome)
-//	system                     2             1                the same, + the operation's own
-//	function (answered         2: Route,     1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
-//	over HTTP)                 Function                          TransactWriteItems 1 (pending call + awaiting_input),
-//	                                                             GetItem 1 (the answer reads the call's token),
-//	                                                             TransactWriteItems 1 (the event: outcome + call)
+//	integration, api_call      1: Dispatch   1: the executor  4: BatchGetItem 2 (the route finds the tool; the
+//	                                                            merge), UpdateItem 2 (the route's record with the
+//	                                                            claim; the executor's outcome)
+//	system                     1             1                the same, + the operation's own
+//	function (answered         1: Dispatch   1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
+//	over HTTP)                                                   TransactWriteItems 1 (pending call + awaiting_input),
+//	                                                            GetItem 1 (the answer reads the call's token),
+//	                                                            TransactWriteItems 1 (the event: outcome + call)
 //
-// A bare StartExecution naming the tool runs Route, Prepare and Dispatch (3 transitions, 2 Lambdas)
-// and makes 5 requests (Prepare's record and find, the executor's claim, merge and outcome). The
-// SUCCEEDED event of a server-side call makes no request. A repeat of an Idempotency-Key costs the
-// tool's BatchGetItem and, for an ended execution, the record's Query. Each Retry attempt is one
-// more transition (Step Functions bills it) and, for executors, one more claim.
+// A bare StartExecution naming a server-side tool runs Dispatch alone (1 transition, 2 Lambdas:
+// prepare and the executor) and makes 5 requests (Prepare's record and find, the executor's claim,
+// merge and outcome); naming a function tool it runs Dispatch, Prepare and Function (3 transitions,
+// 3 Lambdas, 6 requests: the record and the find twice). The SUCCEEDED event of a server-side
+// call makes no request. A repeat of an Idempotency-Key costs the tool's BatchGetItem and, for an
+// ended execution, the record's Query. Each Retry attempt is one more transition (Step Functions
+// bills it) and, for executors, one more claim.
 package workflow

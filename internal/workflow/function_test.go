@@ -222,38 +222,56 @@ func TestFunctionToolTimeout(t *testing.T) {
 	}
 	// Step Functions reports a heartbeat's end as States.Timeout too.
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			dev := "dev-a"
-			x, pc := startFunction(t, h, dev, "exec-timeout", tt.timeout, tt.heartbeat)
-			// Still waiting two seconds before the end.
-			h.clock.Advance(tt.advance - 2*time.Second)
-			sleepMs(20)
-			if !x.Parked() {
-				t.Fatalf("the wait ended before %v: %v", tt.advance-time.Second, history(x))
-			}
-			h.clock.Advance(2 * time.Second)
-			out := output(t, h.wait(x))
-			e, _ := out["error"].(map[string]any)
-			if e["type"] != "Sinew.Timeout" || e["message"] != tt.msg {
-				t.Errorf("output = %v, want the Sinew.Timeout error result: %s", out, tt.msg)
-			}
-			if rec := h.record(dev, x.Name); rec.Status != store.ExecTimedOut {
-				t.Errorf("record status = %s, want timed_out", rec.Status)
-			}
-			if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallExpired {
-				t.Errorf("call status = %s, want expired", st)
-			}
-			if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": 1}); code != 410 {
-				t.Errorf("answer after expiry = %d %v, want 410", code, body)
-			}
-			if code, _ := h.do(dev, "POST", callPath(x.Name, pc.CallID, "heartbeat"), nil); code != 410 {
-				t.Errorf("heartbeat after expiry = %d, want 410", code)
-			}
-			if err := h.eng.SendTaskSuccess(pc.TaskToken, `1`); err == nil {
-				t.Errorf("SendTaskSuccess after expiry succeeded")
-			}
-		})
+		for _, entry := range []string{"start", "post"} {
+			t.Run(tt.name+"/"+entry, func(t *testing.T) {
+				h := newHarness(t)
+				dev := "dev-a"
+				var x *asl.Execution
+				var pc store.PendingCall
+				if entry == "start" {
+					x, pc = startFunction(t, h, dev, "exec-timeout", tt.timeout, tt.heartbeat)
+				} else {
+					// Dispatch's own wait, from the call POST /tool-calls prepared.
+					agent := h.agent(dev, nil, askUser(tt.timeout, tt.heartbeat))
+					code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "ask_user", "arguments": map[string]any{}})
+					if code != 202 {
+						t.Fatalf("POST = %d %v", code, st)
+					}
+					var ok bool
+					if x, ok = h.eng.Execution(execARN(st["execution_id"].(string))); !ok {
+						t.Fatal("no execution in the engine")
+					}
+					pc = h.pending(dev, x.Name)
+				}
+				// Still waiting two seconds before the end.
+				h.clock.Advance(tt.advance - 2*time.Second)
+				sleepMs(20)
+				if !x.Parked() {
+					t.Fatalf("the wait ended before %v: %v", tt.advance-time.Second, history(x))
+				}
+				h.clock.Advance(2 * time.Second)
+				out := output(t, h.wait(x))
+				e, _ := out["error"].(map[string]any)
+				if e["type"] != "Sinew.Timeout" || e["message"] != tt.msg {
+					t.Errorf("output = %v, want the Sinew.Timeout error result: %s", out, tt.msg)
+				}
+				if rec := h.record(dev, x.Name); rec.Status != store.ExecTimedOut {
+					t.Errorf("record status = %s, want timed_out", rec.Status)
+				}
+				if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallExpired {
+					t.Errorf("call status = %s, want expired", st)
+				}
+				if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": 1}); code != 410 {
+					t.Errorf("answer after expiry = %d %v, want 410", code, body)
+				}
+				if code, _ := h.do(dev, "POST", callPath(x.Name, pc.CallID, "heartbeat"), nil); code != 410 {
+					t.Errorf("heartbeat after expiry = %d, want 410", code)
+				}
+				if err := h.eng.SendTaskSuccess(pc.TaskToken, `1`); err == nil {
+					t.Errorf("SendTaskSuccess after expiry succeeded")
+				}
+			})
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -109,6 +110,25 @@ func (iv *invoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		return &asl.LambdaResponse{Payload: lambdaboundary.Payload(*ierr), FunctionError: "Unhandled"}, nil
 	}
 	return &asl.LambdaResponse{Payload: out}, nil
+}
+
+// invokeAPI is the Lambda Invoke API over the same functions (and counts), as prepare reaches
+// the executors it hands calls to.
+type invokeAPI struct{ iv *invoker }
+
+func (a invokeAPI) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	out, err := a.iv.Invoke(ctx, asl.LambdaRequest{FunctionName: function, Payload: payload})
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.Transient, err, "invoke %s", function)
+	}
+	if out.FunctionError != "" {
+		e, ok := lambdaboundary.ParsePayload(out.Payload)
+		if !ok {
+			e = messages.InvokeResponse_Error{Type: string(fault.Internal), Message: function + " failed"}
+		}
+		return nil, &e, nil
+	}
+	return out.Payload, nil, nil
 }
 
 func (iv *invoker) count(name string) int {
@@ -337,7 +357,8 @@ func newHarness(t testing.TB) *harness {
 	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.
 	h.tokens = &handler.Tokens{SFN: h.svc.SFN}
 	h.handler = map[string]lambda.Handler{
-		"prepare":     lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc})),
+		"prepare": lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
+			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
 		"function":    lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc})),
 		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, Providers: reg})),
 		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, APICall: apicall.New(guard)})),

@@ -62,8 +62,10 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", in.ExecutionID, err)
 	}
-	if x.Status.Final() {
+	if x.Status.Final() && in.TaskToken == "" {
 		// A Prepare run again after the execution was settled (a redrive): nothing may reopen it.
+		// With Dispatch's token it runs again when its answer was lost after the executor recorded
+		// the outcome, and the executor it hands the call to answers what it recorded.
 		return nil, fault.New(fault.Conflict, "execution %s has already ended (%s)", in.ExecutionID, x.Status)
 	}
 	p, err := s.prepare(ctx, in)
@@ -79,6 +81,11 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 	}
 	return p, nil
 }
+
+// ErrWaitForClient is the error Prepare answers Dispatch's token with for a function call that a
+// request naming only the tool asked for: its wait needs the tool's own timeout, which Dispatch
+// could not know, so tool_call's Catch sends it on to the Prepare and Function states.
+const ErrWaitForClient = "Sinew.WaitForClient"
 
 func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
 	args, err := CheckRequest(in.AgentID, in.TaskID, in.SessionID, in.Tool, in.Arguments)

@@ -30,6 +30,16 @@ const PayloadTTL = 90 * 24 * time.Hour
 // gives the execution record its final status. The result object is its answer, and the
 // execution's output. It is safe to run twice: final statuses are kept once set.
 func (s *Service) Settle(ctx context.Context, o Outcome) (map[string]any, error) {
+	if o.Request != nil && o.Call.Type == "" {
+		// Dispatch failed on a request that named only the tool: the call is the one Prepare
+		// built (its id derives from the execution), or the request itself is at fault, and its
+		// error, which Prepare recorded, fails the execution as Prepare's own failure does.
+		p, err := s.prepare(ctx, *o.Request)
+		if err != nil {
+			return nil, err
+		}
+		o.Call, o.Tool, o.Context = p.Call, &p.Tool, p.Context
+	}
 	if err := o.Call.Validate(); err != nil {
 		return nil, err
 	}
@@ -176,6 +186,12 @@ func (s *Service) SettleEvent(ctx context.Context, ev StatusChange) (*store.Exec
 			v, err := jsonv.DecodeString(*d.Output)
 			if err == nil {
 				output = v
+				if stub := functionStubOf(d.Input); stub != nil && !isResultFor(v, stub["id"]) {
+					// tool_call's Dispatch ended with a function call's answer as it came (no
+					// Output of its own, so its numbers stay exact): it is the result's output.
+					stub["output"] = v
+					return s.settleResult(ctx, developerOf(d.Input), d.Name, stub)
+				}
 				if m, ok := v.(map[string]any); ok && isResultObject(m) && m["error"] == nil {
 					return s.settleResult(ctx, developerOf(d.Input), d.Name, m)
 				}
@@ -255,6 +271,29 @@ func developerOf(input *string) string {
 		return ""
 	}
 	return in.DeveloperID
+}
+
+// functionStubOf reads the result object less its output from the input of a function call that
+// POST /tool-calls started ({"result": {"id", "type": "function", "name"}}), nil for any other.
+func functionStubOf(input *string) map[string]any {
+	if input == nil {
+		return nil
+	}
+	var in struct {
+		Result *CallResult `json:"result"`
+	}
+	if json.Unmarshal([]byte(*input), &in) != nil || in.Result == nil || in.Result.Type != tool.TypeFunction || in.Result.ID == "" {
+		return nil
+	}
+	return map[string]any{"id": in.Result.ID, "type": string(in.Result.Type), "name": in.Result.Name}
+}
+
+// isResultFor reports whether an output is the result object (or error result) of call id: what
+// the definitions before the one-state Dispatch, and Settle, end with. A function call's answer on
+// Dispatch is the output alone; one shaped as its own call's result object is taken as that.
+func isResultFor(v any, id any) bool {
+	m, ok := v.(map[string]any)
+	return ok && isResultObject(m) && m["id"] == id
 }
 
 // isResultObject reports whether an execution's output is a tool_call's result object.

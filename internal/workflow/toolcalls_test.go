@@ -10,7 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"sinew/internal/asl"
 	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -233,5 +235,72 @@ func TestPostToolCallsRequests(t *testing.T) {
 	}
 	if ops := h.ddb.Ops(); h.ddb.Total() != 2 || ops["BatchGetItem"] != 1 || ops["Query"] != 1 {
 		t.Errorf("repeat: DynamoDB %v, want the tool's BatchGetItem and the record's Query", ops)
+	}
+}
+
+// TestToolCallFunctionAnswered: a function call POST /tool-calls started waits in Dispatch, its
+// one state; the execution ends with the client's answer as it came (2^53+1 stays exact, and an
+// answer shaped like an error result is still an answer), and the status-change event records the
+// result object with it and marks the call answered. A late answer is 409.
+func TestToolCallFunctionAnswered(t *testing.T) {
+	tests := []struct {
+		name, how, answer string
+		want              any
+	}{
+		{"SendTaskSuccess", "sdk", `["Lisbon",9007199254740993]`, []any{"Lisbon", int64(9007199254740993)}},
+		{"HTTP result route", "http", `{"city":"Lisbon","n":9007199254740993}`, map[string]any{"city": "Lisbon", "n": int64(9007199254740993)}},
+		{"an answer with an error key", "sdk", `{"error":{"type":"x","message":"y"}}`, map[string]any{"error": map[string]any{"type": "x", "message": "y"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			dev := "dev-a"
+			agent := h.agent(dev, nil, askUser(3600, 0))
+			code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "ask_user", "arguments": map[string]any{"question": "Which city?"}})
+			if code != 202 {
+				t.Fatalf("POST = %d %v", code, st)
+			}
+			x, ok := h.eng.Execution(execARN(st["execution_id"].(string)))
+			if !ok {
+				t.Fatal("no execution in the engine")
+			}
+			pc := h.pending(dev, x.Name)
+			if tt.how == "sdk" {
+				if err := h.eng.SendTaskSuccess(pc.TaskToken, tt.answer); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				v, _ := jsonv.DecodeString(tt.answer)
+				if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": v}); code != 200 {
+					t.Fatalf("answer = %d %v", code, body)
+				}
+			}
+			d := h.wait(x)
+			if d.Status != asl.StatusSucceeded {
+				t.Fatalf("status %s: %s %s", d.Status, d.Error, d.Cause)
+			}
+			got, _ := jsonv.DecodeString(d.Output)
+			jsonEqual(t, "execution output", got, tt.want)
+			if strings.Contains(tt.answer, "9007199254740993") && !strings.Contains(d.Output, "9007199254740993") {
+				t.Errorf("output %s lost the exact integer", d.Output)
+			}
+			if h := history(x); countPrefix(h, "TaskStateEntered") != 1 {
+				t.Errorf("history %v: want Dispatch alone", h)
+			}
+			rec := h.waitFinal(dev, x.Name)
+			if rec.Status != store.ExecSucceeded {
+				t.Errorf("record = %+v, want succeeded", rec)
+			}
+			jsonEqual(t, "recorded output", rec.Output, map[string]any{"id": pc.CallID, "type": "function", "name": "ask_user", "output": tt.want})
+			if strings.Contains(tt.answer, "9007199254740993") && !strings.Contains(jsonString(rec.Output), "9007199254740993") {
+				t.Errorf("recorded output %s lost the exact integer", jsonString(rec.Output))
+			}
+			if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallAnswered {
+				t.Errorf("call status = %s, want answered", st)
+			}
+			if code, _ := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": 1}); code != 409 {
+				t.Errorf("second answer = %d, want 409", code)
+			}
+		})
 	}
 }

@@ -56,6 +56,10 @@ type PrepareInput struct {
 	Tool        string `json:"tool"`
 	Arguments   any    `json:"arguments"`
 	ExecutionID string `json:"execution_id"`
+	// TaskToken: tool_call's Dispatch invoked Prepare with its token (a request naming only the
+	// tool), so the call goes on to its executor, which answers the token; without one (Prepare's
+	// own state), Prepare answers the envelope.
+	TaskToken string `json:"task_token,omitempty"`
 }
 
 // Wait is how long a function call's Task waits for the client: TimeoutSeconds always set for a
@@ -100,6 +104,9 @@ type Envelope struct {
 	// Held: the claim was made for this invocation when the call was started (the first attempt
 	// of an execution POST /tool-calls started), so the executor does not write it again.
 	Held bool `json:"held,omitempty"`
+	// WholeResult: the token is answered with the result object, not the bare output; tool_call's
+	// Dispatch has no Output of its own to put the output in it.
+	WholeResult bool `json:"whole_result,omitempty"`
 }
 
 // StatesError is a caught error as Step Functions puts it in the state: {Error, Cause}.
@@ -114,13 +121,15 @@ type TaskResult struct {
 }
 
 // Outcome is what the state machine's Settle step sends: the call and exactly one of result and
-// error.
+// error. A request that named only the tool and failed in Dispatch has no call yet: Request is
+// that request, from which Settle builds the call again.
 type Outcome struct {
-	Call    tool.Call    `json:"call"`
-	Tool    *tool.Tool   `json:"tool"`
-	Context Context      `json:"context"`
-	Result  *TaskResult  `json:"result"`
-	Error   *StatesError `json:"error"`
+	Call    tool.Call     `json:"call"`
+	Tool    *tool.Tool    `json:"tool"`
+	Context Context       `json:"context"`
+	Request *PrepareInput `json:"request,omitempty"`
+	Result  *TaskResult   `json:"result"`
+	Error   *StatesError  `json:"error"`
 }
 
 // ResultObject is a call's result as the executors return it, for JSON: output is present (even

@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -202,5 +203,100 @@ func TestUpgradeFromLeanDefinition(t *testing.T) {
 				t.Errorf("call status = %s, want answered", st)
 			}
 		})
+	}
+}
+
+// TestUpgradeFromRouteDefinition: executions started on testdata/tool_call.v3.asl.json, the
+// definition before the one-state Dispatch (Route; POST /tool-calls' call went to Execute or
+// Function, a bare start to Prepare and then Dispatch, whose Output placed the answer in the
+// result object), finish on this code: Prepare without a token answers the envelope, the executors
+// answer the old Dispatch's token with the bare output and take Execute's synchronous envelope, the
+// function Lambda records Function's call, and the status-change event takes the result object
+// those definitions end with as it is.
+func TestUpgradeFromRouteDefinition(t *testing.T) {
+	h := newHarness(t)
+	h.withSystem()
+	prev := h.previousFrom(t, "internal/workflow/testdata/tool_call.v3.asl.json")
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool, askUser(3600, 0),
+		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	// POST /tool-calls on the previous definition, as a call started just before the deploy.
+	post := func(t *testing.T, toolName string) *asl.Execution {
+		t.Helper()
+		h.svc.ToolCallARN = previousARN
+		defer func() { h.svc.ToolCallARN = toolCallARN }()
+		code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
+		if code != 202 {
+			t.Fatalf("POST = %d %v", code, st)
+		}
+		x, ok := h.eng.Execution(strings.Replace(previousARN, ":stateMachine:", ":execution:", 1) + ":" + st["execution_id"].(string))
+		if !ok {
+			t.Fatal("no execution in the engine")
+		}
+		return x
+	}
+	start := func(t *testing.T, name, toolName string) *asl.Execution {
+		t.Helper()
+		return h.startOn(t, prev, name, map[string]any{"developer_id": dev, "agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
+	}
+	for _, name := range []string{"echo", "list_agents"} {
+		for _, entry := range []string{"post", "start"} {
+			t.Run(name+"/"+entry, func(t *testing.T) {
+				var x *asl.Execution
+				want := "TaskStateEntered Execute"
+				if entry == "post" {
+					x = post(t, name)
+				} else {
+					x, want = start(t, "v3-"+name, name), "TaskStateEntered Dispatch"
+				}
+				out := output(t, h.wait(x))
+				if out["output"] == nil || out["error"] != nil || out["id"] != workflow.CallIDFor(dev, x.Name) {
+					t.Errorf("output = %v, want the result object", out)
+				}
+				if n := countPrefix(history(x), want); n != 1 {
+					t.Errorf("history %v: want the previous definition's %s", history(x), want)
+				}
+				if rec := h.waitFinal(dev, x.Name); rec.Status != store.ExecSucceeded {
+					t.Errorf("record = %+v", rec)
+				}
+			})
+		}
+	}
+	for _, entry := range []string{"post", "start"} {
+		for _, how := range []string{"http", "sdk"} {
+			t.Run("function/"+entry+" answered by "+how, func(t *testing.T) {
+				var x *asl.Execution
+				if entry == "post" {
+					x = post(t, "ask_user")
+				} else {
+					x = start(t, "v3-ask-"+how, "ask_user")
+				}
+				waitParked(t, x)
+				c, err := h.store.GetCall(h.ctx, dev, x.Name, workflow.CallIDFor(dev, x.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pc := *c
+				if how == "http" {
+					if code, body := h.do(dev, "POST", callPath(x.Name, pc.CallID, "result"), map[string]any{"output": []any{"Lisbon", int64(9007199254740993)}}); code != 200 {
+						t.Fatalf("answer = %d %v", code, body)
+					}
+				} else if err := h.eng.SendTaskSuccess(pc.TaskToken, `["Lisbon",9007199254740993]`); err != nil {
+					t.Fatal(err)
+				}
+				d := h.wait(x)
+				want := map[string]any{"id": pc.CallID, "type": "function", "name": "ask_user", "output": []any{"Lisbon", int64(9007199254740993)}}
+				jsonEqual(t, "result", output(t, d), want)
+				rec := h.waitFinal(dev, x.Name)
+				if rec.Status != store.ExecSucceeded {
+					t.Errorf("record = %+v", rec)
+				}
+				// The event took the result object as it is, not as an answer to wrap again.
+				jsonEqual(t, "recorded output", rec.Output, want)
+				if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallAnswered {
+					t.Errorf("call status = %s, want answered", st)
+				}
+			})
+		}
 	}
 }

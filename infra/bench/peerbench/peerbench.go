@@ -244,8 +244,9 @@ func LoadReal(path string) (Case, error) {
 }
 
 // RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
-// real ones: Prepare gives {call, tool, context, wait, result}, the executor and Settle the result
-// object, or the executor answers its task token through Tokens.
+// real ones: Prepare gives {call, tool, context, wait, result}, or given Dispatch's task token
+// answers it with the result object as the executor it hands the call to would; the executor and
+// Settle give the result object, or the executor answers its task token through Tokens.
 type RealFunctions struct {
 	seq    atomic.Int64
 	Tokens interface {
@@ -265,6 +266,15 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 	switch fn {
 	case "sinew-prepare":
 		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
+			// Dispatch's token (a bare start): the real Prepare hands the call to its executor,
+			// which answers the token with the result object; the stand-in answers it so.
+			result := map[string]any{"id": id, "type": "integration", "name": in["tool"], "output": in["arguments"]}
+			if err := f.Tokens.SendTaskSuccess(tok, jsonText(result)); err != nil {
+				return asl.LambdaValueResponse{}, err
+			}
+			return asl.LambdaValueResponse{Payload: nil}, nil
+		}
 		return asl.LambdaValueResponse{Payload: map[string]any{
 			"call":    map[string]any{"id": id, "type": "integration", "integration": map[string]any{"name": in["tool"], "arguments": in["arguments"]}},
 			"tool":    map[string]any{"name": in["tool"], "type": "integration"},
@@ -278,7 +288,11 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 		call, _ := in["call"].(map[string]any)
 		integ, _ := call["integration"].(map[string]any)
 		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
-			if err := f.Tokens.SendTaskSuccess(tok, jsonText(integ["arguments"])); err != nil {
+			answer := any(integ["arguments"])
+			if whole, _ := in["whole_result"].(bool); whole {
+				answer = map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"], "output": integ["arguments"]}
+			}
+			if err := f.Tokens.SendTaskSuccess(tok, jsonText(answer)); err != nil {
 				return asl.LambdaValueResponse{}, err
 			}
 			return asl.LambdaValueResponse{Payload: map[string]any{}}, nil

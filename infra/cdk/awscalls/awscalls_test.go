@@ -56,14 +56,16 @@ func TestExecutorCalls(t *testing.T) {
 	executor := []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/GetItem", "dynamodb/PutItem",
 		"dynamodb/UpdateItem", "kms/Decrypt", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}
 	want := map[string]struct{ ops, items []string }{
-		// Finds the call's tool; records the execution's status.
-		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem"}},
+		// Finds the call's tool; records the execution's status; hands a server-side call to its
+		// executor (invoked by Dispatch with its token).
+		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem", "lambda/Invoke"}},
 		// The merge, the call's claim, a large output as a payload, setup opened (never sealed), and
 		// the answer to the call's own task token when it was dispatched with one.
 		"integration": {ops: executor},
 		"apicall":     {ops: executor},
-		// Settles calls and executions, a success with its call in one transaction of updates.
-		"settle": {ops: []string{"dynamodb/BatchWriteItem", "dynamodb/PutItem", "dynamodb/Query", "dynamodb/TransactWriteItems",
+		// Settles calls and executions, a success with its call in one transaction of updates; finds
+		// the tool again (BatchGetItem) for a failed request that named only the tool.
+		"settle": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/PutItem", "dynamodb/Query", "dynamodb/TransactWriteItems",
 			"dynamodb/UpdateItem"}, items: []string{"Update"}},
 	}
 	out := executors(t)

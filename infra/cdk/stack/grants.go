@@ -23,7 +23,8 @@ var tableAccessOf = map[string]tableAccess{
 	// setup: the executors do (no BatchGetItem).
 	"chat": {actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
-	// Finds the call's tool in one BatchGetItem and records the execution's status.
+	// Finds the call's tool in one BatchGetItem and records the execution's status (its Lambda
+	// Invoke of the executors is granted on the functions).
 	"prepare": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}},
 	// One transaction: puts the pending call and updates its execution.
 	"function": {actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}},
@@ -39,8 +40,9 @@ var tableAccessOf = map[string]tableAccess{
 	"model": {actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
 	// Settles calls and executions (a success with its call in one transaction of updates), lists
-	// an execution's calls and stores its output as a payload.
-	"settle": {actions: []string{"dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
+	// an execution's calls, stores its output as a payload, and finds the tool again (one
+	// BatchGetItem) to build the call of a failed request that named only the tool.
+	"settle": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
 }
 
 // executorActions are the integration and apicall executors': they read setup only in the merge's
