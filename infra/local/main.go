@@ -166,8 +166,12 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 	counts := &awscount.Counter{ByService: true}
-	configureAWSClients(counts)
-	stopStats, err := startStats(log, dir, counts)
+	gate, err := newDDBGate()
+	if err != nil {
+		return err
+	}
+	wire := configureAWSClients(counts, gate)
+	stopStats, err := startStats(log, dir, counts, wire, gate)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,31 @@ const profileJournalNote = "After the durable store became an append-only log (o
 	"a tenth, the status-change events 5%. The process used a quarter of one core: the load waits on DynamoDB Local and " +
 	"the machine, so what raises it is fewer DynamoDB requests per execution and less CPU in the functions' own path."
 
+// profileLimitNote is what limits the load, from the work on its ratio to DynamoDB Local's
+// ceiling: the figures of the test's own lines above (requests in flight, time on the wire) and a
+// sampler of each process's CPU (/proc/<pid>/stat) and of DynamoDB Local's threads (jstack), on a
+// 2-core machine shared with other builds (load average about 20).
+const profileLimitNote = "What limits it. Every request the load makes waits on DynamoDB Local: local mode's requests to " +
+	"Step Functions, Lambda and EventBridge had 2 or fewer in flight on average, its HTTP servers' connection bound " +
+	"(512) was never reached, and the engine has no cap of its own. Before, the executions a start begins all ran at " +
+	"once, so local mode had 240 DynamoDB requests in flight on average (333 at most); a jstack of DynamoDB Local then " +
+	"showed 192 of its threads parked on one ReentrantReadWriteLock and 3 in sqlite4java's SQLiteJob.get (it runs its " +
+	"SQL one job at a time), an UpdateItem took 3.1 s on the wire and a BatchGetItem 0.6 s, and a replay of the mix at 240 " +
+	"in flight served a third fewer requests per second than at 64. Local mode now keeps at most 16 DynamoDB requests " +
+	"in flight (SINEW_LOCAL_DYNAMODB_IN_FLIGHT; the rest queue in the process, first come first served): an UpdateItem " +
+	"then takes about 70 ms, a BatchGetItem 24 ms, and a start's time is mostly its requests' wait for a slot (0.9 s on " +
+	"average). Loads on the same machine, alternating the bound: 45-54 executions/s unbounded, 55-57 at 8, 55 at 16, " +
+	"46-51 at 32, 50 at 64, 39 at 4; the spread between runs of one setting is as wide as the gain. Second, the ceiling " +
+	"was measured on a warm JVM and the load ran on a cold one: a fresh DynamoDB Local served 83 requests/s at 1 in " +
+	"flight in its first 3 s and 409 once warm. The test now warms it first with the same replay for as long as the " +
+	"ceiling's, so both run warm. What remains is CPU: DynamoDB Local is bound by the CPU it gets, and during the load " +
+	"it got 0.43-0.52 of a core beside local mode's 0.35-0.44 (about 7 ms of CPU per execution) and the test's 0.07, " +
+	"where during the replay it got 0.5-0.98 beside a client of 0.1-0.3; and it spends about 1.6 ms of CPU per request " +
+	"of the load against 1.0-1.3 ms per request of the replay, whose writes are 0.3 KB unconditional updates where " +
+	"sinew's are 1.3 KB (UpdateItem) and 1.7 KB (TransactWriteItems) conditional writes answering the item. Both " +
+	"factors together put the load at about half to two thirds of the replay's rate on this machine; the replay at 1 in " +
+	"flight often beats 64 in flight, DynamoDB Local's rate being its CPU share more than its concurrency."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -63,7 +88,9 @@ func partLoad(ctx context.Context, o options, r *report) error {
 		"through the HTTP route), 64 starts in flight, through the real local-mode process and an in-memory DynamoDB Local; "+
 		"end to end is from the first start to the last execution's end. The ceiling replays the load's own mix of DynamoDB "+
 		"requests (the counts local mode's functions sent) against the same DynamoDB Local, 64 in flight, and divides its "+
-		"rate by the load's DynamoDB requests per execution.\n\n```\n")
+		"rate by the load's DynamoDB requests per execution. Before the load the same replay warms DynamoDB Local's JVM for "+
+		"as long as the ceiling is measured, so that the load and the ceiling both run on a warm JVM. Local mode keeps at "+
+		"most 16 DynamoDB requests in flight (its own lines below say how many waited and how long).\n\n```\n")
 	for _, m := range loadFigures.FindAllSubmatch(out, -1) {
 		if !strings.Contains(string(m[1]), "CPU profile") {
 			r.printf("load", "%s\n", m[1])
@@ -80,6 +107,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	r.printf("load", "%s\n\n", profileJournalNote)
+	r.printf("load", "%s\n\n", profileLimitNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }
