@@ -139,6 +139,10 @@ func TestLoad(t *testing.T) {
 		span = time.Second // make test's smaller run: a check that it works
 	}
 	measureDDBCeiling(t, p.Endpoints["dynamodb"], warmMix, n, 64, span)
+	meter := &cpuMeter{}
+	meter.add("DynamoDB Local", listenerPID(p.Endpoints["dynamodb"]))
+	meter.add("local mode", p.Cmd.Process.Pid)
+	meter.add("this test", os.Getpid())
 	agent := a.must(t, "POST", "/agents", map[string]any{"name": "load-agent"}, 201)["id"].(string)
 	for _, tl := range loadTools(srv.addr()) {
 		a.must(t, "POST", "/agents/"+agent+"/tools", tl, 201)
@@ -234,6 +238,7 @@ func TestLoad(t *testing.T) {
 
 	// Start every execution, 64 requests in flight.
 	began := time.Now()
+	cpuBegan := meter.snap()
 	sem := make(chan struct{}, 64)
 	var starts sync.WaitGroup
 	for _, x := range execs {
@@ -299,6 +304,7 @@ func TestLoad(t *testing.T) {
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
+	cpuEnded := meter.snap()
 	stopPolling()
 	<-pollerDone
 	clients.Wait()
@@ -374,9 +380,22 @@ func TestLoad(t *testing.T) {
 	// The same mix one request at a time: about the same rate says DynamoDB Local serves its
 	// requests one after another, so its ceiling is its time per request.
 	one := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 1, span)
+	cpuReplay := meter.snap()
 	ceil := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 64, span)
+	cpuReplayed := meter.snap()
 	t.Logf("  DynamoDB Local ceiling, 64 in flight: %s", ceil)
 	t.Logf("  DynamoDB Local, 1 in flight:          %s", one)
+	// DynamoDB Local's rate follows the CPU it gets, which on a shared machine differs between the
+	// load (local mode beside it) and the replay: executions per CPU-second of it compare the two.
+	t.Logf("  CPU during the load: %s", meter.describe(cpuBegan, cpuEnded))
+	t.Logf("  CPU during the ceiling's replay: %s", meter.describe(cpuReplay, cpuReplayed))
+	perCPU := ""
+	if l, r := meter.used(cpuBegan, cpuEnded)[0], meter.used(cpuReplay, cpuReplayed)[0]; l > 0 && r > 0 {
+		load := float64(n) / l.Seconds()
+		replay := ceil.ExecsPerSec * cpuReplayed.at.Sub(cpuReplay.at).Seconds() / r.Seconds()
+		t.Logf("  executions per CPU-second of DynamoDB Local: %.0f in the load, %.0f in the ceiling's replay", load, replay)
+		perCPU = fmt.Sprintf("; per CPU-second of DynamoDB Local %.0f%% of the ceiling's", 100*load/replay)
+	}
 	lost := "nothing lost"
 	if t.Failed() {
 		lost = "SOME LOST OR WRONG (see the errors above)"
@@ -384,8 +403,8 @@ func TestLoad(t *testing.T) {
 	all := lat["all"]
 	slices.Sort(all)
 	// The headline, on stdout as it is (make bench copies it into BENCHMARKS.md).
-	fmt.Printf("- Local mode load: %d tool_calls in %.1f s, %.1f executions/s (p50 %.1f s, p99 %.1f s), %s; DynamoDB Local ceiling %.0f executions/s\n",
-		n, wall.Seconds(), float64(n)/wall.Seconds(), quantile(all, 0.50).Seconds(), quantile(all, 0.99).Seconds(), lost, ceil.ExecsPerSec)
+	fmt.Printf("- Local mode load: %d tool_calls in %.1f s, %.1f executions/s (p50 %.1f s, p99 %.1f s), %s; DynamoDB Local ceiling %.0f executions/s%s\n",
+		n, wall.Seconds(), float64(n)/wall.Seconds(), quantile(all, 0.50).Seconds(), quantile(all, 0.99).Seconds(), lost, ceil.ExecsPerSec, perCPU)
 }
 
 // warmMix is the DynamoDB requests a load of 1,000 sent (local mode's counts): the warm-up's mix.
