@@ -38,31 +38,34 @@ const profileJournalNote = "After the durable store became an append-only log (o
 	"the machine, so what raises it is fewer DynamoDB requests per execution and less CPU in the functions' own path."
 
 // profileLimitNote is what limits the load, from the work on its ratio to DynamoDB Local's
-// ceiling: the figures of the test's own lines above (requests in flight, time on the wire) and a
-// sampler of each process's CPU (/proc/<pid>/stat) and of DynamoDB Local's threads (jstack), on a
-// 2-core machine shared with other builds (load average about 20).
+// ceiling: the figures of the test's own lines above (requests in flight, time on the wire, CPU
+// of each process), a sampler of each process's CPU every half second (/proc/<pid>/stat) and
+// jstacks of DynamoDB Local, on a 2-core machine shared with other builds (load average 3-20).
 const profileLimitNote = "What limits it. Every request the load makes waits on DynamoDB Local: local mode's requests to " +
 	"Step Functions, Lambda and EventBridge had 2 or fewer in flight on average, its HTTP servers' connection bound " +
-	"(512) was never reached, and the engine has no cap of its own. Before, the executions a start begins all ran at " +
-	"once, so local mode had 240 DynamoDB requests in flight on average (333 at most); a jstack of DynamoDB Local then " +
-	"showed 192 of its threads parked on one ReentrantReadWriteLock and 3 in sqlite4java's SQLiteJob.get (it runs its " +
-	"SQL one job at a time), an UpdateItem took 3.1 s on the wire and a BatchGetItem 0.6 s, and a replay of the mix at 240 " +
-	"in flight served a third fewer requests per second than at 64. Local mode now keeps at most 16 DynamoDB requests " +
-	"in flight (SINEW_LOCAL_DYNAMODB_IN_FLIGHT; the rest queue in the process, first come first served): an UpdateItem " +
-	"then takes about 70 ms, a BatchGetItem 24 ms, and a start's time is mostly its requests' wait for a slot (0.9 s on " +
-	"average). Second, the ceiling was measured on a warm JVM and the load ran on a cold one: a fresh DynamoDB Local " +
-	"served 83 requests/s at 1 in flight in its first 3 s and 409 once warm. The test now warms it first with the same " +
-	"replay for as long as the ceiling's, so both run warm. Both changes, measured against the commit before them in " +
-	"alternating runs on the same machine (before, after, before, after): 52.4 and 41.1 executions/s before (49% and 28% " +
-	"of that run's ceiling), 75.1 and 73.7 after (83% and 68%). Runs of the bound alone (SINEW_LOCAL_DYNAMODB_IN_FLIGHT, " +
-	"with the warm-up): 45-54 executions/s unbounded, 55-57 at 8, 52-55 at 16, 46-51 at 32, 50 at 64, 39 at 4, the " +
-	"spread between runs of one setting about as wide as the differences. What remains is CPU: DynamoDB Local is bound by the CPU it gets, and during the load " +
-	"it got 0.43-0.52 of a core beside local mode's 0.35-0.44 (about 7 ms of CPU per execution) and the test's 0.07, " +
-	"where during the replay it got 0.5-0.98 beside a client of 0.1-0.3; and it spends about 1.6 ms of CPU per request " +
-	"of the load against 1.0-1.3 ms per request of the replay, whose writes are 0.3 KB unconditional updates where " +
-	"sinew's are 1.3 KB (UpdateItem) and 1.7 KB (TransactWriteItems) conditional writes answering the item. Both " +
-	"factors together put the load at about half to two thirds of the replay's rate on this machine; the replay at 1 in " +
-	"flight often beats 64 in flight, DynamoDB Local's rate being its CPU share more than its concurrency."
+	"(512) was never reached, and neither the engine nor the Lambda emulation caps concurrency (the settle function's " +
+	"asynchronous queue runs 16 at once, and its queue stayed short). Before, the executions the starts begin all ran " +
+	"at once, so local mode had 240 DynamoDB requests in flight on average (333 at most); a jstack of DynamoDB Local " +
+	"then showed 192 of its threads parked on one ReentrantReadWriteLock and 3 in sqlite4java's SQLiteJob.get (it runs " +
+	"its SQL one job at a time), an UpdateItem took 3.1 s on the wire and a BatchGetItem 0.6 s, and a replay of the mix " +
+	"at 240 in flight served a third fewer requests per second than at 64. Local mode now keeps at most 16 DynamoDB " +
+	"requests in flight (SINEW_LOCAL_DYNAMODB_IN_FLIGHT; the rest queue in the process, first come first served): an " +
+	"UpdateItem then takes about 70 ms on the wire, a BatchGetItem 24 ms, and a start's time is mostly its requests' " +
+	"wait for a slot (0.4-0.9 s on average). Second, the ceiling was measured on a warm JVM and the load ran on a cold " +
+	"one: a fresh DynamoDB Local served 83 requests/s at 1 in flight in its first 3 s and 409 once warm. The test now " +
+	"warms it first with the same replay for as long as the ceiling's, so both run warm. Both changes against the " +
+	"commit before them, in alternating runs (before, after, before, after): 52.4 and 41.1 executions/s before (49% " +
+	"and 28% of that run's ceiling), 75.1 and 73.7 after (83% and 68%). The bound's size matters less than having " +
+	"one: 16 and 64 alternated gave 55.1 and 82.3 at 16, 59.2 and 56.5 at 64; 8 gave 56-60, 4 gave 39. What remains " +
+	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.55-0.75 of a core beside local " +
+	"mode's 0.5-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
+	"test's 0.1, where during the replay it got 0.87-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
+	"execution in the load (80-130 executions per CPU-second of it) than in the replay (96-189, 52-100% of that from run " +
+	"to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
+	"(TransactWriteItems) conditional writes answering the item. On this machine the same code's ratio to the ceiling " +
+	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
+	"Local, on the headline, is the steadier comparison. Raising the load further needs less CPU in local mode per " +
+	"execution or fewer DynamoDB requests (and lighter writes) per execution."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
