@@ -44,7 +44,7 @@ const profileJournalNote = "After the durable store became an append-only log (o
 const profileLimitNote = "What limits it. Every request the load makes waits on DynamoDB Local: local mode's requests to " +
 	"Step Functions, Lambda and EventBridge had 2 or fewer in flight on average, its HTTP servers' connection bound " +
 	"(512) was never reached, and neither the engine nor the Lambda emulation caps concurrency (the settle function's " +
-	"asynchronous queue runs 16 at once, and its queue stayed short). Before, the executions the starts begin all ran " +
+	"asynchronous queue runs 16 at once, and every record had its status-change event by the time it was checked). Before, the executions the starts begin all ran " +
 	"at once, so local mode had 240 DynamoDB requests in flight on average (333 at most); a jstack of DynamoDB Local " +
 	"then showed 192 of its threads parked on one ReentrantReadWriteLock and 3 in sqlite4java's SQLiteJob.get (it runs " +
 	"its SQL one job at a time), an UpdateItem took 3.1 s on the wire and a BatchGetItem 0.6 s, and a replay of the mix " +
@@ -60,8 +60,8 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.55-0.75 of a core beside local " +
 	"mode's 0.5-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
 	"test's 0.1, where during the replay it got 0.87-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
-	"execution in the load (80-130 executions per CPU-second of it) than in the replay (96-189, 52-100% of that from run " +
-	"to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
+	"execution in the load (80-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
+	"52-100% of the replay's, run to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
 	"(TransactWriteItems) conditional writes answering the item. On this machine the same code's ratio to the ceiling " +
 	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
 	"Local, on the headline, is the steadier comparison. Raising the load further needs less CPU in local mode per " +
