@@ -17,8 +17,8 @@ import (
 const envCPUProfile = "SINEW_CPUPROFILE"
 
 // startStats starts the CPU profile SINEW_CPUPROFILE asks for. On SIGUSR1, or when stop is
-// called, whichever comes first, the profile is written and the AWS request counts go to dir's
-// aws-requests.json; the log says "stats written".
+// called, whichever comes first, the profile is written, the AWS request counts go to dir's
+// aws-requests.json and their times on the wire to aws-wire.json; the log says "stats written".
 func startStats(log *slog.Logger, dir string, counts *awscount.Counter, wire *wireTimes, gate *ddbGate) (stop func(), err error) {
 	path := os.Getenv(envCPUProfile)
 	var f *os.File
