@@ -54,13 +54,14 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"wait for a slot (0.4-0.9 s on average). Second, the ceiling was measured on a warm JVM and the load ran on a cold " +
 	"one: a fresh DynamoDB Local served 83 requests/s at 1 in flight in its first 3 s and 409 once warm. The test now " +
 	"warms it first with the same replay for as long as the ceiling's, so both run warm. Both changes against the " +
-	"commit before them, in alternating runs (before, after, before, after): 52.4 and 41.1 executions/s before (49% " +
-	"and 28% of that run's ceiling), 75.1 and 73.7 after (83% and 68%). The bound's size matters less than having " +
+	"commit before them, in four pairs of alternating runs (before, after, ...): 52.4, 41.1, 39.4 and 44.3 " +
+	"executions/s before (49%, 28%, 45% and 43% of that run's ceiling), 75.1, 73.7, 49.0 and 48.8 after (83%, 68%, " +
+	"35% and 63%): 39% more executions/s on average, and a ratio of 62% on average where it was 41%. The bound's size matters less than having " +
 	"one: 16 and 64 alternated gave 55.1 and 82.3 at 16, 59.2 and 56.5 at 64; 8 gave 56-60, 4 gave 39. What remains " +
 	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.55-0.75 of a core beside local " +
 	"mode's 0.5-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
 	"test's 0.1, where during the replay it got 0.87-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
-	"execution in the load (80-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
+	"execution in the load (77-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
 	"52-100% of the replay's, run to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
 	"(TransactWriteItems) conditional writes answering the item. On this machine the same code's ratio to the ceiling " +
 	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
