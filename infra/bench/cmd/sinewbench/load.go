@@ -58,9 +58,9 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"executions/s before (49%, 28%, 45% and 43% of that run's ceiling), 75.1, 73.7, 49.0 and 48.8 after (83%, 68%, " +
 	"35% and 63%): 39% more executions/s on average, and a ratio of 62% on average where it was 41%. The bound's size matters less than having " +
 	"one: 16 and 64 alternated gave 55.1 and 82.3 at 16, 59.2 and 56.5 at 64; 8 gave 56-60, 4 gave 39. What remains " +
-	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.55-0.75 of a core beside local " +
-	"mode's 0.5-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
-	"test's 0.1, where during the replay it got 0.87-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
+	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.43-0.75 of a core beside local " +
+	"mode's 0.35-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
+	"test's 0.1, where during the replay it got 0.47-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
 	"execution in the load (77-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
 	"52-100% of the replay's, run to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
 	"(TransactWriteItems) conditional writes answering the item. On this machine the same code's ratio to the ceiling " +
