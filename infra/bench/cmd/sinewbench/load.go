@@ -53,7 +53,7 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"UpdateItem then takes about 70 ms on the wire, a BatchGetItem 24 ms, and a start's time is mostly its requests' " +
 	"wait for a slot (0.4-0.9 s on average). DynamoDB Local's JVM flags (C1 only, -XX:TieredStopAtLevel=1, and the " +
 	"serial collector, chosen for a quick start in make test) are not what limits it: its young collections took " +
-	"about 6% of the load's time (jstat), and its request threads (Jetty's pool, about 200) were all parked on the " +
+	"about 6% of the load's time (jstat, before the bound), and its request threads (Jetty's pool, about 200) were all parked on the " +
 	"lock before the bound and have 16 requests now. Second, the ceiling was measured on a warm JVM and the load ran on a cold " +
 	"one: a fresh DynamoDB Local served 83 requests/s at 1 in flight in its first 3 s and 409 once warm. The test now " +
 	"warms it first with the same replay for as long as the ceiling's, so both run warm. Both changes against the " +
@@ -65,10 +65,10 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"mode's 0.35-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
 	"test's 0.1, where during the replay it got 0.47-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
 	"execution in the load (77-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
-	"52-100% of the replay's, run to run), the replay's writes being 0.3 KB unconditional updates where sinew's are 1.3 KB (UpdateItem) and 1.7 KB " +
-	"(TransactWriteItems) conditional writes answering the item. On this machine the same code's ratio to the ceiling " +
+	"52-100% of the replay's, run to run), the replay's UpdateItem being an unconditional update of about 0.3 KB that answers nothing " +
+	"where sinew's are conditional, 1.3 KB on average, and answer the whole item. On this machine the same code's ratio to the ceiling " +
 	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
-	"Local, on the headline, is the steadier comparison. Raising the load further needs less CPU in local mode per " +
+	"Local, on the headline, depends less on that work, though it too varied (52-100%). Raising the load further needs less CPU in local mode per " +
 	"execution or fewer DynamoDB requests (and lighter writes) per execution."
 
 func partLoad(ctx context.Context, o options, r *report) error {
