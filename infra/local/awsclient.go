@@ -36,8 +36,10 @@ func writeCounts(c *awscount.Counter, dir string) error {
 }
 
 // configureAWSClients gives every in-process function's AWS SDK configuration one pooled HTTP
-// client, an unrationed retryer and the request counter.
-func configureAWSClients(counts *awscount.Counter) {
+// client, an unrationed retryer, the request counter, gate's bound on the requests in flight to
+// DynamoDB Local and the timing of each attempt on the wire (inside the gate: DynamoDB Local's own
+// time).
+func configureAWSClients(counts *awscount.Counter, gate *ddbGate) *wireTimes {
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 4 * maxIdlePerHost
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
@@ -49,6 +51,8 @@ func configureAWSClients(counts *awscount.Counter) {
 	retryer := func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
 	}
+	wt := &wireTimes{}
 	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register}))
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register}))
+	return wt
 }

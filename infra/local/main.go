@@ -167,8 +167,12 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	// The request mix only (aws-requests.json): DynamoDB Local is not asked to account capacity.
 	counts := &awscount.Counter{ByService: true, LeaveCapacity: true}
-	configureAWSClients(counts)
-	stopStats, err := startStats(log, dir, counts)
+	gate, err := newDDBGate()
+	if err != nil {
+		return err
+	}
+	wire := configureAWSClients(counts, gate)
+	stopStats, err := startStats(log, dir, counts, wire, gate)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ import (
 const envCPUProfile = "SINEW_CPUPROFILE"
 
 // startStats starts the CPU profile SINEW_CPUPROFILE asks for. On SIGUSR1, or when stop is
-// called, whichever comes first, the profile is written and the AWS request counts go to dir's
-// aws-requests.json; the log says "stats written".
-func startStats(log *slog.Logger, dir string, counts *awscount.Counter) (stop func(), err error) {
+// called, whichever comes first, the profile is written, the AWS request counts go to dir's
+// aws-requests.json and their times on the wire to aws-wire.json; the log says "stats written".
+func startStats(log *slog.Logger, dir string, counts *awscount.Counter, wire *wireTimes, gate *ddbGate) (stop func(), err error) {
 	path := os.Getenv(envCPUProfile)
 	var f *os.File
 	if path != "" {
@@ -42,6 +42,9 @@ func startStats(log *slog.Logger, dir string, counts *awscount.Counter) (stop fu
 			}
 			if err := writeCounts(counts, dir); err != nil {
 				log.Error("writing the AWS request counts", "error", err)
+			}
+			if err := wire.write(dir, gate); err != nil {
+				log.Error("writing the AWS request times", "error", err)
 			}
 			// Said when asked for (SIGUSR1 or a profile), so a plain run's last line stays its own.
 			if asked || f != nil {

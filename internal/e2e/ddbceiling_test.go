@@ -85,6 +85,8 @@ func measureDDBCeiling(t testing.TB, endpoint string, mix map[string]int64, exec
 	}
 	wg.Wait()
 	took := time.Since(began)
+	// The window, in Unix seconds, lines the replay up with a CPU sampler's record of the processes.
+	t.Logf("replay of %d in flight from %.1f to %.1f", conc, float64(began.UnixMilli())/1000, float64(time.Now().UnixMilli())/1000)
 	if f := failed.Load(); f > 0 {
 		t.Errorf("the DynamoDB ceiling replay: %d of %d requests failed, the first: %v", f, f+done.Load(), firstErr.Load())
 	}

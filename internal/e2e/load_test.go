@@ -131,6 +131,18 @@ func TestLoad(t *testing.T) {
 	dev := "dev-load"
 	a := p.apiFor(t, dev)
 	c := p.sfnClient()
+	// DynamoDB Local's JVM starts cold, and for its first seconds of traffic it compiles and serves
+	// a fifth of what it serves warm; the ceiling below is measured after the load, on a warm JVM.
+	// So the load gets the same warm JVM: the replay first warms it for as long as the ceiling takes.
+	span := 5 * time.Second
+	if n < 1000 {
+		span = time.Second // make test's smaller run: a check that it works
+	}
+	measureDDBCeiling(t, p.Endpoints["dynamodb"], warmMix, n, 64, span)
+	meter := &cpuMeter{}
+	meter.add("DynamoDB Local", listenerPID(p.Endpoints["dynamodb"]))
+	meter.add("local mode", p.Cmd.Process.Pid)
+	meter.add("this test", os.Getpid())
 	agent := a.must(t, "POST", "/agents", map[string]any{"name": "load-agent"}, 201)["id"].(string)
 	for _, tl := range loadTools(srv.addr()) {
 		a.must(t, "POST", "/agents/"+agent+"/tools", tl, 201)
@@ -226,6 +238,7 @@ func TestLoad(t *testing.T) {
 
 	// Start every execution, 64 requests in flight.
 	began := time.Now()
+	cpuBegan := meter.snap()
 	sem := make(chan struct{}, 64)
 	var starts sync.WaitGroup
 	for _, x := range execs {
@@ -291,6 +304,7 @@ func TestLoad(t *testing.T) {
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
+	cpuEnded := meter.snap()
 	stopPolling()
 	<-pollerDone
 	clients.Wait()
@@ -320,8 +334,9 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	wall := last.Sub(began)
-	t.Logf("load: %d executions (%d function calls) in %v (started in %v): %.1f executions/s",
-		n, m, wall.Round(time.Millisecond), startedIn.Round(time.Millisecond), float64(n)/wall.Seconds())
+	t.Logf("load: %d executions (%d function calls) in %v (started in %v): %.1f executions/s (from %.1f to %.1f, Unix seconds)",
+		n, m, wall.Round(time.Millisecond), startedIn.Round(time.Millisecond), float64(n)/wall.Seconds(),
+		float64(began.UnixMilli())/1000, float64(last.UnixMilli())/1000)
 	for _, k := range []string{"all but function", "integration", "api_call", "api_call (503 first)", "system", "function"} {
 		t.Logf("  start→end %-22s %s", k, summary(lat[k]))
 	}
@@ -364,14 +379,23 @@ func TestLoad(t *testing.T) {
 
 	// The same mix one request at a time: about the same rate says DynamoDB Local serves its
 	// requests one after another, so its ceiling is its time per request.
-	span := 5 * time.Second
-	if n < 1000 {
-		span = time.Second // make test's smaller run: a check that it works
-	}
 	one := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 1, span)
+	cpuReplay := meter.snap()
 	ceil := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 64, span)
+	cpuReplayed := meter.snap()
 	t.Logf("  DynamoDB Local ceiling, 64 in flight: %s", ceil)
 	t.Logf("  DynamoDB Local, 1 in flight:          %s", one)
+	// DynamoDB Local's rate follows the CPU it gets, which on a shared machine differs between the
+	// load (local mode beside it) and the replay: executions per CPU-second of it compare the two.
+	t.Logf("  CPU during the load: %s", meter.describe(cpuBegan, cpuEnded))
+	t.Logf("  CPU during the ceiling's replay: %s", meter.describe(cpuReplay, cpuReplayed))
+	perCPU := ""
+	if l, r := meter.used(cpuBegan, cpuEnded)[0], meter.used(cpuReplay, cpuReplayed)[0]; l > 0 && r > 0 {
+		load := float64(n) / l.Seconds()
+		replay := ceil.ExecsPerSec * cpuReplayed.at.Sub(cpuReplay.at).Seconds() / r.Seconds()
+		t.Logf("  executions per CPU-second of DynamoDB Local: %.0f in the load, %.0f in the ceiling's replay", load, replay)
+		perCPU = fmt.Sprintf("; per CPU-second of DynamoDB Local %.0f%% of the ceiling's", 100*load/replay)
+	}
 	lost := "nothing lost"
 	if t.Failed() {
 		lost = "SOME LOST OR WRONG (see the errors above)"
@@ -379,9 +403,13 @@ func TestLoad(t *testing.T) {
 	all := lat["all"]
 	slices.Sort(all)
 	// The headline, on stdout as it is (make bench copies it into BENCHMARKS.md).
-	fmt.Printf("- Local mode load: %d tool_calls in %.1f s, %.1f executions/s (p50 %.1f s, p99 %.1f s), %s; DynamoDB Local ceiling %.0f executions/s\n",
-		n, wall.Seconds(), float64(n)/wall.Seconds(), quantile(all, 0.50).Seconds(), quantile(all, 0.99).Seconds(), lost, ceil.ExecsPerSec)
+	fmt.Printf("- Local mode load: %d tool_calls in %.1f s, %.1f executions/s (p50 %.1f s, p99 %.1f s), %s; DynamoDB Local ceiling %.0f executions/s%s\n",
+		n, wall.Seconds(), float64(n)/wall.Seconds(), quantile(all, 0.50).Seconds(), quantile(all, 0.99).Seconds(), lost, ceil.ExecsPerSec, perCPU)
 }
+
+// warmMix is the DynamoDB requests a load of 1,000 sent (local mode's counts): the warm-up's mix.
+var warmMix = map[string]int64{"DynamoDB.BatchGetItem": 1623, "DynamoDB.GetItem": 760, "DynamoDB.PutItem": 1, "DynamoDB.Query": 64,
+	"DynamoDB.TransactWriteItems": 404, "DynamoDB.UpdateItem": 2467}
 
 // answerTwice answers a function call twice at once through the client's channel, then, after the
 // execution ended, once more through the other channel.
@@ -584,5 +612,60 @@ func (p *local) stats(t testing.TB) map[string]int64 {
 	if err := json.Unmarshal(data, &counts); err != nil {
 		t.Fatalf("aws-requests.json: %v", err)
 	}
+	if data, err := os.ReadFile(filepath.Join(p.Dir, "aws-wire.json")); err != nil {
+		t.Errorf("local mode's request times: %v", err)
+	} else {
+		logWire(t, data)
+	}
 	return counts
+}
+
+// logWire logs local mode's aws-wire.json in a few lines: how many DynamoDB requests it had in
+// flight, how many waited for its bound on them and how long, and each operation's mean time on
+// the wire.
+func logWire(t testing.TB, data []byte) {
+	var w struct {
+		Services map[string]struct {
+			Span  time.Duration `json:"span_ns"`
+			Mean  float64       `json:"mean_in_flight"`
+			MaxIn int           `json:"max_in_flight"`
+		} `json:"services"`
+		Ops map[string]struct {
+			N     int64         `json:"n"`
+			Total time.Duration `json:"total_ns"`
+			Bytes int64         `json:"request_bytes"`
+		} `json:"ops"`
+		Gate *struct {
+			InFlight int           `json:"in_flight"`
+			Queued   int64         `json:"queued"`
+			Waited   time.Duration `json:"waited_ns"`
+		} `json:"dynamodb_gate"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Errorf("aws-wire.json: %v", err)
+		return
+	}
+	d := w.Services["DynamoDB"]
+	bound := "no bound"
+	if g := w.Gate; g != nil {
+		mean := time.Duration(0)
+		if g.Queued > 0 {
+			mean = g.Waited / time.Duration(g.Queued)
+		}
+		bound = fmt.Sprintf("bound %d; %d requests waited for a slot, %v each on average", g.InFlight, g.Queued, mean.Round(time.Millisecond))
+	}
+	t.Logf("  local mode's DynamoDB requests in flight: %.1f on average over %v, at most %d (%s)", d.Mean, d.Span.Round(time.Millisecond), d.MaxIn, bound)
+	ops := make([]string, 0, len(w.Ops))
+	for k := range w.Ops {
+		ops = append(ops, k)
+	}
+	slices.Sort(ops)
+	var parts []string
+	for _, k := range ops {
+		o := w.Ops[k]
+		if o.N > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v (%d B)", k, (o.Total/time.Duration(o.N)).Round(100*time.Microsecond), o.Bytes/o.N))
+		}
+	}
+	t.Logf("  mean time on the wire per request (request body): %s", strings.Join(parts, ", "))
 }

@@ -37,6 +37,40 @@ const profileJournalNote = "After the durable store became an append-only log (o
 	"a tenth, the status-change events 5%. The process used a quarter of one core: the load waits on DynamoDB Local and " +
 	"the machine, so what raises it is fewer DynamoDB requests per execution and less CPU in the functions' own path."
 
+// profileLimitNote is what limits the load, from the work on its ratio to DynamoDB Local's
+// ceiling: the figures of the test's own lines above (requests in flight, time on the wire, CPU
+// of each process), a sampler of each process's CPU every half second (/proc/<pid>/stat) and
+// jstacks of DynamoDB Local, on a 2-core machine shared with other builds (load average 3-20).
+const profileLimitNote = "What limits it. Every request the load makes waits on DynamoDB Local: local mode's requests to " +
+	"Step Functions, Lambda and EventBridge had 2 or fewer in flight on average, its HTTP servers' connection bound " +
+	"(512) was never reached, and neither the engine nor the Lambda emulation caps concurrency (the settle function's " +
+	"asynchronous queue runs 16 at once, and every record had its status-change event by the time it was checked). Before, the executions the starts begin all ran " +
+	"at once, so local mode had 240 DynamoDB requests in flight on average (333 at most); a jstack of DynamoDB Local " +
+	"then showed 192 of its threads parked on one ReentrantReadWriteLock and 3 in sqlite4java's SQLiteJob.get (it runs " +
+	"its SQL one job at a time), an UpdateItem took 3.1 s on the wire and a BatchGetItem 0.6 s, and a replay of the mix " +
+	"at 240 in flight served a third fewer requests per second than at 64. Local mode now keeps at most 16 DynamoDB " +
+	"requests in flight (SINEW_LOCAL_DYNAMODB_IN_FLIGHT; the rest queue in the process, first come first served): an " +
+	"UpdateItem then takes about 70 ms on the wire, a BatchGetItem 24 ms, and a start's time is mostly its requests' " +
+	"wait for a slot (0.4-0.9 s on average). DynamoDB Local's JVM flags (C1 only, -XX:TieredStopAtLevel=1, and the " +
+	"serial collector, chosen for a quick start in make test) are not what limits it: its young collections took " +
+	"about 6% of the load's time (jstat, before the bound), and its request threads (Jetty's pool, about 200) were all parked on the " +
+	"lock before the bound and have 16 requests now. Second, the ceiling was measured on a warm JVM and the load ran on a cold " +
+	"one: a fresh DynamoDB Local served 83 requests/s at 1 in flight in its first 3 s and 409 once warm. The test now " +
+	"warms it first with the same replay for as long as the ceiling's, so both run warm. Both changes against the " +
+	"commit before them, in four pairs of alternating runs (before, after, ...): 52.4, 41.1, 39.4 and 44.3 " +
+	"executions/s before (49%, 28%, 45% and 43% of that run's ceiling), 75.1, 73.7, 49.0 and 48.8 after (83%, 68%, " +
+	"35% and 63%): 39% more executions/s on average, and a ratio of 62% on average where it was 41%. The bound's size matters less than having " +
+	"one: 16 and 64 alternated gave 55.1 and 82.3 at 16, 59.2 and 56.5 at 64; 8 gave 56-60, 4 gave 39. What remains " +
+	"is CPU. DynamoDB Local's rate follows the CPU it gets: during the load it got 0.43-0.75 of a core beside local " +
+	"mode's 0.35-0.67 (6.5-9 ms of CPU per execution: HTTP on loopback, the SDK's middleware, the journal, JSON) and the " +
+	"test's 0.1, where during the replay it got 0.47-1.17 beside a client of 0.3-0.4; and it spends more CPU per " +
+	"execution in the load (77-130 executions per CPU-second of it) than in the replay (96-189; the load's figure was " +
+	"52-100% of the replay's, run to run), the replay's UpdateItem being an unconditional update of about 0.3 KB that answers nothing " +
+	"where sinew's are conditional, 1.3 KB on average, and answer the whole item. On this machine the same code's ratio to the ceiling " +
+	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
+	"Local, on the headline, depends less on that work, though it too varied (52-100%). Raising the load further needs less CPU in local mode per " +
+	"execution or fewer DynamoDB requests (and lighter writes) per execution."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -63,7 +97,9 @@ func partLoad(ctx context.Context, o options, r *report) error {
 		"through the HTTP route), 64 starts in flight, through the real local-mode process and an in-memory DynamoDB Local; "+
 		"end to end is from the first start to the last execution's end. The ceiling replays the load's own mix of DynamoDB "+
 		"requests (the counts local mode's functions sent) against the same DynamoDB Local, 64 in flight, and divides its "+
-		"rate by the load's DynamoDB requests per execution.\n\n```\n")
+		"rate by the load's DynamoDB requests per execution. Before the load the same replay warms DynamoDB Local's JVM for "+
+		"as long as the ceiling is measured, so that the load and the ceiling both run on a warm JVM. Local mode keeps at "+
+		"most 16 DynamoDB requests in flight (its own lines below say how many waited and how long).\n\n```\n")
 	for _, m := range loadFigures.FindAllSubmatch(out, -1) {
 		if !strings.Contains(string(m[1]), "CPU profile") {
 			r.printf("load", "%s\n", m[1])
@@ -80,6 +116,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 		return err
 	}
 	r.printf("load", "%s\n\n", profileJournalNote)
+	r.printf("load", "%s\n\n", profileLimitNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }

@@ -120,7 +120,9 @@ func (r *report) write(path string) error {
 	b.WriteString("- The machine has 2 cores shared with other engineers' builds and tests, so spreads can be wide; " +
 		"compare figures within one run, not across runs.\n")
 	b.WriteString("- Part 8 profiles the local-mode process during the load (SINEW_CPUPROFILE): the top of its CPU profile " +
-		"before the work on local mode's throughput and in this run sit there side by side.\n")
+		"before the work on local mode's throughput and in this run sit there side by side. Local mode also times its " +
+		"AWS requests on the wire and counts those in flight (its aws-wire.json); DynamoDB Local's JVM is warmed before " +
+		"the load as long as the ceiling after it is measured, so both run on a warm JVM.\n")
 	b.WriteString("\n" + engineProfiles)
 	b.WriteString("\n## Headline figures\n\n")
 	if len(r.headlines) == 0 {
