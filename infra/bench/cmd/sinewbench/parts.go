@@ -183,8 +183,8 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: the routing "+
-		"Choice, Prepare, and Dispatch, whose stand-in executor answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: Dispatch "+
+		"through Prepare, which hands the call to the stand-in executor that answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
 		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
@@ -339,8 +339,8 @@ func partCost(ctx context.Context, o options, r *report) error {
 		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
 	}
 	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
-		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call runs Route and its Task; "+
-		"a bare start runs Route, Prepare and Dispatch (one Task that waits for its token, whatever the type). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
+		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call enters Dispatch alone (one Task that waits for its token, its function picked by the call's type); "+
+		"a bare start enters Dispatch too, whose Prepare hands a server-side call to its executor (a function tool goes on to Prepare and Function: 3). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
 	r.printf("cost", "Assumptions: DynamoDB is billed by request units as DynamoDB reports them: the tests' counted client asks every request for "+
 		"its consumed capacity (`ReturnConsumedCapacity: INDEXES`) and `internal/awscount` adds up what DynamoDB Local returns, the table and "+
 		"its index `gsi1` together: an item rounded up to 1 KB per write unit and 4 KB per read unit (a write costs the larger of the item "+
