@@ -66,9 +66,11 @@ func (s *Store) execSeed(dev string, x Execution) (*seed, error) {
 	}, nil
 }
 
-// updateSeeded runs one UpdateItem of x's record: the seed, then extra (more SETs), under cond.
+// updateSeeded runs one UpdateItem of x's record: the seed, then extra (more SETs), under cond. ret
+// says what the answer carries: NONE where the caller reads nothing back, since the whole record
+// (a KB or more) would otherwise cross the wire and be decoded for nothing.
 func (s *Store) updateSeeded(ctx context.Context, dev string, x Execution, extra, cond string, names map[string]string,
-	values map[string]types.AttributeValue) (*dynamodb.UpdateItemOutput, error) {
+	values map[string]types.AttributeValue, ret types.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
 	sd, err := s.execSeed(dev, x)
 	if err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (s *Store) updateSeeded(ctx context.Context, dev string, x Execution, extra
 	maps.Copy(sd.names, names)
 	maps.Copy(sd.values, values)
 	in := &dynamodb.UpdateItemInput{TableName: &s.table, Key: execKey(dev, x.ExecutionID).av(), UpdateExpression: &expr,
-		ExpressionAttributeNames: sd.names, ExpressionAttributeValues: sd.values, ReturnValues: types.ReturnValueAllNew,
+		ExpressionAttributeNames: sd.names, ExpressionAttributeValues: sd.values, ReturnValues: ret,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
 	if cond != "" {
 		in.ConditionExpression = &cond
@@ -118,7 +120,7 @@ func (s *Store) RecordExecution(ctx context.Context, dev string, x Execution, cl
 		}
 		extra, names["#claim"], values[":claim"] = "#claim = if_not_exists(#claim, :claim)", attrClaim, av
 	}
-	out, err := s.updateSeeded(ctx, dev, x, extra, "", names, values)
+	out, err := s.updateSeeded(ctx, dev, x, extra, "", names, values, types.ReturnValueAllNew)
 	if err != nil {
 		return nil, dbErr(err, "record execution")
 	}
@@ -133,7 +135,7 @@ func (s *Store) ClaimExecution(ctx context.Context, dev string, x Execution, cla
 		return nil, false, err
 	}
 	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "attribute_not_exists(#claim)",
-		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": av})
+		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": av}, types.ReturnValueNone)
 	if ccf, ok := isCondFailed(err); ok {
 		return claimOf(ccf.Item), false, nil
 	}
@@ -160,13 +162,13 @@ func (s *Store) SetExecutionClaim(ctx context.Context, dev string, x Execution, 
 		x.Status = ExecSucceeded
 		_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim, #out = :out", "attribute_not_exists(#st) OR #st IN (:run, :await)",
 			map[string]string{"#claim": attrClaim, "#out": attrOutput},
-			map[string]types.AttributeValue{":claim": av, ":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))})
+			map[string]types.AttributeValue{":claim": av, ":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))}, types.ReturnValueNone)
 		if _, ok := isCondFailed(err); !ok {
 			return wrapDB(err, "record the call's outcome")
 		}
 		x.Status = ""
 	}
-	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "", names, values)
+	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "", names, values, types.ReturnValueNone)
 	return wrapDB(err, "record the call's claim")
 }
 
