@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -98,7 +99,27 @@ func machine() string {
 	fmt.Fprintf(&b, "- CPU: %s, %d logical cores (GOMAXPROCS %d), shared with other work on the machine\n", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(&b, "- %s\n- OS: %s/%s, %s", mem, runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(kernel)))
 	fmt.Fprintf(&b, "\n- Go: %s; Node: %s\n", runtime.Version(), strings.TrimSpace(string(node)))
+	if d, err := pageFault(); err == nil {
+		fmt.Fprintf(&b, "- A first touch of a fresh page (its page fault) took %.1f µs at the end of this run: a heap that grows pays it once per page, "+
+			"so Go's allocations and every process start slow down where it is high (compare runs with it in mind)\n", float64(d.Nanoseconds())/1e3)
+	}
 	return b.String()
+}
+
+// pageFault times the first touch of each page of a fresh anonymous mapping, per page.
+func pageFault() (time.Duration, error) {
+	const size = 64 << 20
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Munmap(mem)
+	page := os.Getpagesize()
+	start := time.Now()
+	for i := 0; i < size; i += page {
+		mem[i] = 1
+	}
+	return time.Since(start) / time.Duration(size/page), nil
 }
 
 func (r *report) write(path string) error {
