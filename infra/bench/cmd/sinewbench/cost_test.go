@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,44 @@ func TestCostReadsAndWrites(t *testing.T) {
 	} {
 		if got := fmt.Sprintf("%.2f", line(tt.units).ddb); got != tt.want {
 			t.Errorf("%s: DynamoDB $%s per million, want $%s", tt.units, got, tt.want)
+		}
+	}
+}
+
+// TestCallGoals: the goals table takes the worst type of each figure and says which goals hold.
+func TestCallGoals(t *testing.T) {
+	lines := []string{
+		"echo: 1 state transitions, 1 Lambda invocations inside the state machine, 2 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:2] (4 requests, request units map[BatchGetItem:4 UpdateItem:4])",
+		"list_agents: 2 state transitions, 1 Lambda invocations inside the state machine, 2 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:1 UpdateItem:4] (5 requests, request units map[BatchGetItem:2 UpdateItem:4])",
+		"ask_user: 1 state transitions, 1 Lambda invocations inside the state machine, 3 outside it, 2 HTTP requests, DynamoDB map[BatchGetItem:1 GetItem:1 TransactWriteItems:2 UpdateItem:1] (5 requests, request units map[BatchGetItem:2 GetItem:1 TransactWriteItems:16 UpdateItem:2])",
+		"ask_user/start: 3 state transitions, 3 Lambda invocations inside the state machine, 1 outside it, 0 HTTP requests, DynamoDB map[BatchGetItem:2 TransactWriteItems:2 UpdateItem:2] (6 requests, request units map[BatchGetItem:4 TransactWriteItems:16 UpdateItem:3])",
+	}
+	var g callGoals
+	for _, l := range lines {
+		m := budgetLine.FindStringSubmatch(l)
+		base, bare := strings.CutSuffix(m[1], "/start")
+		g.add(base, bare, costOf(m), m[7])
+	}
+	r := newReport(options{})
+	g.report(r)
+	want := map[string]struct {
+		now string
+		met bool
+	}{
+		"state transitions, server-side call through POST /tool-calls":         {"2", true},
+		"DynamoDB requests, server-side call through POST /tool-calls":         {"5", false},
+		"DynamoDB requests, function call with its answer over the HTTP route": {"5", true},
+		"state transitions, a bare start naming only the tool":                 {"3", true},
+		// list_agents: $50 + 3 Lambdas $0.65 + 2 read units $0.25 + 4 write units $2.50 + 1 HTTP request $1.
+		"cost per million calls through POST /tool-calls, the dearest type": {"$54.40", true},
+	}
+	got := map[string]goalRow{}
+	for _, row := range r.goals {
+		got[row.figure] = row
+	}
+	for fig, w := range want {
+		if row, ok := got[fig]; !ok || row.now != w.now || row.met != w.met {
+			t.Errorf("%s: %+v, want %s (met %v)", fig, row, w.now, w.met)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	var largest int64
+	var largest, plainLargest, modelLargest int64 // plain: the functions that link no model client
 	broken := map[string]bool{}
 	for _, n := range names {
 		out := filepath.Join(tmp, "arm64", n, "bootstrap")
@@ -67,9 +67,17 @@ func partLambda(ctx context.Context, o options, r *report) error {
 			return err
 		}
 		largest = max(largest, st.Size())
+		if n == "chat" || n == "model" {
+			modelLargest = max(modelLargest, st.Size())
+		} else if n != "hello-world (baseline)" {
+			plainLargest = max(plainLargest, st.Size())
+		}
 		r.printf("lambda", "| %s | %d | %.1f |\n", n, st.Size(), float64(st.Size())/(1<<20))
 	}
 	r.headline("Largest arm64 bootstrap: %.1f MiB", float64(largest)/(1<<20))
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	r.goal("largest arm64 bootstrap of a function that links no model client", "≤ 16 MiB", mib(plainLargest) <= 16, "%.1f MiB", mib(plainLargest))
+	r.goal("largest arm64 bootstrap of chat and model", "≤ 26 MiB", mib(modelLargest) <= 26, "%.1f MiB", mib(modelLargest))
 	r.printf("lambda", "\nCommand: `GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bootstrap ./functions/<name>` (what `infra/scripts/build.sh arm64` runs).\n\n")
 
 	// Cold starts under the RIE, host architecture.
@@ -116,6 +124,8 @@ func partLambda(ctx context.Context, o options, r *report) error {
 		}
 	}
 	r.headline("Cold start under the RIE: hello-world %.1f ms, slowest sinew function (%s) %.1f ms (median of %d)", base, worst, cold[worst].median(), o.colds)
+	ratio := cold[worst].median() / base
+	r.goal("slowest function's cold start under the RIE ÷ hello-world's", "≤ 1.5×", ratio <= 1.5, "%.2f× (%s)", ratio, worst)
 	r.printf("lambda", "\nThe emulator's own start is inside every figure, hello-world's too; `go run ./infra/bench/cmd/sinewbench -only lambda -out /tmp/lambda.md` runs this part alone.\n")
 	return nil
 }

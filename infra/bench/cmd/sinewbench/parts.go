@@ -273,6 +273,7 @@ var readOps = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": tr
 // callCost is the cost of one million calls from one line of TestRequestBudget.
 type callCost struct {
 	transitions, lambdas, https int
+	lambdasInside               int
 	sfn, lam, ddb, apigw        float64
 }
 
@@ -282,7 +283,7 @@ func costOf(m []string) callCost {
 	in, _ := strconv.Atoi(m[3])
 	out, _ := strconv.Atoi(m[4])
 	c.https, _ = strconv.Atoi(m[5])
-	c.lambdas = in + out
+	c.lambdas, c.lambdasInside = in+out, in
 	reads, writes := 0.0, 0.0
 	// Request units by operation as DynamoDB reported them (internal/awscount): table and index
 	// together, transactions already doubled. An operation consumes one kind of unit only, so the
@@ -318,6 +319,8 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")
 	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | request units | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	seen := 0
+	var g callGoals
+	defer g.report(r)
 	for _, m := range budgetLine.FindAllStringSubmatch(string(out), -1) {
 		seen++
 		c := costOf(m)
@@ -334,6 +337,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 		if !bare {
 			r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, c.total(), c.transitions, m[7])
 		}
+		g.add(base, bare, c, m[7])
 	}
 	if seen == 0 {
 		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
@@ -394,4 +398,40 @@ func partMemory(ctx context.Context, o options, r *report) error {
 	r.headline("Memory per waiting function-tool execution: %.1f KiB (%.0f MiB for 10,000)", tot/1024, tot*10000/(1<<20))
 	r.printf("memory", "\nCommand:\n\n```\n%s\n```\n", g.command())
 	return nil
+}
+
+// callGoals gathers the worst of each call-path figure over the types, for the goals table.
+type callGoals struct {
+	seen                                  bool
+	postTransitions, postLambdas, postDDB int // server-side calls through POST /tool-calls
+	fnTransitions, fnDDB, bareTransitions int
+	maxCost                               float64
+}
+
+func (g *callGoals) add(base string, bare bool, c callCost, requests string) {
+	g.seen = true
+	n, _ := strconv.Atoi(requests)
+	switch {
+	case bare:
+		g.bareTransitions = max(g.bareTransitions, c.transitions)
+	case base == "ask_user":
+		g.fnTransitions, g.fnDDB = max(g.fnTransitions, c.transitions), max(g.fnDDB, n)
+		g.maxCost = max(g.maxCost, c.total())
+	default:
+		g.postTransitions, g.postLambdas, g.postDDB = max(g.postTransitions, c.transitions), max(g.postLambdas, c.lambdasInside), max(g.postDDB, n)
+		g.maxCost = max(g.maxCost, c.total())
+	}
+}
+
+func (g *callGoals) report(r *report) {
+	if !g.seen {
+		return
+	}
+	r.goal("state transitions, server-side call through POST /tool-calls", "≤ 2", g.postTransitions <= 2, "%d", g.postTransitions)
+	r.goal("Lambda invocations inside the state machine, server-side call", "1", g.postLambdas == 1, "%d", g.postLambdas)
+	r.goal("DynamoDB requests, server-side call through POST /tool-calls", "≤ 4", g.postDDB <= 4, "%d", g.postDDB)
+	r.goal("DynamoDB requests, function call with its answer over the HTTP route", "≤ 5", g.fnDDB <= 5, "%d", g.fnDDB)
+	r.goal("state transitions, function call", "≤ 2", g.fnTransitions <= 2, "%d", g.fnTransitions)
+	r.goal("state transitions, a bare start naming only the tool", "≤ 3", g.bareTransitions <= 3, "%d", g.bareTransitions)
+	r.goal("cost per million calls through POST /tool-calls, the dearest type", "≤ $55", g.maxCost <= 55, "$%.2f", g.maxCost)
 }

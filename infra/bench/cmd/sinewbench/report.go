@@ -16,6 +16,7 @@ type report struct {
 	o         options
 	started   time.Time
 	headlines []string
+	goals     []goalRow
 	sections  map[string]*strings.Builder
 	order     []string
 }
@@ -55,6 +56,16 @@ func (r *report) printf(part, format string, args ...any) { fmt.Fprintf(r.sec(pa
 
 func (r *report) headline(format string, args ...any) {
 	r.headlines = append(r.headlines, fmt.Sprintf(format, args...))
+}
+
+// goalRow is one figure of the call path beside the goal it is held to.
+type goalRow struct {
+	figure, now, goal string
+	met               bool
+}
+
+func (r *report) goal(figure, goal string, met bool, format string, args ...any) {
+	r.goals = append(r.goals, goalRow{figure, fmt.Sprintf(format, args...), goal, met})
 }
 
 func (r *report) skipped(part string) {
@@ -151,6 +162,16 @@ func (r *report) write(path string) error {
 	}
 	for _, h := range r.headlines {
 		b.WriteString("- " + h + "\n")
+	}
+	if len(r.goals) > 0 {
+		b.WriteString("\n## The call path against its goals (from parts 5 and 6)\n\n| figure | this run | goal | met |\n|---|---|---|---|\n")
+		for _, g := range r.goals {
+			met := "no"
+			if g.met {
+				met = "yes"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.figure, g.now, g.goal, met)
+		}
 	}
 	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
