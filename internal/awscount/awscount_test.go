@@ -22,10 +22,10 @@ import (
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
 
-// TestCountsEveryAttempt: a server that fails twice with a retryable error, then answers. The
-// counter sits after the SDK's retry middleware, so it sees the three requests on the wire.
-func TestCountsEveryAttempt(t *testing.T) {
-	var hits atomic.Int32
+// failTwice serves DynamoDB's retryable InternalServerError twice, then answer; hits counts the
+// requests it got.
+func failTwice(t *testing.T, answer string) (*httptest.Server, *atomic.Int32) {
+	hits := new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		if hits.Add(1) <= 2 {
@@ -33,9 +33,16 @@ func TestCountsEveryAttempt(t *testing.T) {
 			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`))
 			return
 		}
-		_, _ = w.Write([]byte(`{"TableNames":[]}`))
+		_, _ = w.Write([]byte(answer))
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, hits
+}
+
+// TestCountsEveryAttempt: a server that fails twice with a retryable error, then answers. The
+// counter sits after the SDK's retry middleware, so it sees the three requests on the wire.
+func TestCountsEveryAttempt(t *testing.T) {
+	srv, hits := failTwice(t, `{"TableNames":[]}`)
 
 	var c awscount.Counter
 	db := countedClient(srv.URL, &c)
@@ -79,17 +86,7 @@ func TestByService(t *testing.T) {
 // answers {} after two server errors) leaves the counter to estimate from the request: one unit per
 // item, two per transactional item, once per operation however many attempts it took.
 func TestUnitsWithoutReportedCapacity(t *testing.T) {
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		if hits.Add(1) <= 2 {
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	defer srv.Close()
+	srv, _ := failTwice(t, `{}`)
 	var c awscount.Counter
 	db := countedClient(srv.URL, &c)
 	key := func(id string) map[string]types.AttributeValue {

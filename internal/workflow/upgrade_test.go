@@ -154,12 +154,7 @@ func TestUpgradeFromPreviousDefinition(t *testing.T) {
 // Execute's synchronous envelope, and the function call is answered over HTTP or by
 // SendTaskSuccess.
 func TestUpgradeFromLeanDefinition(t *testing.T) {
-	h := newHarness(t)
-	h.withSystem()
-	prev := h.previousFrom(t, "internal/workflow/testdata/tool_call.v2.asl.json")
-	dev := "dev-a"
-	agent := h.agent(dev, nil, echoTool, askUser(3600, 0),
-		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	h, prev, dev, agent := upgradeFrom(t, "internal/workflow/testdata/tool_call.v2.asl.json")
 	in := func(toolName string) map[string]any {
 		return map[string]any{"developer_id": dev, "agent_id": agent, "tool": toolName, "arguments": map[string]any{}}
 	}
@@ -214,12 +209,7 @@ func TestUpgradeFromLeanDefinition(t *testing.T) {
 // function Lambda records Function's call, and the status-change event takes the result object
 // those definitions end with as it is.
 func TestUpgradeFromRouteDefinition(t *testing.T) {
-	h := newHarness(t)
-	h.withSystem()
-	prev := h.previousFrom(t, "internal/workflow/testdata/tool_call.v3.asl.json")
-	dev := "dev-a"
-	agent := h.agent(dev, nil, echoTool, askUser(3600, 0),
-		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	h, prev, dev, agent := upgradeFrom(t, "internal/workflow/testdata/tool_call.v3.asl.json")
 	// POST /tool-calls on the previous definition, as a call started just before the deploy.
 	post := func(t *testing.T, toolName string) *asl.Execution {
 		t.Helper()
@@ -299,4 +289,18 @@ func TestUpgradeFromRouteDefinition(t *testing.T) {
 			})
 		}
 	}
+}
+
+// upgradeFrom is the setting of an upgrade test: a harness with the system executor, the previous
+// definition at path registered beside the current one, and developer dev-a's agent with an
+// integration, a function and a system tool.
+func upgradeFrom(t *testing.T, path string) (h *harness, prev *asl.Machine, dev, agent string) {
+	t.Helper()
+	h = newHarness(t)
+	h.withSystem()
+	prev = h.previousFrom(t, path)
+	dev = "dev-a"
+	agent = h.agent(dev, nil, echoTool, askUser(3600, 0),
+		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	return h, prev, dev, agent
 }
