@@ -38,6 +38,7 @@ type decoder struct {
 	s     string
 	i     int
 	depth int
+	stack []any // the elements of the arrays being read, so each array is allocated once, to size
 }
 
 func (d *decoder) document() (any, bool) {
@@ -71,7 +72,8 @@ func (d *decoder) value() (any, bool) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		return d.str()
+		s, ok := d.str()
+		return s, ok
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	default:
@@ -122,7 +124,7 @@ func (d *decoder) object() (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k.(string)] = v
+		m[k] = v
 		d.space()
 		if d.i >= len(d.s) {
 			return nil, false
@@ -145,19 +147,19 @@ func (d *decoder) array() (any, bool) {
 		return nil, false
 	}
 	d.i++ // [
-	a := []any{}
 	d.space()
 	if d.i < len(d.s) && d.s[d.i] == ']' {
 		d.i++
 		d.depth--
-		return a, true
+		return []any{}, true
 	}
+	base := len(d.stack)
 	for {
 		v, ok := d.value()
 		if !ok {
 			return nil, false
 		}
-		a = append(a, v)
+		d.stack = append(d.stack, v)
 		d.space()
 		if d.i >= len(d.s) {
 			return nil, false
@@ -168,6 +170,10 @@ func (d *decoder) array() (any, bool) {
 		case ']':
 			d.i++
 			d.depth--
+			a := make([]any, len(d.stack)-base)
+			copy(a, d.stack[base:])
+			clear(d.stack[base:]) // the scratch keeps no values alive
+			d.stack = d.stack[:base]
 			return a, true
 		default:
 			return nil, false
@@ -232,7 +238,7 @@ func (d *decoder) digits() bool {
 
 // str reads a string literal. One of plain printable text (valid UTF-8, no escapes) is taken as
 // it stands; any other goes through unquote.
-func (d *decoder) str() (any, bool) {
+func (d *decoder) str() (string, bool) {
 	d.i++ // "
 	start := d.i
 	plain := true
@@ -250,22 +256,22 @@ func (d *decoder) str() (any, bool) {
 			plain = false
 			d.i++ // the escaped byte cannot end the string
 		case c < 0x20:
-			return nil, false
+			return "", false
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // unquote decodes the body of a string literal with escapes or invalid UTF-8 as encoding/json
 // does: invalid bytes and lone surrogates become U+FFFD.
-func unquote(s string) (any, bool) {
+func unquote(s string) (string, bool) {
 	b := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(s) {
-				return nil, false
+				return "", false
 			}
 			i++
 			switch e := s[i]; e {
@@ -284,7 +290,7 @@ func unquote(s string) (any, bool) {
 			case 'u':
 				r, ok := hex4(s, i+1)
 				if !ok {
-					return nil, false
+					return "", false
 				}
 				i += 4
 				if utf16.IsSurrogate(r) {
@@ -299,7 +305,7 @@ func unquote(s string) (any, bool) {
 				}
 				b = utf8.AppendRune(b, r)
 			default:
-				return nil, false
+				return "", false
 			}
 			i++
 		case c < utf8.RuneSelf:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"sinew/internal/fault"
@@ -40,7 +41,14 @@ type Machine struct {
 	TimeoutSeconds int64 // 0 = none
 	States         map[string]*State
 	order          []string // state names in definition order
+
+	// histHint is the length of the last finished execution's history, so the next one's
+	// records are allocated once, at about their size.
+	histHint atomic.Int32
 }
+
+// maxHistHint bounds the records reserved up front (a Map reserves its own).
+const maxHistHint = 1024
 
 // optPath is a JSONPath-mode path field that may be absent (the default applies), null, or a path.
 type optPath struct {

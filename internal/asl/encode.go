@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -11,13 +12,28 @@ import (
 // without HTML escaping, keys sorted) but without reflection: histories encode every state's input
 // and output, so this is the engine's hottest path.
 func encodeJSON(v any) string {
-	buf := make([]byte, 0, 64)
-	buf, ok := appendJSON(buf, v)
+	bp := encodeBufs.Get().(*[]byte)
+	buf, ok := appendJSON((*bp)[:0], v)
+	s := ""
+	if ok {
+		s = string(buf)
+	}
+	if cap(buf) <= maxPooledBuf {
+		*bp = buf
+		encodeBufs.Put(bp)
+	}
 	if !ok {
 		return mustJSON(v)
 	}
-	return string(buf)
+	return s
 }
+
+// encodeBufs are encodeJSON's scratch buffers: the text is copied out once, at its length, instead
+// of growing a new buffer through every doubling.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledBuf keeps a rare huge document's buffer out of the pool.
+const maxPooledBuf = 64 << 10
 
 func appendJSON(b []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
@@ -44,7 +60,8 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 		}
 		return append(b, ']'), true
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var room [16]string // most objects' keys, without an allocation
+		keys := room[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}

@@ -162,6 +162,10 @@ type Execution struct {
 	errName   string
 	cause     string
 	stopTime  time.Time
+
+	// The details of its first and last events, allocated with it.
+	startedEv   ExecutionStartedDetails
+	succeededEv OutputDetails
 }
 
 // Description is DescribeExecution's answer.
@@ -213,11 +217,15 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if smArn == "" {
 		smArn = e.defaultMachineArn
 	}
-	execArn := strings.Replace(smArn, ":stateMachine:", ":execution:", 1) + ":" + name
+	execArn := smArn + ":" + name
+	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
+		execArn = smArn[:i] + ":execution:" + smArn[i+len(":stateMachine:"):] + ":" + name // one allocation
+	}
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
 	x.role = cmp.Or(in.RoleArn, e.cfg.RoleArn)
+	x.hist.sizeHint = int(in.Machine.histHint.Load())
 
 	e.mu.Lock()
 	if _, dup := e.execs[execArn]; dup {
@@ -235,8 +243,8 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 		x.hist.stamp = func(id int64, typ string, at time.Time) time.Time { return tc.EventTime(xctx, id, typ, at) }
 		x.startTime = x.hist.stamp(1, "ExecutionStarted", x.startTime)
 	}
-	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &ExecutionStartedDetails{
-		Input: raw, InputDetails: notTruncated, RoleArn: x.role}})
+	x.startedEv = ExecutionStartedDetails{Input: raw, InputDetails: notTruncated, RoleArn: x.role}
+	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &x.startedEv})
 	if in.Machine.TimeoutSeconds > 0 {
 		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
 		// Counted from the start time, which a replayed execution keeps.
@@ -447,11 +455,13 @@ func (x *Execution) finish(out any, outJSON string, serr *StatesError) {
 		if x.output == "" {
 			x.output = compactJSON(out)
 		}
-		ev = Event{Type: "ExecutionSucceeded", ExecutionSucceededEventDetails: &OutputDetails{Output: x.output, OutputDetails: notTruncated}}
+		x.succeededEv = OutputDetails{Output: x.output, OutputDetails: notTruncated}
+		ev = Event{Type: "ExecutionSucceeded", ExecutionSucceededEventDetails: &x.succeededEv}
 	}
 	if _, ok := x.hist.add(&x.chain, now, ev); !ok {
 		x.forceHistoryFailure(now)
 	}
+	x.machine.histHint.Store(int32(min(x.hist.len(), maxHistHint)))
 	x.cancel(nil)
 }
 
@@ -465,8 +475,12 @@ func (x *Execution) forceHistoryFailure(now time.Time) {
 }
 
 func abortOf(ctx context.Context) *abortCause {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		return nil // the common case, without errors.As's allocation
+	}
 	var ac *abortCause
-	if errors.As(context.Cause(ctx), &ac) {
+	if errors.As(cause, &ac) {
 		return ac
 	}
 	return nil

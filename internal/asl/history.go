@@ -141,6 +141,7 @@ type history struct {
 	records  []record
 	rendered int // records before this index hold no deferred details
 	full     bool
+	sizeHint int // the records to make room for at the first event
 	// stamp, when set, gives an event's time (a TimerClock's EventTime: a replayed event keeps
 	// its first time).
 	stamp func(id int64, typ string, at time.Time) time.Time
@@ -271,7 +272,8 @@ func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, 
 		return 0, false
 	}
 	if h.records == nil {
-		h.records = make([]record, 0, 8) // the room appending would grow to, without the copies
+		// The room appending would grow to, or the machine's last history length.
+		h.records = make([]record, 0, max(8, h.sizeHint))
 	}
 	r := record{at: at, typ: typ, id: int64(len(h.records) + 1), d: d}
 	r.at = h.at(r.id, r.typ, at)

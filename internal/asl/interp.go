@@ -114,6 +114,7 @@ type stateRun struct {
 	// Task state only: the effective input, retry counters and the attempt waiting on its token.
 	eff     any
 	counts  []int
+	tv      *taskVisit // the room of the visit's first attempt
 	waiting *waiting
 	pwait   *parkedWait // a Wait state this execution is parked in
 }

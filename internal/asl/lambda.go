@@ -169,8 +169,9 @@ func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, f
 		n = len(mustJSON(resp.Payload))
 	}
 	// The response metadata around the payload is some 500 bytes of JSON plus the version thrice.
-	res := &lambdaResult{version: resp.ExecutedVersion, payload: resp.Payload, size: n, reqID: randomUUID()}
-	return sizedResult{v: res, bound: n + 1024 + 4*len(resp.ExecutedVersion)}, nil
+	res := &lambdaResult{version: resp.ExecutedVersion, payload: resp.Payload, size: n, reqID: randomUUIDBytes(),
+		bound: n + 1024 + 4*len(resp.ExecutedVersion)}
+	return res, nil
 }
 
 // lambdaResult is invokeResult's value before its maps are built: most tasks read only its Payload
@@ -179,12 +180,13 @@ type lambdaResult struct {
 	version string
 	payload any
 	size    int
-	reqID   string
+	reqID   [36]byte // drawn once, so every rendering agrees; made a string only when rendered
+	bound   int      // an upper bound of the full result's JSON length, for the payload limit check
 }
 
 // full is the result AWS records (a new map each time, always the same).
 func (l *lambdaResult) full() map[string]any {
-	return invokeResultWith(l.version, l.payload, l.size, l.reqID)
+	return invokeResultWith(l.version, l.payload, l.size, string(l.reqID[:]))
 }
 
 // materialize gives v as a JSON value: a lambdaResult's full result, anything else as it is.
@@ -236,7 +238,12 @@ var contentTypeJSON = []any{"application/json"}
 // randomUUID is a random UUID-shaped id, as Lambda's x-amzn-RequestId. It names something and
 // guards nothing, so the runtime's fast random source serves.
 func randomUUID() string {
-	var b [36]byte
+	b := randomUUIDBytes()
+	return string(b[:])
+}
+
+// randomUUIDBytes is randomUUID's text as an array, which needs no allocation of its own.
+func randomUUIDBytes() (b [36]byte) {
 	hi, lo := mrand.Uint64(), mrand.Uint64()
 	var raw [16]byte
 	for i := range 8 {
@@ -251,5 +258,5 @@ func randomUUID() string {
 		b[j], b[j+1] = hexDigits[c>>4], hexDigits[c&0xF]
 		j += 2
 	}
-	return string(b[:])
+	return b
 }

@@ -57,9 +57,37 @@ func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError)
 			return nil, nil, err
 		}
 	}
-	r.counts = make([]int, len(r.st.Retry))
+	r.tv = &taskVisit{}
+	if n := len(r.st.Retry); n <= len(r.tv.counts) {
+		r.counts = r.tv.counts[:n:n]
+	} else {
+		r.counts = make([]int, n)
+	}
 	result, err := r.taskAttempts(ctx)
 	return r.taskFinish(ctx, result, err)
+}
+
+// taskVisit holds what a Task state's first attempt would otherwise allocate piece by piece: its
+// retry counters, its call and the details of its events. A later attempt gets one of its own, as
+// the first's events keep theirs.
+type taskVisit struct {
+	counts        [4]int
+	call          TaskCall
+	scheduled     scheduledLater
+	lscheduled    lambdaScheduledLater
+	started       TaskDetails
+	events        taskEvents
+	outcome       taskOutputLater
+	used, outUsed bool
+}
+
+// attempt gives the taskVisit of an attempt: the visit's own for the first.
+func (r *stateRun) attempt() *taskVisit {
+	if r.tv != nil && !r.tv.used {
+		r.tv.used = true
+		return r.tv
+	}
+	return &taskVisit{used: true}
 }
 
 // taskFinish is the data flow after the task's result: ResultSelector, ResultPath, OutputPath and
@@ -70,16 +98,38 @@ func (r *stateRun) taskFinish(ctx context.Context, result any, err *StatesError)
 	}
 	if l, ok := result.(*lambdaResult); ok {
 		if sel := r.st.ResultSelector; r.jsonPath() && sel != nil && r.st.Assign == nil && sel.readsOnly("Payload") {
-			// The selector reads nothing else of the result: only its Payload need be built.
-			result = map[string]any{"Payload": l.payload}
-		} else {
-			result = l.full()
+			// The selector reads nothing else of the result: only its Payload need be at hand.
+			v, err := r.selectPayload(sel, l)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.resultBound = sel.sizeBound(r.resultBound)
+			return r.finishJSONPath(ctx, v, true)
 		}
+		result = l.full()
 	}
 	if r.jsonPath() {
 		return r.finishJSONPath(ctx, result, false)
 	}
 	return r.finishJSONata(ctx, r.st.Output, r.st.Assign, result, map[string]any{"result": result})
+}
+
+// payloadWrappers hold {"Payload": x} for selectPayload: a selector whose paths all start at
+// $.Payload never gives the wrapper itself, so it can serve again once evaluated.
+var payloadWrappers = sync.Pool{New: func() any { return make(map[string]any, 1) }}
+
+// selectPayload is ResultSelector sel over l, when sel reads only within $.Payload. A path not found
+// quotes the whole result in its message, as over the bytes interface.
+func (r *stateRun) selectPayload(sel *template, l *lambdaResult) (any, *StatesError) {
+	w := payloadWrappers.Get().(map[string]any)
+	w["Payload"] = l.payload
+	v, err := sel.evalJSONPath(r.env(w))
+	clear(w)
+	payloadWrappers.Put(w)
+	if err != nil {
+		return r.applyTemplate(sel, l.full())
+	}
+	return v, nil
 }
 
 // taskAttempts runs attempts until one succeeds, the retriers give up, or one parks.
@@ -173,19 +223,23 @@ func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
 // events of its own) and gives the recorder of its outcome.
 func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
 	ref := r.st.resource
+	tv := r.attempt()
 	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
-		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{
-			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}, now)
+		tv.lscheduled = lambdaScheduledLater{d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}
+		r.f.emitAt("LambdaFunctionScheduled", &tv.lscheduled, now)
 		r.f.emitAt("LambdaFunctionStarted", nil, now)
 	} else {
 		res := ref.historyResource()
-		r.f.emitAt("TaskScheduled", &scheduledLater{d: TaskScheduledDetails{
+		tv.scheduled = scheduledLater{d: TaskScheduledDetails{
 			ResourceType: ref.Service, Resource: res, Region: r.f.x.eng.cfg.Region,
-			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params}, now)
-		r.f.emitAt("TaskStarted", &TaskDetails{ResourceType: ref.Service, Resource: res}, now)
+			TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat}, params: params}
+		r.f.emitAt("TaskScheduled", &tv.scheduled, now)
+		tv.started = TaskDetails{ResourceType: ref.Service, Resource: res}
+		r.f.emitAt("TaskStarted", &tv.started, now)
 	}
-	return &taskEvents{r: r, ref: ref}
+	tv.events = taskEvents{r: r, ref: ref, tv: tv}
+	return &tv.events
 }
 
 // timeBound is an attempt's TimeoutSeconds: its timer's stop, its deadline, and whether the
@@ -352,7 +406,8 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 	if !ok || ref.Activity {
 		return nil, r.runtime("The resource '%s' is not supported by this engine", r.st.Resource)
 	}
-	call := &TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
+	call := &ev.tv.call
+	*call = TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
 		TaskToken: r.token, ExecutionArn: r.f.x.ARN, StateName: r.st.Name}
 	// TODO(.sync): registered integrations run request-response; only states:startExecution
 	// (above) implements .sync and .sync:2.
@@ -367,18 +422,11 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 		}
 		return nil, newErr(ErrTaskFailed, err.Error())
 	}
-	if sr, ok := out.(sizedResult); ok {
-		r.resultBound = sr.bound
-		return sr.v, nil
+	if l, ok := out.(*lambdaResult); ok {
+		r.resultBound = l.bound
+		return l, nil
 	}
 	return out, nil
-}
-
-// sizedResult is a built-in integration's result with an upper bound of its JSON length, which
-// spares settle the walk of its payload limit check.
-type sizedResult struct {
-	v     any
-	bound int
 }
 
 // optSeconds resolves TimeoutSeconds/HeartbeatSeconds (literal, path or JSONata) to whole seconds.
@@ -401,6 +449,16 @@ func (r *stateRun) optSeconds(ctx context.Context, n *numField, name string, inp
 type taskEvents struct {
 	r   *stateRun
 	ref resourceRef
+	tv  *taskVisit // the attempt's room for its closing event's details (nil: allocate them)
+}
+
+// outputLater gives room for the details of the attempt's closing event with an output.
+func (t *taskEvents) outputLater() *taskOutputLater {
+	if t.tv != nil && !t.tv.outUsed {
+		t.tv.outUsed = true
+		return &t.tv.outcome
+	}
+	return &taskOutputLater{}
 }
 
 func (t *taskEvents) emit(e Event) { t.r.f.emit(context.Background(), e) }
@@ -410,7 +468,9 @@ func (t *taskEvents) base() *TaskDetails {
 }
 
 func (t *taskEvents) submitted(out any) {
-	t.r.f.emitDetails("TaskSubmitted", &taskOutputLater{d: *t.base(), out: out})
+	d := t.outputLater()
+	*d = taskOutputLater{d: TaskDetails{ResourceType: t.ref.Service, Resource: t.ref.historyResource()}, out: out}
+	t.r.f.emitDetails("TaskSubmitted", d)
 }
 
 func (t *taskEvents) succeeded(out any) {
@@ -418,7 +478,9 @@ func (t *taskEvents) succeeded(out any) {
 		t.r.f.emitDetails("LambdaFunctionSucceeded", &outputLater{out: out})
 		return
 	}
-	t.r.f.emitDetails("TaskSucceeded", &taskOutputLater{d: *t.base(), out: out})
+	d := t.outputLater()
+	*d = taskOutputLater{d: TaskDetails{ResourceType: t.ref.Service, Resource: t.ref.historyResource()}, out: out}
+	t.r.f.emitDetails("TaskSucceeded", d)
 }
 
 func (t *taskEvents) failed(e *StatesError) {
