@@ -2,8 +2,8 @@ package asl
 
 import (
 	"context"
-	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,10 +62,10 @@ func deadline(ctx context.Context, c Clock, kind TimerKind, state string, d time
 
 // mapIndex tells a Map iteration's timers apart from its siblings' in their names.
 func mapIndex(f *frame) string {
-	if f.mapItem == nil {
+	if !f.inMap {
 		return ""
 	}
-	return fmt.Sprintf("[%v]", f.mapItem["Index"])
+	return "[" + strconv.Itoa(f.mapIndex) + "]"
 }
 
 // RealClock is wall-clock time.

@@ -3,6 +3,7 @@ package asl
 import (
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -15,8 +16,7 @@ import (
 // the same values (a fuzz test holds it to that); anything it does not take whole, a malformed
 // document included, goes to jsonv.Decode, so errors read as they always did.
 func decodeJSON(data []byte) (any, error) {
-	d := decoder{s: string(data)} // one copy, which the value's strings then share
-	if v, ok := d.document(); ok {
+	if v, ok := decodeFast(string(data)); ok { // one copy, which the value's strings then share
 		return v, nil
 	}
 	return jsonv.Decode(data)
@@ -24,12 +24,32 @@ func decodeJSON(data []byte) (any, error) {
 
 // decodeJSONString is decodeJSON of a string; the strings of the value share its memory.
 func decodeJSONString(s string) (any, error) {
-	d := decoder{s: s}
-	if v, ok := d.document(); ok {
+	if v, ok := decodeFast(s); ok {
 		return v, nil
 	}
 	return jsonv.DecodeString(s)
 }
+
+// decodeFast is the decoder's reading of s, with a pooled scratch stack.
+func decodeFast(s string) (any, bool) {
+	sp := decodeStacks.Get().(*[]any)
+	d := decoder{s: s, stack: (*sp)[:0]}
+	v, ok := d.document()
+	if cap(d.stack) <= maxPooledStack {
+		if !ok {
+			clear(d.stack[:cap(d.stack)]) // a failed read may leave values behind
+		}
+		*sp = d.stack[:0]
+		decodeStacks.Put(sp)
+	}
+	return v, ok
+}
+
+// decodeStacks are the decoder's scratch stacks for array elements.
+var decodeStacks = sync.Pool{New: func() any { s := make([]any, 0, 64); return &s }}
+
+// maxPooledStack keeps a rare huge array's stack out of the pool.
+const maxPooledStack = 16 << 10
 
 // maxDecodeDepth is encoding/json's nesting limit.
 const maxDecodeDepth = 10000

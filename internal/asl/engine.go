@@ -319,7 +319,8 @@ func (e *Engine) Stop(arn, errName, cause string) error {
 }
 
 func (x *Execution) run() {
-	f := &frame{top: true, x: x, m: x.machine, chain: &x.chain, scope: newScope(nil)}
+	f := &frame{top: true, x: x, m: x.machine, chain: &x.chain}
+	f.scope = &f.own
 	out, outJSON, serr := f.runMachine(x.ctx, x.input, x.inputJSON)
 	x.finish(out, outJSON, serr)
 }

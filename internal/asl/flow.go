@@ -20,7 +20,10 @@ func (r *stateRun) parallel(ctx context.Context) (any, map[string]any, *StatesEr
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
 		r.f.emit(ctx, Event{Type: "ParallelStateStarted"})
 		out, err := r.fanOut(ctx, len(st.Branches), len(st.Branches), -1, -1, func(i int) (*frame, any, *StatesError) {
-			return &frame{x: r.f.x, m: st.Branches[i], scope: newScope(r.f.scope)}, input, nil
+			f := &frame{x: r.f.x, m: st.Branches[i]}
+			f.own.parent = r.f.scope
+			f.scope = &f.own
+			return f, input, nil
 		}, nil)
 		if err != nil {
 			return nil, err
@@ -318,12 +321,16 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 	hist.reserve(len(items) * (2 + 2*len(st.Processor.States)))
 	var lastSucceeded int64
 	now := r.f.x.eng.clock.Now
+	// The details of every iteration's started and succeeded events, in one allocation.
+	dets := make([]MapIterationDetails, 2*len(items))
 	hooks := &iterHooks{
 		started: func(i int) int64 {
-			return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			dets[2*i] = MapIterationDetails{Name: st.Name, Index: i}
+			return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &dets[2*i]})
 		},
 		succeeded: func(c *chain, i int) {
-			lastSucceeded, _ = hist.add(c, now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
+			dets[2*i+1] = MapIterationDetails{Name: st.Name, Index: i}
+			lastSucceeded, _ = hist.add(c, now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &dets[2*i+1]})
 		},
 		failed: func(c *chain, i int) {
 			hist.add(c, now(), Event{Type: "MapIterationFailed", MapIterationFailedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
@@ -352,12 +359,11 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 // iteration gives the frame of item i and its input: the item, or ItemSelector's value.
 func (r *stateRun) iteration(ctx context.Context, items []any, eff any, i int) (*frame, any, *StatesError) {
 	st := r.st
-	item := map[string]any{"Index": int64(i), "Value": items[i]}
-	child := &frame{x: r.f.x, m: st.Processor, scope: newScope(r.f.scope), mapItem: item}
+	child := itemFrame(r.f.x, st.Processor, r.f.scope, i, items[i])
 	if st.ItemSelector == nil {
 		return child, items[i], nil
 	}
-	sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, mapItem: item}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
+	sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, inMap: true, mapIndex: i, mapValue: items[i]}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
 	if st.ItemSelector.jsonata != nil {
 		v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
 		if e != nil {

@@ -14,12 +14,32 @@ import (
 // frame runs one machine: the execution's, a Parallel branch or a Map iteration. Its chain links its
 // history events; its scope holds its variables.
 type frame struct {
-	top     bool // the execution's own frame: a task waiting on a token here parks
-	x       *Execution
-	m       *Machine
-	chain   *chain
-	scope   *scope
-	mapItem map[string]any // {"Index", "Value"} inside a Map iteration
+	top   bool // the execution's own frame: a task waiting on a token here parks
+	x     *Execution
+	m     *Machine
+	chain *chain
+	scope *scope
+	// Inside a Map iteration: its item, $$.Map.Item {"Index", "Value"}, built when read.
+	inMap    bool
+	mapIndex int
+	mapValue any
+	own      scope // the iteration's or branch's scope, allocated with the frame
+}
+
+// mapItem is $$.Map.Item, or nil outside a Map iteration.
+func (f *frame) mapItem() map[string]any {
+	if !f.inMap {
+		return nil
+	}
+	return map[string]any{"Index": int64(f.mapIndex), "Value": f.mapValue}
+}
+
+// itemFrame is a frame inside Map iteration i of item v.
+func itemFrame(x *Execution, m *Machine, parent *scope, i int, v any) *frame {
+	f := &frame{x: x, m: m, inMap: true, mapIndex: i, mapValue: v}
+	f.own.parent = parent
+	f.scope = &f.own
+	return f
 }
 
 // abortable are the state types with a <Type>StateAborted history event.
@@ -270,8 +290,8 @@ func (r *stateRun) contextObject() map[string]any {
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
 	}
-	if r.f.mapItem != nil {
-		c["Map"] = map[string]any{"Item": r.f.mapItem}
+	if item := r.f.mapItem(); item != nil {
+		c["Map"] = map[string]any{"Item": item}
 	}
 	r.ctxObj = c
 	return c

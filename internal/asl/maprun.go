@@ -192,8 +192,7 @@ func (r *stateRun) childInputs(ctx context.Context, items []any, eff any) ([]any
 	}
 	out := make([]any, len(items))
 	for i, it := range items {
-		item := map[string]any{"Index": int64(i), "Value": it}
-		sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, mapItem: item}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
+		sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, inMap: true, mapIndex: i, mapValue: it}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
 		if st.ItemSelector.jsonata != nil {
 			v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
 			if e != nil {
