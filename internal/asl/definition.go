@@ -45,6 +45,8 @@ type Machine struct {
 	// histHint is the length of the last finished execution's history, so the next one's
 	// records are allocated once, at about their size.
 	histHint atomic.Int32
+	// visitHint is how many states its last finished execution visited at the top level.
+	visitHint atomic.Int32
 }
 
 // maxHistHint bounds the records reserved up front (a Map reserves its own).

@@ -166,6 +166,10 @@ type Execution struct {
 	// The details of its first and last events, allocated with it.
 	startedEv   ExecutionStartedDetails
 	succeededEv OutputDetails
+
+	// Its top frame's state visits: room for the next ones, and how many there were.
+	runs   []stateRun
+	visits int
 }
 
 // Description is DescribeExecution's answer.
@@ -236,7 +240,11 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	e.mu.Unlock()
 
 	// The execution outlives the request that started it.
-	x.ctx, x.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	parent := ctx
+	if ctx.Done() != nil {
+		parent = context.WithoutCancel(ctx) // one that never ends needs no wrapping
+	}
+	x.ctx, x.cancel = context.WithCancelCause(parent)
 	if tc, ok := e.clock.(TimerClock); ok {
 		// A journaling clock keeps the event times, and so the start time, of a replayed execution.
 		xctx := x.ctx
@@ -463,6 +471,7 @@ func (x *Execution) finish(out any, outJSON string, serr *StatesError) {
 		x.forceHistoryFailure(now)
 	}
 	x.machine.histHint.Store(int32(min(x.hist.len(), maxHistHint)))
+	x.machine.visitHint.Store(int32(min(x.visits, maxRunSlab)))
 	x.cancel(nil)
 }
 

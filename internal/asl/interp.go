@@ -158,7 +158,8 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()
 	}
-	r := &stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
+	r := f.newRun()
+	*r = stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
 	r.enteredEv = enteredLater{name: st.Name, input: raw}
 	var d any = &r.enteredEv // one allocation with the visit
 	if rawJSON != "" {
@@ -173,6 +174,26 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	s, err := r.run(ctx)
 	return f.complete(ctx, r, s, err)
 }
+
+// newRun gives room for a state visit. The execution's own frame visits its states one at a time,
+// so its visits come from a slab sized by the machine's last execution; a branch's or an
+// iteration's each get their own.
+func (f *frame) newRun() *stateRun {
+	if !f.top {
+		return new(stateRun)
+	}
+	x := f.x
+	if len(x.runs) == 0 {
+		x.runs = make([]stateRun, min(max(int(x.machine.visitHint.Load())-x.visits, 1), maxRunSlab))
+	}
+	r := &x.runs[0]
+	x.runs = x.runs[1:]
+	x.visits++
+	return r
+}
+
+// maxRunSlab bounds a slab of state visits.
+const maxRunSlab = 16
 
 // complete ends a state visit: a failure goes to the first matching catcher (or up), a success to
 // the exit event. A parked task passes through untouched.

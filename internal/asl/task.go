@@ -74,7 +74,6 @@ type taskVisit struct {
 	counts        [4]int
 	call          TaskCall
 	scheduled     scheduledLater
-	lscheduled    lambdaScheduledLater
 	started       TaskDetails
 	events        taskEvents
 	outcome       taskOutputLater
@@ -226,8 +225,8 @@ func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartb
 	tv := r.attempt()
 	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
-		tv.lscheduled = lambdaScheduledLater{d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}
-		r.f.emitAt("LambdaFunctionScheduled", &tv.lscheduled, now)
+		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{
+			d: LambdaScheduledDetails{Resource: ref.Function, TimeoutInSeconds: timeout}, input: params}, now)
 		r.f.emitAt("LambdaFunctionStarted", nil, now)
 	} else {
 		res := ref.historyResource()
