@@ -63,6 +63,7 @@ type optPath struct {
 type State struct {
 	Name          string
 	Type          string
+	events        [2]string // its entered and exited event types
 	Comment       string
 	QueryLanguage string // effective: the state's own, or the machine's
 	Next          string
@@ -425,7 +426,7 @@ func (p *parser) state(name string, obj map[string]any, loc string, machineLang 
 		}
 		return nil
 	}
-	st := &State{Name: name, Type: typ, QueryLanguage: machineLang}
+	st := &State{Name: name, Type: typ, QueryLanguage: machineLang, events: stateEvents[typ]}
 	st.Comment, _ = obj["Comment"].(string)
 	if v, ok := obj["QueryLanguage"]; ok {
 		s, _ := v.(string)

@@ -59,7 +59,7 @@ type Engine struct {
 	mu    sync.Mutex
 	execs map[string]*Execution
 
-	work chan func()  // idle workers wait here (goRun)
+	work chan runner  // idle workers wait here (goRun)
 	idle atomic.Int32 // how many
 
 	tokMu   sync.Mutex
@@ -71,7 +71,7 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	e := &Engine{cfg: cfg, clock: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger,
 		execs: map[string]*Execution{}, pending: map[string]*pendingTask{}, closed: map[string]string{},
-		integrations: map[string]Integration{}, work: make(chan func())}
+		integrations: map[string]Integration{}, work: make(chan runner)}
 	if e.clock == nil {
 		e.clock = RealClock{}
 	}
@@ -167,6 +167,8 @@ type Execution struct {
 	startedEv   ExecutionStartedDetails
 	succeededEv OutputDetails
 
+	top frame // the frame run gives the machine, allocated with the execution
+
 	// Its top frame's state visits: room for the next ones, and how many there were.
 	runs   []stateRun
 	visits int
@@ -221,9 +223,11 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if smArn == "" {
 		smArn = e.defaultMachineArn
 	}
-	execArn := smArn + ":" + name
+	var execArn string
 	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
 		execArn = smArn[:i] + ":execution:" + smArn[i+len(":stateMachine:"):] + ":" + name // one allocation
+	} else {
+		execArn = smArn + ":" + name
 	}
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
@@ -264,7 +268,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if e.cfg.OnStatus != nil {
 		e.cfg.OnStatus(x.Describe())
 	}
-	e.goRun(x.run)
+	e.goRun(x) // not x.run: a method value is an allocation
 	return x, nil
 }
 
@@ -327,7 +331,8 @@ func (e *Engine) Stop(arn, errName, cause string) error {
 }
 
 func (x *Execution) run() {
-	f := &frame{top: true, x: x, m: x.machine, chain: &x.chain}
+	f := &x.top
+	*f = frame{top: true, x: x, m: x.machine, chain: &x.chain}
 	f.scope = &f.own
 	out, outJSON, serr := f.runMachine(x.ctx, x.input, x.inputJSON)
 	x.finish(out, outJSON, serr)

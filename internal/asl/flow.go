@@ -102,10 +102,10 @@ func (r *stateRun) fanOut(ctx context.Context, n, conc int, tolCount float64, to
 	// follow AWS's order exactly.
 	for range min(conc, n) - 1 {
 		fo.wg.Add(1)
-		r.f.x.eng.goRun(func() {
+		r.f.x.eng.goRun(runFunc(func() {
 			defer fo.wg.Done()
 			fo.work()
-		})
+		}))
 	}
 	fo.work()
 	fo.wg.Wait()

@@ -174,12 +174,17 @@ type deferred interface {
 
 // enteredLater is a StateEntered's details.
 type enteredLater struct {
-	name  string
-	input any
+	name      string
+	input     any
+	inputJSON string // input's JSON when at hand (the execution's input), else ""
 }
 
 func (d *enteredLater) render() any {
-	return &StateEnteredDetails{Name: d.name, Input: encodeJSON(d.input), InputDetails: notTruncated}
+	in := d.inputJSON
+	if in == "" {
+		in = encodeJSON(d.input)
+	}
+	return &StateEnteredDetails{Name: d.name, Input: in, InputDetails: notTruncated}
 }
 
 // exitedLater is a StateExited's details.
@@ -250,12 +255,18 @@ type chain struct {
 	last int64
 }
 
-var nonLinking = map[string]bool{
-	"ExecutionStarted": true, "MapIterationSucceeded": true, "MapIterationFailed": true, "MapIterationAborted": true,
-	"MapStateSucceeded": true, "ParallelStateSucceeded": true,
-	// Recorded: the events after a TaskStateAborted link to the event before it (test_callback
-	// SQS_PARALLEL_WAIT_FOR_TASK_TOKEN, test_timeouts test_service_lambda_map_timeout).
-	"TaskStateAborted": true,
+// nonLinking reports whether events after one of type typ link to the event before it (a switch:
+// every event asks, and a map lookup hashes the name).
+func nonLinking(typ string) bool {
+	switch typ {
+	case "ExecutionStarted", "MapIterationSucceeded", "MapIterationFailed", "MapIterationAborted",
+		"MapStateSucceeded", "ParallelStateSucceeded",
+		// Recorded: the events after a TaskStateAborted link to the event before it (test_callback
+		// SQS_PARALLEL_WAIT_FOR_TASK_TOKEN, test_timeouts test_service_lambda_map_timeout).
+		"TaskStateAborted":
+		return true
+	}
+	return false
 }
 
 // add appends an event and reports its id; false when the history is full.
@@ -279,7 +290,7 @@ func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, 
 	r.at = h.at(r.id, r.typ, at)
 	if c != nil {
 		r.prev = c.last
-		if !nonLinking[typ] {
+		if !nonLinking(typ) {
 			c.last = r.id
 		}
 	}

@@ -160,12 +160,8 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	}
 	r := f.newRun()
 	*r = stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
-	r.enteredEv = enteredLater{name: st.Name, input: raw}
-	var d any = &r.enteredEv // one allocation with the visit
-	if rawJSON != "" {
-		d = &StateEnteredDetails{Name: st.Name, Input: rawJSON, InputDetails: notTruncated}
-	}
-	r.entered = f.emitAt(stateEvents[st.Type][0], d, now)
+	r.enteredEv = enteredLater{name: st.Name, input: raw, inputJSON: rawJSON} // allocated with the visit
+	r.entered = f.emitAt(st.events[0], &r.enteredEv, now)
 	if f.x.hist.stamp != nil && r.entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
 		now = f.x.hist.timeOf(r.entered)
@@ -247,7 +243,7 @@ func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesErr
 	}
 	s.at = f.x.eng.clock.Now()
 	r.exitedEv = exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}
-	f.emitAt(stateEvents[r.st.Type][1], &r.exitedEv, s.at)
+	f.emitAt(r.st.events[1], &r.exitedEv, s.at)
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
 	return s, nil

@@ -301,7 +301,7 @@ func (r *stateRun) awaitToken(ctx context.Context, p *pendingTask, tb timeBound,
 		w.unwound = make(chan struct{})
 		x := r.f.x
 		x.setParked(r)
-		p.setHandler(func(o taskOutcome) { x.eng.goRun(func() { x.resume(r, w, o) }) })
+		p.setHandler(func(o taskOutcome) { x.eng.goRun(runFunc(func() { x.resume(r, w, o) })) })
 		if ctx.Err() != nil {
 			// Stopped while parking: abort may have looked before we were parked.
 			p.deliver(taskOutcome{aborted: true})

@@ -11,7 +11,7 @@ const (
 // goRun runs fn on an idle worker goroutine of the engine, or on a new one. Executions run on
 // reused goroutines because a new goroutine starts on a small stack that every execution grows
 // again (copying it each time); a worker keeps the stack it grew.
-func (e *Engine) goRun(fn func()) {
+func (e *Engine) goRun(fn runner) {
 	select {
 	case e.work <- fn:
 	default:
@@ -19,10 +19,10 @@ func (e *Engine) goRun(fn func()) {
 	}
 }
 
-func (e *Engine) worker(fn func()) {
+func (e *Engine) worker(fn runner) {
 	var t *time.Timer
 	for {
-		fn()
+		fn.run()
 		if e.idle.Add(1) > maxIdleWorkers {
 			e.idle.Add(-1)
 			return
@@ -42,3 +42,10 @@ func (e *Engine) worker(fn func()) {
 		}
 	}
 }
+
+// runner is work for goRun: an *Execution runs itself; runFunc runs any function.
+type runner interface{ run() }
+
+type runFunc func()
+
+func (f runFunc) run() { f() }
