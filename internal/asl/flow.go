@@ -170,7 +170,7 @@ func (fo *fan) take() (fanJob, bool) {
 		fo.fail(err)
 		return fanJob{}, false
 	}
-	c := &chain{}
+	c := &child.ownChain
 	if fo.hooks != nil {
 		c.last = fo.hooks.started(i)
 	} else {
@@ -361,6 +361,10 @@ func (r *stateRun) iteration(ctx context.Context, items []any, eff any, i int) (
 	st := r.st
 	child := itemFrame(r.f.x, st.Processor, r.f.scope, i, items[i])
 	if st.ItemSelector == nil {
+		if r.jsonPath() {
+			// The item is a part of the state's input (ItemsPath), so no longer as JSON.
+			child.inBound = r.rawBound
+		}
 		return child, items[i], nil
 	}
 	sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, inMap: true, mapIndex: i, mapValue: items[i]}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}

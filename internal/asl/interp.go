@@ -24,6 +24,8 @@ type frame struct {
 	mapIndex int
 	mapValue any
 	own      scope // the iteration's or branch's scope, allocated with the frame
+	ownChain chain // likewise its chain of events
+	inBound  int   // at least the JSON length of the input runMachine is given (0: unknown)
 }
 
 // mapItem is $$.Map.Item, or nil outside a Map iteration.
@@ -95,6 +97,9 @@ func (f *frame) runMachine(ctx context.Context, input any, inputJSON string) (an
 func (f *frame) runFrom(ctx context.Context, name string, input any, inputJSON string) (any, string, *StatesError) {
 	var at time.Time
 	bound := len(inputJSON) // 0 when unknown
+	if bound == 0 && name == f.m.StartAt {
+		bound = f.inBound
+	}
 	for {
 		if ctx.Err() != nil {
 			return nil, "", stopped(ctx)
