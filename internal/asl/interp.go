@@ -23,9 +23,10 @@ type frame struct {
 	inMap    bool
 	mapIndex int
 	mapValue any
-	own      scope // the iteration's or branch's scope, allocated with the frame
-	ownChain chain // likewise its chain of events
-	inBound  int   // at least the JSON length of the input runMachine is given (0: unknown)
+	own      scope     // the iteration's or branch's scope, allocated with the frame
+	ownChain chain     // likewise its chain of events
+	inBound  int       // at least the JSON length of the input runMachine is given (0: unknown)
+	first    *stateRun // a branch's or iteration's first visit, allocated with it (nil once taken)
 }
 
 // mapItem is $$.Map.Item, or nil outside a Map iteration.
@@ -38,9 +39,14 @@ func (f *frame) mapItem() map[string]any {
 
 // itemFrame is a frame inside Map iteration i of item v.
 func itemFrame(x *Execution, m *Machine, parent *scope, i int, v any) *frame {
-	f := &frame{x: x, m: m, inMap: true, mapIndex: i, mapValue: v}
+	c := &struct {
+		f frame
+		r stateRun
+	}{f: frame{x: x, m: m, inMap: true, mapIndex: i, mapValue: v}}
+	f := &c.f
 	f.own.parent = parent
 	f.scope = &f.own
+	f.first = &c.r // most iterations visit one state
 	return f
 }
 
@@ -181,6 +187,10 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 // iteration's each get their own.
 func (f *frame) newRun() *stateRun {
 	if !f.top {
+		if r := f.first; r != nil {
+			f.first = nil
+			return r
+		}
 		return new(stateRun)
 	}
 	x := f.x
