@@ -50,7 +50,7 @@ type Machine struct {
 }
 
 // maxHistHint bounds the records reserved up front (a Map reserves its own).
-const maxHistHint = 1024
+const maxHistHint = 8192
 
 // optPath is a JSONPath-mode path field that may be absent (the default applies), null, or a path.
 type optPath struct {

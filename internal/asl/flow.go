@@ -317,8 +317,10 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 	st := r.st
 	hist := &r.f.x.hist
 	r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
-	// Each iteration writes its started and ended events and at least two per state it visits.
-	hist.reserve(len(items) * (2 + 2*len(st.Processor.States)))
+	// Each iteration writes its started and ended events and at least two per state it visits;
+	// then come the Map's two closing events and maybe the execution's (the room for them spares
+	// a copy of all the records at the very end).
+	hist.reserve(len(items)*(2+2*len(st.Processor.States)) + 3)
 	var lastSucceeded int64
 	now := r.f.x.eng.clock.Now
 	// The details of every iteration's started and succeeded events, in one allocation.
