@@ -286,16 +286,23 @@ func (h *history) addDetails(c *chain, at time.Time, typ string, d any) (int64, 
 		// The room appending would grow to, or the machine's last history length.
 		h.records = make([]record, 0, max(8, h.sizeHint))
 	}
-	r := record{at: at, typ: typ, id: int64(len(h.records) + 1), d: d}
-	r.at = h.at(r.id, r.typ, at)
+	id := int64(len(h.records) + 1)
+	if len(h.records) == cap(h.records) {
+		h.records = append(h.records, record{})
+	} else {
+		h.records = h.records[:id]
+	}
+	// Field by field into the zeroed slot (a record copied in whole costs a write barrier over
+	// each of its pointer slots while the GC runs).
+	r := &h.records[id-1]
+	r.at, r.typ, r.id, r.d = h.at(id, typ, at), typ, id, d
 	if c != nil {
 		r.prev = c.last
 		if !nonLinking(typ) {
-			c.last = r.id
+			c.last = id
 		}
 	}
-	h.records = append(h.records, r)
-	return r.id, true
+	return id, true
 }
 
 // reserve makes room for n more events at once, so a large Map's history is not copied again at

@@ -169,9 +169,11 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()
 	}
+	// Field by field into the zeroed visit: copying a whole struct literal in costs a write
+	// barrier over every pointer slot while the GC runs.
 	r := f.newRun()
-	*r = stateRun{f: f, st: st, raw: raw, before: f.x.hist.lastOf(f.chain), rawBound: inBound}
-	r.enteredEv = enteredLater{name: st.Name, input: raw, inputJSON: rawJSON} // allocated with the visit
+	r.f, r.st, r.raw, r.before, r.rawBound = f, st, raw, f.x.hist.lastOf(f.chain), inBound
+	r.enteredEv.name, r.enteredEv.input, r.enteredEv.inputJSON = st.Name, raw, rawJSON // allocated with the visit
 	r.entered = f.emitAt(st.events[0], &r.enteredEv, now)
 	if f.x.hist.stamp != nil && r.entered > 0 {
 		// $$.State.EnteredTime is the event's time, which a replayed execution keeps.
@@ -257,7 +259,7 @@ func (f *frame) exit(ctx context.Context, r *stateRun, s step) (step, *StatesErr
 		s.bound = n
 	}
 	s.at = f.x.eng.clock.Now()
-	r.exitedEv = exitedLater{name: r.st.Name, out: s.out, assigned: s.assigned}
+	r.exitedEv.name, r.exitedEv.out, r.exitedEv.assigned = r.st.Name, s.out, s.assigned
 	f.emitAt(r.st.events[1], &r.exitedEv, s.at)
 	// Assignments take effect after the state's own output is computed (recorded evaluation order).
 	f.scope.set(s.assigned)
