@@ -71,7 +71,7 @@ func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError)
 // retry counters, its call and the details of its events. A later attempt gets one of its own, as
 // the first's events keep theirs.
 type taskVisit struct {
-	counts        [4]int
+	counts        [2]int
 	call          TaskCall
 	scheduled     scheduledLater
 	started       TaskDetails
@@ -237,7 +237,7 @@ func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartb
 		tv.started = TaskDetails{ResourceType: ref.Service, Resource: res}
 		r.f.emitAt("TaskStarted", &tv.started, now)
 	}
-	tv.events = taskEvents{r: r, ref: ref, tv: tv}
+	tv.events = taskEvents{r: r, ref: &r.st.resource, tv: tv}
 	return &tv.events
 }
 
@@ -328,7 +328,7 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 	r.waiting = nil
 	w.stopTimers()
 	eng := r.f.x.eng
-	ev := &taskEvents{r: r, ref: r.st.resource}
+	ev := &taskEvents{r: r, ref: &r.st.resource}
 	switch {
 	case o.aborted || ctx.Err() != nil:
 		eng.closeToken(r.token, "done")
@@ -447,8 +447,8 @@ func (r *stateRun) optSeconds(ctx context.Context, n *numField, name string, inp
 // taskEvents writes the closing event of a task attempt in the shape of its resource kind.
 type taskEvents struct {
 	r   *stateRun
-	ref resourceRef
-	tv  *taskVisit // the attempt's room for its closing event's details (nil: allocate them)
+	ref *resourceRef // the state's, which never changes
+	tv  *taskVisit   // the attempt's room for its closing event's details (nil: allocate them)
 }
 
 // outputLater gives room for the details of the attempt's closing event with an output.

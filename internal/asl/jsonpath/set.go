@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"maps"
 	"strconv"
 
 	"sinew/internal/asl/jsonpath/javafmt"
@@ -56,6 +57,12 @@ func set(doc any, toks []token, value any, cur string) (any, error) {
 	var out map[string]any
 	switch x := doc.(type) {
 	case map[string]any:
+		if _, has := x[k]; x != nil && (has || len(x) < 8) {
+			// A clone copies a small map's slots whole, without hashing each key again; with
+			// fewer than 8 entries (a small map's room) the new key still fits.
+			out = maps.Clone(x)
+			break
+		}
 		out = make(map[string]any, len(x)+1)
 		for kk, vv := range x {
 			out[kk] = vv
