@@ -53,6 +53,8 @@ type Engine struct {
 	randMu       sync.Mutex
 	integrations map[string]Integration
 	log          *slog.Logger
+	// builtinInvoke: lambda:invoke is the engine's own integration, which takes taskArgs.
+	builtinInvoke bool
 
 	defaultMachineArn string // of a StartInput without one
 
@@ -100,6 +102,7 @@ func New(cfg Config) *Engine {
 	for k, v := range cfg.Integrations {
 		e.integrations[k] = v
 	}
+	_, e.builtinInvoke = e.integrations["lambda:invoke"].(*lambdaInvoke)
 	return e
 }
 

@@ -214,7 +214,7 @@ type scheduledLater struct {
 
 func (d *scheduledLater) render() any {
 	e := d.d
-	e.Parameters = encodeJSON(d.params)
+	e.Parameters = encodeJSON(plainParams(d.params))
 	return &e
 }
 

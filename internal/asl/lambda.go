@@ -110,21 +110,26 @@ type lambdaInvoke struct {
 var lambdaInvokeParams = map[string]bool{"FunctionName": true, "Payload": true, "InvocationType": true, "Qualifier": true, "ClientContext": true, "LogType": true}
 
 func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) {
-	params, ok := call.Parameters.(map[string]any)
-	if !ok {
+	var params invokeFields
+	switch x := call.Parameters.(type) {
+	case *taskArgs:
+		params = x
+	case map[string]any:
+		params = objectFields(x)
+	default:
 		return nil, newErr(ErrTaskFailed, "The Parameters of a lambda:invoke task must be an object")
 	}
-	for k := range params {
-		if !lambdaInvokeParams[k] {
-			return nil, newErr(ErrRuntime, fmt.Sprintf("The field '%s' is not supported by the lambda:invoke integration", k))
-		}
+	if k, ok := params.unsupported(); ok {
+		return nil, newErr(ErrRuntime, fmt.Sprintf("The field '%s' is not supported by the lambda:invoke integration", k))
 	}
-	fn, _ := params["FunctionName"].(string)
+	fnv, _ := params.field("FunctionName")
+	fn, _ := fnv.(string)
 	if fn == "" {
 		return nil, newErr(ErrTaskFailed, "The field 'FunctionName' is required")
 	}
-	qual, _ := params["Qualifier"].(string)
-	p, hasPayload := params["Payload"]
+	qv, _ := params.field("Qualifier")
+	qual, _ := qv.(string)
+	p, hasPayload := params.field("Payload")
 	if !hasPayload {
 		p = map[string]any{}
 	}
@@ -153,6 +158,28 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 		out = nil
 	}
 	return invokeResult(resp.ExecutedVersion, out, len(resp.Payload)), nil
+}
+
+// invokeFields are a lambda:invoke task's parameters: an object, or taskArgs.
+type invokeFields interface {
+	field(name string) (any, bool)
+	unsupported() (string, bool) // a field the integration does not take, if any
+}
+
+type objectFields map[string]any
+
+func (o objectFields) field(name string) (any, bool) {
+	v, ok := o[name]
+	return v, ok
+}
+
+func (o objectFields) unsupported() (string, bool) {
+	for k := range o {
+		if !lambdaInvokeParams[k] {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // invokeValue calls an in-process function with the payload value itself.

@@ -77,6 +77,7 @@ type taskVisit struct {
 	started       TaskDetails
 	events        taskEvents
 	outcome       taskOutputLater
+	args          taskArgs
 	used, outUsed bool
 }
 
@@ -159,7 +160,8 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 		}
 		return nil, err
 	}
-	params, err := r.taskParams(ctx)
+	tv := r.attempt()
+	params, err := r.taskParams(ctx, tv)
 	if err != nil {
 		return fail(err)
 	}
@@ -171,7 +173,7 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	if err != nil {
 		return fail(err)
 	}
-	ev := r.scheduleTask(ctx, params, timeout, heartbeat)
+	ev := r.scheduleTask(ctx, tv, params, timeout, heartbeat)
 
 	tctx, cancel := ctx, context.CancelCauseFunc(func(error) {})
 	if timeout != nil || p != nil {
@@ -203,9 +205,15 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 
 // taskParams is the task's effective parameters: Parameters over the effective input (JSONPath),
 // Arguments (JSONata), or the state's input.
-func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
+func (r *stateRun) taskParams(ctx context.Context, tv *taskVisit) (any, *StatesError) {
 	st := r.st
 	if r.jsonPath() {
+		if r.argsFit() {
+			if err := st.Parameters.root.evalArgs(r.env(r.eff), &tv.args); err != nil {
+				return nil, r.fromEval(err)
+			}
+			return &tv.args, nil
+		}
 		return r.applyTemplate(st.Parameters, r.eff)
 	}
 	if st.Arguments == nil {
@@ -220,9 +228,8 @@ func (r *stateRun) taskParams(ctx context.Context) (any, *StatesError) {
 
 // scheduleTask records the task's scheduled and started events (a legacy Lambda resource has
 // events of its own) and gives the recorder of its outcome.
-func (r *stateRun) scheduleTask(ctx context.Context, params any, timeout, heartbeat *int64) *taskEvents {
+func (r *stateRun) scheduleTask(ctx context.Context, tv *taskVisit, params any, timeout, heartbeat *int64) *taskEvents {
 	ref := r.st.resource
-	tv := r.attempt()
 	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
 		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{

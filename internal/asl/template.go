@@ -210,6 +210,79 @@ func (n *tnode) eval(env pathEnv) (any, error) {
 	return nil, nil
 }
 
+// taskArgs are a lambda:invoke task's Parameters, an object template evaluated field by field
+// but not made into a map: the integration reads the fields it takes, and the map is built only
+// for the TaskScheduled event when the history is read (its JSON is the same: keys sort).
+type taskArgs struct {
+	n    *tnode
+	vals [4]any // of n.obj, in order
+}
+
+// argsFit reports whether the task's Parameters are evaluated as taskArgs: a JSONPath
+// lambda:invoke request-response task on the engine's own integration, with a small object.
+func (r *stateRun) argsFit() bool {
+	ref, t := &r.st.resource, r.st.Parameters
+	return t != nil && t.root.isObj && len(t.root.obj) <= len(taskArgs{}.vals) && !ref.Legacy && ref.Pattern == "" &&
+		ref.Service == "lambda" && ref.API == "invoke" && r.f.x.eng.builtinInvoke
+}
+
+// evalArgs is eval of an object node into a's fields: the same values, in the same order, with
+// the same errors.
+func (n *tnode) evalArgs(env pathEnv, a *taskArgs) error {
+	a.n = n
+	for i := range n.obj {
+		e := &n.obj[i]
+		var v any
+		var err error
+		if e.node.path != nil || e.node.intrinsic != nil {
+			v, err = e.node.evalExpr(env, e.field)
+		} else {
+			v, err = e.node.eval(env)
+		}
+		if err != nil {
+			return err
+		}
+		a.vals[i] = v
+	}
+	return nil
+}
+
+// field gives the value of the field name (the last of that name, as in the map).
+func (a *taskArgs) field(name string) (any, bool) {
+	for i := len(a.n.obj) - 1; i >= 0; i-- {
+		if a.n.obj[i].key == name {
+			return a.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+func (a *taskArgs) unsupported() (string, bool) {
+	for i := range a.n.obj {
+		if k := a.n.obj[i].key; !lambdaInvokeParams[k] {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// object is the Parameters' value as eval gives it.
+func (a *taskArgs) object() map[string]any {
+	m := make(map[string]any, len(a.n.obj))
+	for i := range a.n.obj {
+		m[a.n.obj[i].key] = a.vals[i]
+	}
+	return m
+}
+
+// plainParams gives a task's parameters as a JSON value.
+func plainParams(v any) any {
+	if a, ok := v.(*taskArgs); ok {
+		return a.object()
+	}
+	return v
+}
+
 // templateError is a failure to evaluate a template field; the interpreter adds the state prefix.
 type templateError struct {
 	name  string
