@@ -111,9 +111,10 @@ var lambdaInvokeParams = map[string]bool{"FunctionName": true, "Payload": true, 
 
 func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) {
 	var params invokeFields
+	var room *lambdaResult
 	switch x := call.Parameters.(type) {
 	case *taskArgs:
-		params = x
+		params, room = x, &x.result
 	case map[string]any:
 		params = objectFields(x)
 	default:
@@ -135,7 +136,7 @@ func (l *lambdaInvoke) Invoke(ctx context.Context, call *TaskCall) (any, error) 
 	}
 	if vi, ok := l.invoker.(LambdaValueInvoker); ok {
 		if _, isStr := p.(string); !isStr {
-			return l.invokeValue(ctx, vi, fn, qual, p)
+			return l.invokeValue(ctx, vi, fn, qual, p, room)
 		}
 	}
 	payload := []byte("{}")
@@ -183,7 +184,8 @@ func (o objectFields) unsupported() (string, bool) {
 }
 
 // invokeValue calls an in-process function with the payload value itself.
-func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, fn, qual string, payload any) (any, error) {
+// room, when not nil, is where its result goes (allocated with the task attempt).
+func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, fn, qual string, payload any, room *lambdaResult) (any, error) {
 	resp, err := vi.InvokeValue(ctx, LambdaValueRequest{FunctionName: fn, Qualifier: qual, Payload: payload})
 	if err != nil {
 		return nil, lambdaServiceError(err)
@@ -196,9 +198,12 @@ func (l *lambdaInvoke) invokeValue(ctx context.Context, vi LambdaValueInvoker, f
 		n = len(mustJSON(resp.Payload))
 	}
 	// The response metadata around the payload is some 500 bytes of JSON plus the version thrice.
-	res := &lambdaResult{version: resp.ExecutedVersion, payload: resp.Payload, size: n, reqID: randomUUIDBytes(),
-		bound: n + 1024 + 4*len(resp.ExecutedVersion)}
-	return res, nil
+	if room == nil {
+		room = new(lambdaResult)
+	}
+	room.version, room.payload, room.size, room.reqID = resp.ExecutedVersion, resp.Payload, n, randomUUIDBytes()
+	room.bound = n + 1024 + 4*len(resp.ExecutedVersion)
+	return room, nil
 }
 
 // lambdaResult is invokeResult's value before its maps are built: most tasks read only its Payload

@@ -214,8 +214,9 @@ func (n *tnode) eval(env pathEnv) (any, error) {
 // but not made into a map: the integration reads the fields it takes, and the map is built only
 // for the TaskScheduled event when the history is read (its JSON is the same: keys sort).
 type taskArgs struct {
-	n    *tnode
-	vals [4]any // of n.obj, in order
+	n      *tnode
+	vals   [4]any       // of n.obj, in order
+	result lambdaResult // room for the call's result
 }
 
 // argsFit reports whether the task's Parameters are evaluated as taskArgs: a JSONPath
