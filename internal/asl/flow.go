@@ -328,11 +328,11 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 	hooks := &iterHooks{
 		started: func(i int) int64 {
 			dets[2*i] = MapIterationDetails{Name: st.Name, Index: i}
-			return r.f.emit(ctx, Event{Type: "MapIterationStarted", MapIterationStartedEventDetails: &dets[2*i]})
+			return r.f.emitDetails("MapIterationStarted", &dets[2*i])
 		},
 		succeeded: func(c *chain, i int) {
 			dets[2*i+1] = MapIterationDetails{Name: st.Name, Index: i}
-			lastSucceeded, _ = hist.add(c, now(), Event{Type: "MapIterationSucceeded", MapIterationSucceededEventDetails: &dets[2*i+1]})
+			lastSucceeded, _ = hist.addDetails(c, now(), "MapIterationSucceeded", &dets[2*i+1])
 		},
 		failed: func(c *chain, i int) {
 			hist.add(c, now(), Event{Type: "MapIterationFailed", MapIterationFailedEventDetails: &MapIterationDetails{Name: st.Name, Index: i}})
