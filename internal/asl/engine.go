@@ -215,23 +215,14 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if err != nil {
 		return nil, &fault.Error{Kind: fault.InvalidInput, Field: "input", Msg: "Invalid State Machine Execution Input: '" + err.Error() + "'", Err: err}
 	}
-	name := in.Name
-	if name == "" {
-		name = newID()
-	}
-	if len(name) > 80 {
+	if len(in.Name) > 80 {
 		return nil, fault.Invalid("name", "InvalidName: the execution name must be 1 to 80 characters")
 	}
 	smArn := in.StateMachineArn
 	if smArn == "" {
 		smArn = e.defaultMachineArn
 	}
-	var execArn string
-	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
-		execArn = smArn[:i] + ":execution:" + smArn[i+len(":stateMachine:"):] + ":" + name // one allocation
-	} else {
-		execArn = smArn + ":" + name
-	}
+	execArn, name := executionArn(smArn, in.Name)
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
@@ -259,7 +250,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 		x.startTime = x.hist.stamp(1, "ExecutionStarted", x.startTime)
 	}
 	x.startedEv = ExecutionStartedDetails{Input: raw, InputDetails: notTruncated, RoleArn: x.role}
-	x.hist.add(&x.chain, x.startTime, Event{Type: "ExecutionStarted", ExecutionStartedEventDetails: &x.startedEv})
+	x.hist.addDetails(&x.chain, x.startTime, "ExecutionStarted", &x.startedEv)
 	if in.Machine.TimeoutSeconds > 0 {
 		// Stopped by finish, not when run returns: a parked execution's goroutine returns early.
 		// Counted from the start time, which a replayed execution keeps.
@@ -504,8 +495,21 @@ func abortOf(ctx context.Context) *abortCause {
 	return nil
 }
 
-// newID is a random execution name (the runtime's random source: a name is not a secret).
-func newID() string { return randomUUID() }
+// executionArn is the ARN of the execution name of machine smArn, and the name: a random id when
+// name is "" (the runtime's random source: a name is not a secret), made inside the ARN's text
+// (one allocation for both).
+func executionArn(smArn, name string) (arn, execName string) {
+	pre, mid, post := smArn, "", ""
+	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
+		pre, mid, post = smArn[:i], ":execution:", smArn[i+len(":stateMachine:"):]
+	}
+	if name != "" {
+		return pre + mid + post + ":" + name, name
+	}
+	id := randomUUIDBytes()
+	arn = pre + mid + post + ":" + string(id[:])
+	return arn, arn[len(arn)-len(id):]
+}
 
 func newToken() string {
 	var b [48]byte
