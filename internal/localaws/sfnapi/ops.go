@@ -329,7 +329,8 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 	started := e.rec
 	// Written before it runs: a kill -9 from here on resumes it. It is durable before the start
 	// is answered; a short execution's end shares that fdatasync.
-	if err := s.opts.Store.StageExecution(e.rec); err != nil {
+	frame, err := s.opts.Store.StageExecution(e.rec)
+	if err != nil {
 		s.forget(arn)
 		return nil, err
 	}
@@ -346,7 +347,8 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 		close(e.announced)
 	}()
 	s.awaitShortEnd(e)
-	if err := s.opts.Store.Sync(); err != nil {
+	// Only the start's own frame: what other executions journaled since is not this answer's to wait for.
+	if err := s.opts.Store.SyncTo(frame); err != nil {
 		s.log.Error("recording an execution's start; it runs, but a crash of the machine may lose it", "execution", arn, "error", err)
 		return nil, err
 	}
