@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,9 +156,17 @@ func (s *Service) writeJSON(w http.ResponseWriter, status int, v any) error {
 		return fmt.Errorf("marshal response: %w", err)
 	}
 	w.Header().Set("Content-Type", s.ContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
-	_, err = w.Write(data)
-	return err
+	if _, err = w.Write(data); err != nil {
+		return err
+	}
+	// Sent now, not when the handler returns: the caller does not wait for the request's log line.
+	// With its length set, flushing does not turn the answer into a chunked one.
+	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
 }
 
 func (s *Service) writeError(w http.ResponseWriter, e *Error) {

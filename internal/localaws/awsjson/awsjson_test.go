@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -80,5 +82,31 @@ func TestService(t *testing.T) {
 				t.Error("no request id")
 			}
 		})
+	}
+}
+
+// Answers are flushed before the handler returns (ahead of the request's log line) and still carry
+// their length: not chunked, so every SDK reads them as before.
+func TestAnswerLength(t *testing.T) {
+	srv := httptest.NewServer(testService())
+	defer srv.Close()
+	for _, target := range []string{"TestService.Echo", "TestService.Refuse"} {
+		req, err := http.NewRequest("POST", srv.URL, strings.NewReader(`{"Name":"abc"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Amz-Target", target)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("%s: Content-Length %d, Transfer-Encoding %v, body of %d bytes", target, resp.ContentLength, resp.TransferEncoding, len(body))
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package durable
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Group commit. Every write must reach the disk before it is acknowledged (fdatasync), and writes
 // from many executions would queue for one fdatasync each. Instead a write joins the queue and the
@@ -15,13 +18,22 @@ type committer struct {
 
 type commitReq struct {
 	ops  []op
+	upTo Frame // a SyncTo: done without a commit once this frame is durable
 	done chan error
 }
 
 // update makes ops durable, in one frame with the writes queued alongside them, and then part of
 // the store's state.
 func (c *committer) update(ops ...op) error {
-	r := &commitReq{ops: ops, done: make(chan error, 1)}
+	return c.wait(&commitReq{ops: ops, done: make(chan error, 1)})
+}
+
+// syncTo waits until frame f is durable, committing when no commit has made it so.
+func (c *committer) syncTo(f Frame) error {
+	return c.wait(&commitReq{upTo: f, done: make(chan error, 1)})
+}
+
+func (c *committer) wait(r *commitReq) error {
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
 	if !c.running {
@@ -43,6 +55,17 @@ func (c *committer) loop() {
 			return
 		}
 		c.mu.Unlock()
+		// A SyncTo whose frame the commit before made durable needs no commit of its own.
+		batch = slices.DeleteFunc(batch, func(r *commitReq) bool {
+			if r.upTo != 0 && r.ops == nil && c.s.durable(r.upTo) {
+				r.done <- nil
+				return true
+			}
+			return false
+		})
+		if len(batch) == 0 {
+			continue
+		}
 		var ops []op
 		for _, r := range batch {
 			ops = append(ops, r.ops...)

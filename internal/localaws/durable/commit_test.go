@@ -115,7 +115,7 @@ func TestStagedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := Execution{Arn: execArn, Status: "RUNNING", Definition: `{"StartAt":"P"}`}
-	if err := st.StageExecution(run); err != nil {
+	if _, err := st.StageExecution(run); err != nil {
 		t.Fatal(err)
 	}
 	if xs, _ := st.Executions(); len(xs) != 0 {
@@ -127,7 +127,7 @@ func TestStagedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := Execution{Arn: execArn + "2", Status: "RUNNING", Definition: `{"StartAt":"P"}`}
-	if err := st.StageExecution(other); err != nil {
+	if _, err := st.StageExecution(other); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Sync(); err != nil {
@@ -147,6 +147,110 @@ func TestStagedStart(t *testing.T) {
 		}
 		if _, open := st.st.journals[execArn]; open {
 			t.Errorf("round %d: the closed execution's journal is open", round)
+		}
+		st.Close()
+		if st, err = Open(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+}
+
+// SyncTo makes its frame durable and waits for no frame staged after it; a frame that a commit
+// has made durable needs no other.
+func TestSyncTo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sfn.log")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	first, err := st.StageExecution(Execution{Arn: execArn, Status: "RUNNING"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := st.StageExecution(Execution{Arn: execArn + "2", Status: "RUNNING"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later <= first {
+		t.Fatalf("frames %d then %d, want them increasing", first, later)
+	}
+	if err := st.SyncTo(first); err != nil {
+		t.Fatal(err)
+	}
+	if xs, _ := st.Executions(); len(xs) != 2 {
+		t.Errorf("after SyncTo: %d executions durable, want both (one commit takes every staged frame)", len(xs))
+	}
+	end := st.log.end
+	if err := st.SyncTo(later); err != nil {
+		t.Fatal(err)
+	}
+	if st.log.end != end {
+		t.Errorf("SyncTo a durable frame wrote %d bytes", st.log.end-end)
+	}
+	third, err := st.StageExecution(Execution{Arn: execArn + "3", Status: "RUNNING"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SyncTo(later); err != nil {
+		t.Fatal(err)
+	}
+	if xs, _ := st.Executions(); len(xs) != 2 {
+		t.Errorf("SyncTo an earlier frame made a later one durable: %d executions", len(xs))
+	}
+	if err := st.SyncTo(third); err != nil {
+		t.Fatal(err)
+	}
+	if xs, _ := st.Executions(); len(xs) != 3 {
+		t.Errorf("after SyncTo(third): %d executions, want 3", len(xs))
+	}
+}
+
+// Frames staged while another commit syncs are not lost: the next commit takes them, in order.
+func TestStageDuringCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sfn.log")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 40)
+	for i := range 40 {
+		wg.Go(func() {
+			arn := fmt.Sprintf("%s-%d", execArn, i)
+			f, err := st.StageExecution(Execution{Arn: arn, Status: "RUNNING"})
+			if err == nil && i%2 == 0 {
+				err = st.SyncTo(f)
+			} else if err == nil {
+				err = st.PutExecution(Execution{Arn: arn, Status: "SUCCEEDED", Events: []byte(`[]`)})
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("execution %d: %v", i, err)
+		}
+	}
+	for round := range 2 {
+		xs, err := st.Executions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, x := range xs {
+			got[x.Arn] = x.Status
+		}
+		for i := range 40 {
+			want := "RUNNING"
+			if i%2 == 1 {
+				want = "SUCCEEDED"
+			}
+			if s := got[fmt.Sprintf("%s-%d", execArn, i)]; s != want {
+				t.Errorf("round %d: execution %d is %q, want %q", round, i, s, want)
+			}
 		}
 		st.Close()
 		if st, err = Open(path); err != nil {

@@ -64,6 +64,7 @@ type execState struct {
 	delivered map[string]bool   // call keys whose outcome went to the engine in this run
 	diverged  bool              // the replay emitted an event the journal does not have at its id
 	pending   map[string][]byte // journal entries queued for the background writer
+	pendAt    time.Time         // when the first of pending was queued
 	callGen   uint64            // completed invocations queued so far
 	syncedGen uint64            // of which durable
 }
@@ -413,6 +414,7 @@ func (r *Recorder) Child(ctx context.Context, machine, input, name string) (chil
 func (r *Recorder) pendLocked(arn string, es *execState, key string, v []byte) {
 	if es.pending == nil {
 		es.pending = map[string][]byte{}
+		es.pendAt = time.Now()
 	}
 	es.pending[key] = v
 	r.dirty[arn] = es
@@ -424,8 +426,10 @@ func (r *Recorder) pendLocked(arn string, es *execState, key string, v []byte) {
 	}
 }
 
-// flushLinger is how long queued journal entries wait for the background writer at most, unless
-// a durable write of their execution takes them along first.
+// flushLinger is how long queued journal entries wait for the background writer at least, unless
+// a durable write of their execution takes them along first. The writer takes only entries that
+// have waited that long: under a steady load a young execution's entries would otherwise cost a
+// commit of their own (an fdatasync beside the requests' own) before its end drops them.
 const flushLinger = 10 * time.Millisecond
 
 // syncCalls makes the completed invocations queued for execution arn durable (with every entry
@@ -450,19 +454,28 @@ type batch struct {
 	gens    map[*execState]uint64
 }
 
-// takeLocked gives every queued entry, by execution. Call with r.mu held.
-func (r *Recorder) takeLocked() *batch {
-	if len(r.dirty) == 0 {
-		return nil
-	}
-	b := &batch{entries: make(map[string]map[string][]byte, len(r.dirty)), gens: make(map[*execState]uint64, len(r.dirty))}
+// takeLocked gives the queued entries of every execution whose first one was queued at or before
+// cutoff (every one with a zero cutoff), by execution, and when the oldest left was queued. Call
+// with r.mu held.
+func (r *Recorder) takeLocked(cutoff time.Time) (*batch, time.Time) {
+	var b *batch
+	var oldest time.Time
 	for arn, es := range r.dirty {
+		if !cutoff.IsZero() && es.pendAt.After(cutoff) {
+			if oldest.IsZero() || es.pendAt.Before(oldest) {
+				oldest = es.pendAt
+			}
+			continue
+		}
+		if b == nil {
+			b = &batch{entries: map[string]map[string][]byte{}, gens: map[*execState]uint64{}}
+		}
 		b.entries[arn] = es.pending
 		b.gens[es] = es.callGen
 		es.pending = nil
+		delete(r.dirty, arn)
 	}
-	clear(r.dirty)
-	return b
+	return b, oldest
 }
 
 // write commits b; then its invocations count as durable.
@@ -478,15 +491,19 @@ func (r *Recorder) write(b *batch) error {
 	return nil
 }
 
-// flushLoop writes queued entries until none are left, all that queued meanwhile in one
-// transaction: event times cost no fsync of their own under load.
+// flushLoop writes the entries that have waited flushLinger, all of them in one transaction, and
+// comes back when the next ones will have: event times cost no fsync of their own under load.
 func (r *Recorder) flushLoop() {
 	for {
 		r.flushMu.Lock()
 		r.mu.Lock()
-		b := r.takeLocked()
+		b, oldest := r.takeLocked(time.Now().Add(-flushLinger))
 		if b == nil {
-			r.flushing = false
+			if oldest.IsZero() {
+				r.flushing = false
+			} else {
+				time.AfterFunc(time.Until(oldest.Add(flushLinger)), r.flushLoop)
+			}
 			r.mu.Unlock()
 			r.flushMu.Unlock()
 			return
@@ -507,7 +524,7 @@ func (r *Recorder) Flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	b := r.takeLocked()
+	b, _ := r.takeLocked(time.Time{})
 	r.mu.Unlock()
 	if b == nil {
 		return nil

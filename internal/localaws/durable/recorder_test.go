@@ -272,3 +272,46 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Errorf("Executions = %+v, %v", xs, err)
 	}
 }
+
+// The background writer takes only the entries that have waited flushLinger: a young execution's
+// are left for its end (which drops them) or a later pass; Flush takes every one.
+func TestBackgroundWriterTakesOldEntries(t *testing.T) {
+	st := openStore(t)
+	old, young := execArn, execArn+"2"
+	rec := NewRecorder(st, newCounting(), nil, nil)
+	for _, arn := range []string{old, young} {
+		if err := st.PutExecution(Execution{Arn: arn, Status: "RUNNING"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Begin(arn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.mu.Lock()
+	rec.flushing = true // no timer of its own: the test runs the writer
+	rec.mu.Unlock()
+	for _, arn := range []string{old, young} {
+		rec.EventTime(WithExecution(context.Background(), arn), 1, "ExecutionStarted", time.Now())
+	}
+	rec.mu.Lock()
+	rec.execs[old].pendAt = time.Now().Add(-2 * flushLinger)
+	rec.execs[young].pendAt = time.Now().Add(time.Hour) // its pass, re-armed, is far off
+	rec.mu.Unlock()
+	events := func(arn string) int {
+		j, err := st.LoadJournal(arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(j.Events)
+	}
+	rec.flushLoop()
+	if o, y := events(old), events(young); o != 1 || y != 0 {
+		t.Errorf("after the background pass: %d old and %d young entries durable, want 1 and 0", o, y)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if y := events(young); y != 1 {
+		t.Errorf("after Flush: %d young entries durable, want 1", y)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,12 +40,20 @@ import (
 type Store struct {
 	w *committer
 
-	wmu    sync.Mutex // held by the one commit writing at a time
+	// syncMu is held by the one commit at a time, through its fdatasync; wmu only while a frame is
+	// written, so that writes (a start to stage) go on during another commit's fdatasync.
+	syncMu sync.Mutex
+	wmu    sync.Mutex
 	mu     sync.RWMutex
 	log    *logFile // nil once closed
 	st     *state
 	staged []stagedFrame // written, not yet durable, in the log's order (s.wmu)
+	seq    Frame         // the last frame written (s.wmu)
+	synced atomic.Uint64 // the last frame durable
 }
+
+// Frame names a write in the log's order: a later write has a larger one.
+type Frame uint64
 
 // rewriteFactor is how many times its last rewritten size the log may grow to before a commit
 // rewrites it (and rewriteMin the size under which it never is).
@@ -87,6 +96,8 @@ func readSpan(f *os.File, sp span) ([]byte, error) {
 
 // Close closes the file; later writes fail with ErrClosed.
 func (s *Store) Close() error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
@@ -106,39 +117,50 @@ func (s *Store) Close() error {
 // commit writes ops as one frame and makes it, and every frame staged before it, durable; then
 // their ops join the state, in the log's order. With no ops and nothing staged it does nothing.
 func (s *Store) commit(ops []op) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	l := s.log
 	if l == nil {
+		s.wmu.Unlock()
 		return ErrClosed
 	}
 	if len(ops) > 0 {
-		if err := s.writeLocked(ops); err != nil {
+		if _, err := s.writeLocked(ops); err != nil {
+			s.wmu.Unlock()
 			return err
 		}
 	}
-	if len(s.staged) == 0 {
+	frames := s.staged
+	s.staged = nil
+	s.wmu.Unlock()
+	if len(frames) == 0 {
 		return nil
 	}
 	if err := datasync(l.f); err != nil {
+		s.wmu.Lock()
+		s.staged = append(frames, s.staged...) // the next commit tries them again
+		s.wmu.Unlock()
 		return fmt.Errorf("durable: sync %s: %w", l.path, err)
 	}
 	s.mu.Lock()
-	for _, f := range s.staged {
+	for _, f := range frames {
 		for i, o := range f.ops {
 			s.st.apply(o, f.base+int64(f.at[i]))
 		}
 	}
 	s.mu.Unlock()
-	s.staged = s.staged[:0]
-	if l.end > rewriteMin && l.end > rewriteFactor*l.base {
-		s.compact()
+	s.synced.Store(uint64(frames[len(frames)-1].seq))
+	s.wmu.Lock()
+	if len(s.staged) == 0 && l.end > rewriteMin && l.end > rewriteFactor*l.base {
+		s.compact() // only with nothing staged: a rewrite keeps the state, not the frames after it
 	}
+	s.wmu.Unlock()
 	return nil
 }
 
 // writeLocked writes ops as one frame, not yet durable, staged for the next commit (s.wmu held).
-func (s *Store) writeLocked(ops []op) error {
+func (s *Store) writeLocked(ops []op) (Frame, error) {
 	var p []byte
 	at := make([]int, len(ops))
 	for i, o := range ops {
@@ -146,10 +168,11 @@ func (s *Store) writeLocked(ops []op) error {
 	}
 	base, err := s.log.write(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	s.staged = append(s.staged, stagedFrame{ops: ops, at: at, base: base})
-	return nil
+	s.seq++
+	s.staged = append(s.staged, stagedFrame{ops: ops, at: at, base: base, seq: s.seq})
+	return s.seq, nil
 }
 
 // stagedFrame is a frame written but not yet durable.
@@ -157,26 +180,29 @@ type stagedFrame struct {
 	ops  []op
 	at   []int // where each op's value starts in the frame's payload
 	base int64 // where the payload starts in the file
+	seq  Frame
 }
 
 // StageExecution writes a running execution's record as PutExecution does, but does not wait
 // for the disk: the record survives a kill -9 of the process from now on, and is durable (and
-// read back by Executions) after the next commit, such as Sync or the execution's closing record.
-// A start staged this way and its end, when the execution is short, share one fdatasync.
-func (s *Store) StageExecution(x Execution) error {
+// read back by Executions) after the next commit, such as SyncTo its frame or the execution's
+// closing record. A start staged this way and its end, when the execution is short, share one
+// fdatasync.
+func (s *Store) StageExecution(x Execution) (Frame, error) {
 	ops, err := s.executionOps(x)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.log == nil {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	if err := s.writeLocked(ops); err != nil {
-		return fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
+	f, err := s.writeLocked(ops)
+	if err != nil {
+		return 0, fmt.Errorf("durable: write execution %s: %w", x.Arn, err)
 	}
-	return nil
+	return f, nil
 }
 
 // Sync makes every write staged so far durable.
@@ -186,6 +212,20 @@ func (s *Store) Sync() error {
 	}
 	return nil
 }
+
+// SyncTo makes frame f durable. Unlike Sync it waits for no frame staged after f: when a commit
+// under way (or already done) holds f, it waits for that one only.
+func (s *Store) SyncTo(f Frame) error {
+	if s.durable(f) {
+		return nil
+	}
+	if err := s.w.syncTo(f); err != nil {
+		return fmt.Errorf("durable: sync: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) durable(f Frame) bool { return Frame(s.synced.Load()) >= f }
 
 // compact rewrites the log as the state it makes (s.wmu held). A failure leaves the old log.
 func (s *Store) compact() {
