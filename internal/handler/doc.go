@@ -1,6 +1,7 @@
 // Package handler holds the handler of each of sinew's nine Lambdas, a file each, and what they
 // share: env.go reads the configuration and the AWS SDK's configuration (endpoints found through
-// AWS_ENDPOINT_URL_* as the SDKs do, so local mode needs no switch of its own) and builds the
+// AWS_ENDPOINT_URL_* as the SDKs do, so local mode needs no switch of its own; the Lambda
+// bootstraps, built with lambda.norpc, read it from the environment alone, awsenv.go) and builds the
 // store with the sealer of setup secrets; executor.go is the run of one tool call that the
 // integration and apicall executors share (once per call id, setup opened only inside the run,
 // every value it learns redacted, a large output stored by reference).

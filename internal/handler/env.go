@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
@@ -22,18 +21,14 @@ type Env struct {
 	AWS    awsv2.Config
 }
 
-// AWSOptions are added to the AWS SDK's default configuration of every handler. Local mode, which
-// runs every function in one process under concurrent load, gives them one HTTP client that keeps
-// enough idle connections to its loopback endpoints; a deployed function leaves it empty.
-var AWSOptions []func(*awsconfig.LoadOptions) error
-
-// Load reads the configuration and the AWS SDK's default configuration.
+// Load reads the configuration and the AWS SDK's configuration (loadAWS: the default chain, or the
+// Lambda environment alone in the bootstraps).
 func Load(ctx context.Context) (*Env, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return nil, err
 	}
-	aws, err := awsconfig.LoadDefaultConfig(ctx, AWSOptions...)
+	aws, err := loadAWS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load the AWS configuration: %w", err)
 	}

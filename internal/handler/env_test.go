@@ -25,7 +25,10 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("AWS_REGION", "us-east-1")
+			// What Lambda gives every function; the bootstraps' build (lambda.norpc) requires them.
+			for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "S"} {
+				t.Setenv(k, v)
+			}
 			for _, v := range []string{config.EnvTable, config.EnvSecretsKey, config.EnvChatBudget} {
 				t.Setenv(v, tt.env[v])
 			}
