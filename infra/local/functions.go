@@ -17,6 +17,7 @@ import (
 	"sinew/internal/handler"
 	"sinew/internal/handler/apienv"
 	"sinew/internal/handler/chatenv"
+	"sinew/internal/handler/functionenv"
 	"sinew/internal/handler/integrationenv"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/handler/prepareenv"
@@ -52,7 +53,7 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewPrepare(deps)), err
 	},
 	"function": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.FunctionFromEnv(d.ctx)
+		deps, err := functionenv.Deps(d.ctx)
 		return boundary(handler.NewFunction(deps)), err
 	},
 	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {

@@ -7,13 +7,14 @@
 // every value it learns redacted, a large output stored by reference).
 //
 // Each Lambda has a constructor from its dependencies (NewPrepare, NewAPICall, ...) and a builder
-// of those dependencies from the environment (FunctionFromEnv, APICallFromEnv, ...): a main under
+// of those dependencies from the environment (APICallFromEnv, SettleFromEnv, ...): a main under
 // functions/ only joins the two behind the Lambda error boundary, and local mode (infra/local)
 // builds the same handlers in process the same way. The builders that need heavy packages live
 // in packages of their own, because a binary links every package its imports reach and runs their
 // initialisation at each cold start: apienv (the routes and the integration catalogue),
 // integrationenv (every provider), modelenv (the model clients and tool schemas), chatenv (the
-// chat service), prepareenv (the Lambda client prepare hands calls on with) and systemenv (the
+// chat service), prepareenv (the Lambda client prepare hands calls on with), functionenv (the
+// EventBridge client the function executor announces pending calls with) and systemenv (the
 // system executor, its chat service built at first use).
 //
 //   - api: every HTTP route but chat (package app's router);
