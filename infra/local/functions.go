@@ -15,6 +15,7 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/deploy"
 	"sinew/internal/handler"
+	"sinew/internal/handler/apicallenv"
 	"sinew/internal/handler/apienv"
 	"sinew/internal/handler/chatenv"
 	"sinew/internal/handler/functionenv"
@@ -57,7 +58,7 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewFunction(deps)), err
 	},
 	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.APICallFromEnv(d.ctx, d.red)
+		deps, err := apicallenv.Deps(d.ctx, d.red)
 		return boundary(handler.NewAPICall(deps)), err
 	},
 	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {

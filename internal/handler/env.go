@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
-	"sinew/internal/resources"
-	"sinew/internal/secrets"
 	"sinew/internal/store"
 )
 
@@ -50,22 +47,6 @@ func (NoKey) Seal(context.Context, map[string]string, []byte) ([]byte, error) {
 
 func (NoKey) Open(context.Context, map[string]string, []byte) ([]byte, error) {
 	return nil, fault.New(fault.Internal, "this function holds no permission to open secrets")
-}
-
-// SealerIfKeyed is Sealer when SINEW_SECRETS_KEY is set; without it, a sealer that refuses, so
-// writes that carry setup secrets are refused and the rest works (the api and system functions).
-func (e *Env) SealerIfKeyed() (store.Sealer, error) {
-	if e.Config.SecretsKey == "" {
-		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
-		return resources.SealerUnavailable{}, nil
-	}
-	return e.Sealer()
-}
-
-// Sealer is the KMS envelope sealer (package secrets) over the secrets key (SINEW_SECRETS_KEY):
-// the one format every function seals and opens, and the rotation command reseals.
-func (e *Env) Sealer() (store.Sealer, error) {
-	return secrets.NewEnvelopeFromConfig(e.AWS, e.Config.SecretsKey)
 }
 
 // Redacter replaces known secret values in a text: a call's *secrets.Scope.
