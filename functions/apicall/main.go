@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"sinew/internal/handler"
+	"sinew/internal/handler/apicallenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/secrets"
 )
@@ -17,7 +18,7 @@ func main() {
 	// the calls in flight (package secrets).
 	red := secrets.NewRedactor()
 	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
-	deps, err := handler.APICallFromEnv(context.Background(), red)
+	deps, err := apicallenv.Deps(context.Background(), red)
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())

@@ -8,12 +8,13 @@ import (
 	"os"
 
 	"sinew/internal/handler"
+	"sinew/internal/handler/functionenv"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := handler.FunctionFromEnv(context.Background())
+	deps, err := functionenv.Deps(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())

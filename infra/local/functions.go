@@ -15,8 +15,10 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/deploy"
 	"sinew/internal/handler"
+	"sinew/internal/handler/apicallenv"
 	"sinew/internal/handler/apienv"
 	"sinew/internal/handler/chatenv"
+	"sinew/internal/handler/functionenv"
 	"sinew/internal/handler/integrationenv"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/handler/prepareenv"
@@ -52,11 +54,11 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewPrepare(deps)), err
 	},
 	"function": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.FunctionFromEnv(d.ctx)
+		deps, err := functionenv.Deps(d.ctx)
 		return boundary(handler.NewFunction(deps)), err
 	},
 	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.APICallFromEnv(d.ctx, d.red)
+		deps, err := apicallenv.Deps(d.ctx, d.red)
 		return boundary(handler.NewAPICall(deps)), err
 	},
 	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {

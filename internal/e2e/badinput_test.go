@@ -53,6 +53,7 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
+	"sinew/internal/workflow/eventbus"
 )
 
 const dev = "dev-badinput"
@@ -330,7 +331,7 @@ func newWorld(t *testing.T) *world {
 // boundary, with the base events from events/ pointed at this world's resources.
 func (w *world) functions(t *testing.T) []fn {
 	ctx := map[string]any{"developer_id": dev, "agent_id": w.agentID, "task_id": nil, "session_id": nil, "execution_id": "exec-badinput", "depth": 0}
-	svc := &workflow.Service{Store: w.st, Events: w.ebc, EventBus: "default"}
+	svc := &workflow.Service{Store: w.st, Events: eventbus.Bus{Client: w.ebc}, EventBus: "default"}
 	exec := handler.Executor{Store: w.st, Guard: &dispatch.Guard{Records: w.st}}
 	res := &resources.Service{Store: w.st}
 	model, err := scripted.Load(filepath.Join(root(t), "events/models/echo_demo.json"))

@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"sinew/internal/apicall"
-	"sinew/internal/dispatch"
 	"sinew/internal/merge"
-	"sinew/internal/netguard"
 	"sinew/internal/secrets"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -50,22 +48,4 @@ func runAPICall(ctx context.Context, d APICallDeps, in workflow.Envelope) (any, 
 		err = fmt.Errorf("api_call %s: %w", in.Tool.Name, err)
 	}
 	return out, err
-}
-
-// APICallFromEnv builds the dependencies from the environment; red is the redactor of the process's log
-// handler.
-func APICallFromEnv(ctx context.Context, red *secrets.Redactor) (APICallDeps, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return APICallDeps{}, err
-	}
-	sealer, err := env.Sealer()
-	if err != nil {
-		return APICallDeps{}, err
-	}
-	s := env.Store(sealer)
-	return APICallDeps{
-		Executor: Executor{Store: s, Guard: &dispatch.Guard{Records: s}, Redactor: red},
-		APICall:  apicall.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow))),
-	}, nil
 }

@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
-	"sinew/internal/resources"
-	"sinew/internal/secrets"
 	"sinew/internal/store"
 )
 
@@ -22,18 +18,14 @@ type Env struct {
 	AWS    awsv2.Config
 }
 
-// AWSOptions are added to the AWS SDK's default configuration of every handler. Local mode, which
-// runs every function in one process under concurrent load, gives them one HTTP client that keeps
-// enough idle connections to its loopback endpoints; a deployed function leaves it empty.
-var AWSOptions []func(*awsconfig.LoadOptions) error
-
-// Load reads the configuration and the AWS SDK's default configuration.
+// Load reads the configuration and the AWS SDK's configuration (loadAWS: the default chain, or the
+// Lambda environment alone in the bootstraps).
 func Load(ctx context.Context) (*Env, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return nil, err
 	}
-	aws, err := awsconfig.LoadDefaultConfig(ctx, AWSOptions...)
+	aws, err := loadAWS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load the AWS configuration: %w", err)
 	}
@@ -55,22 +47,6 @@ func (NoKey) Seal(context.Context, map[string]string, []byte) ([]byte, error) {
 
 func (NoKey) Open(context.Context, map[string]string, []byte) ([]byte, error) {
 	return nil, fault.New(fault.Internal, "this function holds no permission to open secrets")
-}
-
-// SealerIfKeyed is Sealer when SINEW_SECRETS_KEY is set; without it, a sealer that refuses, so
-// writes that carry setup secrets are refused and the rest works (the api and system functions).
-func (e *Env) SealerIfKeyed() (store.Sealer, error) {
-	if e.Config.SecretsKey == "" {
-		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
-		return resources.SealerUnavailable{}, nil
-	}
-	return e.Sealer()
-}
-
-// Sealer is the KMS envelope sealer (package secrets) over the secrets key (SINEW_SECRETS_KEY):
-// the one format every function seals and opens, and the rotation command reseals.
-func (e *Env) Sealer() (store.Sealer, error) {
-	return secrets.NewEnvelopeFromConfig(e.AWS, e.Config.SecretsKey)
 }
 
 // Redacter replaces known secret values in a text: a call's *secrets.Scope.

@@ -3,8 +3,6 @@ package handler
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-
 	"sinew/internal/workflow"
 )
 
@@ -24,15 +22,4 @@ func NewFunction(d FunctionDeps) func(context.Context, workflow.Envelope) (Funct
 		_, err := d.Workflow.RecordPending(ctx, in)
 		return FunctionOut{}, err
 	}
-}
-
-// FunctionFromEnv builds the dependencies from the environment.
-func FunctionFromEnv(ctx context.Context) (FunctionDeps, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return FunctionDeps{}, err
-	}
-	return FunctionDeps{Workflow: &workflow.Service{
-		Store: env.Store(NoKey{}), Events: eventbridge.NewFromConfig(env.AWS), EventBus: env.Config.EventBus,
-	}}, nil
 }

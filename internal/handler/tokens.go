@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
 
@@ -83,7 +82,7 @@ func (t *Tokens) client(ctx context.Context) (TaskAnswerer, error) {
 		if t.SFN != nil {
 			return
 		}
-		cfg, err := awsconfig.LoadDefaultConfig(ctx, AWSOptions...)
+		cfg, err := loadAWS(ctx)
 		if err != nil {
 			t.err = fmt.Errorf("load the AWS configuration: %w", err)
 			return

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 	"sinew/internal/secrets/secretstest"
 	"sinew/internal/store"
 	"sinew/internal/testenv/ddblocal"
@@ -19,7 +19,7 @@ func bg() context.Context { return context.Background() }
 // with the KMS envelope.
 type env struct {
 	kms   *secretstest.KMS
-	env   *secrets.Envelope
+	env   *envelope.Envelope
 	st    *store.Store
 	db    ddbClient
 	table string
@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 // KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
 func keyVersion(t *testing.T, sealed []byte) uint32 {
 	t.Helper()
-	kb, err := secrets.KeyBlob(sealed)
+	kb, err := envelope.KeyBlob(sealed)
 	if err != nil {
 		t.Fatal(err)
 	}

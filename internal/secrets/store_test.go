@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"sinew/internal/merge"
-	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
@@ -55,7 +55,7 @@ func TestStoreSealsWithTheEnvelope(t *testing.T) {
 		}
 		for _, v := range vals {
 			blobs++
-			if v[0] != secrets.Format || keyVersion(t, v) != 1 {
+			if v[0] != envelope.Format || keyVersion(t, v) != 1 {
 				t.Errorf("a stored value is not an envelope blob of version 1")
 			}
 		}

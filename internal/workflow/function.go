@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-
 	"sinew/internal/fault"
 	"sinew/internal/store"
 	"sinew/internal/tool"
@@ -84,15 +80,8 @@ func (s *Service) publishPending(ctx context.Context, pc *store.PendingCall) err
 	if bus == "" {
 		bus = "default"
 	}
-	out, err := s.Events.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
-		EventBusName: awsv2.String(bus), Source: awsv2.String(EventSource), DetailType: awsv2.String(DetailTypePending),
-		Detail: awsv2.String(string(detail)), Resources: []string{},
-	}}})
-	if err != nil {
-		return awsErr(err, "put ToolCallPending")
-	}
-	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
-		return fmt.Errorf("put ToolCallPending: %s: %s", awsv2.ToString(out.Entries[0].ErrorCode), awsv2.ToString(out.Entries[0].ErrorMessage))
+	if err := s.Events.Publish(ctx, Event{Bus: bus, Source: EventSource, DetailType: DetailTypePending, Detail: detail}); err != nil {
+		return fmt.Errorf("put ToolCallPending: %w", err)
 	}
 	return nil
 }

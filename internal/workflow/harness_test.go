@@ -48,6 +48,7 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
+	"sinew/internal/workflow/eventbus"
 )
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
@@ -351,7 +352,7 @@ func newHarness(t testing.TB) *harness {
 				h.deliver(d)
 			}
 		}})
-	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: ebc, EventBus: "default", ToolCallARN: toolCallARN}
+	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: eventbus.Bus{Client: ebc}, EventBus: "default", ToolCallARN: toolCallARN}
 
 	guardRec := &dispatch.Guard{Records: h.store}
 	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.

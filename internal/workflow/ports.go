@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -25,12 +24,18 @@ type SFN interface {
 
 var _ SFN = (*sfn.Client)(nil)
 
-// Events is the part of the EventBridge client the function executor uses.
+// Events publishes the function executor's announcements on an event bus. Its adapter over
+// EventBridge (package eventbus) is built by the function executor alone, so the other functions
+// do not link, nor initialise at each cold start, the EventBridge client.
 type Events interface {
-	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+	Publish(ctx context.Context, e Event) error
 }
 
-var _ Events = (*eventbridge.Client)(nil)
+// Event is one event on the bus: its detail is a JSON object.
+type Event struct {
+	Bus, Source, DetailType string
+	Detail                  []byte
+}
 
 // awsCode gives the error code of an AWS API error, "" for other errors.
 func awsCode(err error) string {

@@ -9,6 +9,7 @@ import (
 
 	"sinew/internal/app"
 	"sinew/internal/handler"
+	"sinew/internal/handler/sealer"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/schemas"
 )
@@ -22,9 +23,9 @@ func Router(ctx context.Context, log *slog.Logger) (*httpapi.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := env.SealerIfKeyed()
+	sl, err := sealer.IfKeyed(env)
 	if err != nil {
 		return nil, err
 	}
-	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sealer), Integrations: schemas.New(), Logger: log}), nil
+	return app.APIRouter(app.Deps{Config: env.Config, AWS: env.AWS, Store: env.Store(sl), Integrations: schemas.New(), Logger: log}), nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"sinew/internal/dispatch"
 	"sinew/internal/handler"
+	"sinew/internal/handler/sealer"
 	"sinew/internal/integrations/all"
 	"sinew/internal/netguard"
 	"sinew/internal/secrets"
@@ -21,10 +22,10 @@ func Deps(ctx context.Context, red *secrets.Redactor) (handler.IntegrationDeps, 
 		return handler.IntegrationDeps{}, err
 	}
 	reg := all.NewLazy(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))
-	sealer, err := env.Sealer()
+	sl, err := sealer.New(env)
 	if err != nil {
 		return handler.IntegrationDeps{}, err
 	}
-	s := env.Store(sealer)
+	s := env.Store(sl)
 	return handler.IntegrationDeps{Executor: handler.Executor{Store: s, Guard: &dispatch.Guard{Records: s}, Redactor: red}, Providers: reg}, nil
 }

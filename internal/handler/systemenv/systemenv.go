@@ -10,6 +10,7 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/handler"
 	"sinew/internal/handler/chatenv"
+	"sinew/internal/handler/sealer"
 	"sinew/internal/resources"
 	"sinew/internal/system"
 )
@@ -24,11 +25,11 @@ func Executor(ctx context.Context) (*system.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := env.SealerIfKeyed()
+	sl, err := sealer.IfKeyed(env)
 	if err != nil {
 		return nil, err
 	}
-	st := env.Store(sealer)
+	st := env.Store(sl)
 	chats := &lazyChat{build: func(ctx context.Context) (*chat.Service, error) {
 		return chatenv.Service(ctx, env, slog.Default())
 	}}

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"sinew/internal/config"
-	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 	"sinew/internal/store"
 )
 
@@ -29,7 +29,7 @@ type DB interface {
 // Rotate reseals every sealed value of table under env's key (its newest version) and reports the
 // counts. Needs kms:ReEncryptFrom and kms:ReEncryptTo on the key, and Scan and UpdateItem on the
 // table: a role of its own, not any function's.
-func Rotate(ctx context.Context, db DB, table string, env *secrets.Envelope, log *slog.Logger) (store.ResealCounts, error) {
+func Rotate(ctx context.Context, db DB, table string, env *envelope.Envelope, log *slog.Logger) (store.ResealCounts, error) {
 	st := store.New(db, table, env, store.WithLogger(log))
 	c, err := st.ResealAll(ctx, db, env.Reseal)
 	log.InfoContext(ctx, "secrets resealed", "table", table, "key", env.KeyID(),
@@ -52,7 +52,7 @@ func Run(ctx context.Context, out io.Writer, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("load the AWS configuration: %w", err)
 	}
-	env, err := secrets.NewEnvelopeFromConfig(aws, cfg.SecretsKey)
+	env, err := envelope.NewEnvelopeFromConfig(aws, cfg.SecretsKey)
 	if err != nil {
 		return err
 	}

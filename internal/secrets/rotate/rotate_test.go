@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"sinew/internal/merge"
-	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 	"sinew/internal/secrets/rotate"
 	"sinew/internal/secrets/secretstest"
 	"sinew/internal/store"
@@ -35,7 +35,7 @@ func versions(t *testing.T, db *dynamodb.Client, table string) map[string]uint32
 		t.Fatal(err)
 	}
 	add := func(id string, b []byte) {
-		kb, err := secrets.KeyBlob(b)
+		kb, err := envelope.KeyBlob(b)
 		if err != nil || len(kb) < 21 {
 			t.Fatalf("%s: not an envelope blob: %v", id, err)
 		}

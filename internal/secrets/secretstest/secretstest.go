@@ -25,6 +25,7 @@ import (
 
 	localkms "sinew/internal/localaws/kms"
 	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 )
 
 // KMS is local mode's KMS served on loopback for one test.
@@ -54,9 +55,9 @@ func StartKMS(t testing.TB) *KMS {
 }
 
 // Envelope is the KMS envelope sealer over k's key.
-func (k *KMS) Envelope(t testing.TB) *secrets.Envelope {
+func (k *KMS) Envelope(t testing.TB) *envelope.Envelope {
 	t.Helper()
-	e, err := secrets.NewEnvelope(k.Client, k.KeyID)
+	e, err := envelope.NewEnvelope(k.Client, k.KeyID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package secrets_test
+package envelope_test
 
 import (
 	"testing"

@@ -1,17 +1,20 @@
-package secrets_test
+package envelope_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"sinew/internal/fault"
-	"sinew/internal/secrets"
+	"sinew/internal/secrets/envelope"
 	"sinew/internal/secrets/secretstest"
 )
+
+func bg() context.Context { return context.Background() }
 
 var toolCtx = map[string]string{"developer": "dev-1", "owner": "agent/0190", "tool": "send_email", "field": "x-integration-setup"}
 
@@ -35,7 +38,7 @@ func TestSealOpenRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sealed[0] != secrets.Format {
+			if sealed[0] != envelope.Format {
 				t.Errorf("format byte %d", sealed[0])
 			}
 			if len(tc.pt) >= 8 && bytes.Contains(sealed, tc.pt) {
@@ -62,8 +65,8 @@ func TestEachSealHasItsOwnDataKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ka, _ := secrets.KeyBlob(a)
-	kb, _ := secrets.KeyBlob(b)
+	ka, _ := envelope.KeyBlob(a)
+	kb, _ := envelope.KeyBlob(b)
 	if bytes.Equal(ka, kb) || bytes.Equal(a, b) {
 		t.Error("two seals share a data key or a blob")
 	}
@@ -122,7 +125,7 @@ func TestOpenRefusesTamperedBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kb, _ := secrets.KeyBlob(sealed)
+	kb, _ := envelope.KeyBlob(sealed)
 	keyStart := len(sealed) - len(kb) - 12 - 16 - len("a value worth tampering with") // where the key blob starts
 	tests := []struct {
 		name string
@@ -135,7 +138,7 @@ func TestOpenRefusesTamperedBlobs(t *testing.T) {
 		{"nonce changed", func() []byte { c := bytes.Clone(sealed); c[keyStart+len(kb)]++; return c }},
 		{"ciphertext changed", func() []byte { c := bytes.Clone(sealed); c[len(c)-20]++; return c }},
 		{"tag changed", func() []byte { c := bytes.Clone(sealed); c[len(c)-1]++; return c }},
-		{"huge length prefix", func() []byte { return append([]byte{secrets.Format, 0xff, 0xff, 0xff, 0xff, 0x0f}, sealed[2:]...) }},
+		{"huge length prefix", func() []byte { return append([]byte{envelope.Format, 0xff, 0xff, 0xff, 0xff, 0x0f}, sealed[2:]...) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,10 +154,10 @@ func TestSealRefusesEmptyContextAndNoKey(t *testing.T) {
 	if _, err := k.Envelope(t).Seal(bg(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
 		t.Errorf("empty context: err = %v", err)
 	}
-	if _, err := secrets.NewEnvelope(k.Client, ""); !fault.Is(err, fault.Internal) || !strings.Contains(err.Error(), "SINEW_SECRETS_KEY") {
+	if _, err := envelope.NewEnvelope(k.Client, ""); !fault.Is(err, fault.Internal) || !strings.Contains(err.Error(), "SINEW_SECRETS_KEY") {
 		t.Errorf("no key: err = %v", err)
 	}
-	e, err := secrets.NewEnvelope(k.Client, "alias/no-such-key")
+	e, err := envelope.NewEnvelope(k.Client, "alias/no-such-key")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +169,7 @@ func TestSealRefusesEmptyContextAndNoKey(t *testing.T) {
 // zeroCheck is the real client, keeping the data keys it handed out so the test can see that the
 // envelope wiped them.
 type zeroCheck struct {
-	secrets.KMS
+	envelope.KMS
 	keys [][]byte
 }
 
@@ -189,7 +192,7 @@ func (z *zeroCheck) Decrypt(ctx context.Context, in *kms.DecryptInput, o ...func
 func TestDataKeysAreZeroedAfterUse(t *testing.T) {
 	k := secretstest.StartKMS(t)
 	z := &zeroCheck{KMS: k.Client}
-	e, err := secrets.NewEnvelope(z, k.KeyID)
+	e, err := envelope.NewEnvelope(z, k.KeyID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,4 +243,18 @@ func TestResealMovesToTheNewestKeyVersion(t *testing.T) {
 	if _, err := e.Reseal(bg(), map[string]string{"developer": "dev-2"}, sealed); !fault.Is(err, fault.Internal) {
 		t.Errorf("reseal under another context: %v", err)
 	}
+}
+
+// keyVersion reads the key version out of a local-KMS ciphertext inside an envelope blob: local
+// KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
+func keyVersion(t *testing.T, sealed []byte) uint32 {
+	t.Helper()
+	kb, err := envelope.KeyBlob(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kb) < 21 {
+		t.Fatalf("key blob of %d bytes", len(kb))
+	}
+	return binary.BigEndian.Uint32(kb[17:21])
 }

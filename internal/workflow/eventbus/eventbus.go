@@ -1,0 +1,49 @@
+// Package eventbus is workflow.Events over EventBridge's PutEvents: AWS's bus, or local mode's
+// through AWS_ENDPOINT_URL_EVENTBRIDGE. Only the function executor builds it, so only its binary
+// links the EventBridge client.
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"sinew/internal/workflow"
+)
+
+// PutEventser is the part of the EventBridge client the bus uses.
+type PutEventser interface {
+	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+var _ PutEventser = (*eventbridge.Client)(nil)
+
+// Bus publishes workflow events with one PutEvents each.
+type Bus struct{ Client PutEventser }
+
+var _ workflow.Events = Bus{}
+
+// New is the bus over an EventBridge client made from cfg.
+func New(cfg aws.Config) Bus { return Bus{Client: eventbridge.NewFromConfig(cfg)} }
+
+// Publish puts e on its bus; an entry EventBridge reports as failed is an error with its code.
+func (b Bus) Publish(ctx context.Context, e workflow.Event) error {
+	out, err := b.Client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+		EventBusName: aws.String(e.Bus), Source: aws.String(e.Source), DetailType: aws.String(e.DetailType),
+		Detail: aws.String(string(e.Detail)), Resources: []string{},
+	}}})
+	if err != nil {
+		return fmt.Errorf("EventBridge PutEvents: %w", err)
+	}
+	if out.FailedEntryCount > 0 {
+		if len(out.Entries) > 0 {
+			return fmt.Errorf("EventBridge PutEvents: %s: %s", aws.ToString(out.Entries[0].ErrorCode), aws.ToString(out.Entries[0].ErrorMessage))
+		}
+		return errors.New("EventBridge PutEvents: the entry failed")
+	}
+	return nil
+}
