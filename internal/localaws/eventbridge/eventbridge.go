@@ -80,6 +80,7 @@ type Service struct {
 	http            *awsjson.Service
 
 	mu   sync.Mutex // serialises appends to the feed file and the subscriber list
+	feed *os.File   // the feed, open for appending from the first event until Close
 	subs map[*subscriber]struct{}
 }
 
@@ -290,16 +291,17 @@ func (s *Service) publish(events []FeedEntry) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("open event feed: %w", err)
+	// The file stays open: opening and closing it for every event was 2% of local mode's CPU
+	// under load.
+	if s.feed == nil {
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("open event feed: %w", err)
+		}
+		s.feed = f
 	}
-	_, werr := f.Write(buf.Bytes())
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fmt.Errorf("append to event feed: %w", werr)
+	if _, err := s.feed.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append to event feed: %w", err)
 	}
 	for sub := range s.subs {
 		for _, e := range events {
@@ -307,6 +309,18 @@ func (s *Service) publish(events []FeedEntry) error {
 		}
 	}
 	return nil
+}
+
+// Close closes the feed file; an event published after Close opens it again.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.feed == nil {
+		return nil
+	}
+	err := s.feed.Close()
+	s.feed = nil
+	return err
 }
 
 // Put publishes events directly, for local mode's own emitters (the Step Functions engine's
