@@ -53,8 +53,8 @@ func configureAWSClients(counts *awscount.Counter, gate *ddbGate) (*wireTimes, *
 		return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
 	}
 	wt := &wireTimes{}
-	self := &selfCalls{next: hc}
-	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(self), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register}))
+	self := &selfCalls{}
+	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, self.Register}))
 	return wt, self
 }

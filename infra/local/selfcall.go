@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"io"
 	"net"
 	"net/http"
@@ -17,15 +19,13 @@ import (
 // over loopback TCP, as any other client's, instead of handing them to the handler in-process.
 const envInProcessAWS = "SINEW_LOCAL_IN_PROCESS_AWS"
 
-// selfCalls is the in-process functions' HTTP client. A request to one of local mode's own AWS
-// endpoints (Step Functions, Lambda, EventBridge, KMS) goes straight to that endpoint's handler:
-// the SDK still serializes it and the same handler answers it, but without a loopback connection,
-// its syscalls and a second HTTP parse, which under make soak's load were a fifth of the
-// process's CPU. Every other request (DynamoDB Local) goes out through next.
+// selfCalls serves the in-process functions' requests to local mode's own AWS endpoints (Step
+// Functions, Lambda, EventBridge, KMS) with that endpoint's handler, in-process: the SDK still
+// serializes the request and the same handler answers it, but without a loopback connection, its
+// syscalls and a second HTTP parse, which under make soak's load were a fifth of the process's
+// CPU. It is the innermost middleware of the Deserialize step, in the place of the SDK's HTTP
+// client; every other request (DynamoDB Local) goes on to that client.
 type selfCalls struct {
-	next interface {
-		Do(*http.Request) (*http.Response, error)
-	}
 	hosts atomic.Pointer[map[string]http.Handler] // by host:port; nil until the endpoints serve
 }
 
@@ -38,14 +38,27 @@ func (s *selfCalls) serve(hosts map[string]http.Handler) {
 	s.hosts.Store(&hosts)
 }
 
-// Do implements the AWS SDK's HTTP client.
-func (s *selfCalls) Do(r *http.Request) (*http.Response, error) {
-	if m := s.hosts.Load(); m != nil {
-		if h := (*m)[r.URL.Host]; h != nil {
-			return serveInProcess(h, r)
-		}
-	}
-	return s.next.Do(r)
+// Register adds the middleware to a client's stack; add it after every other Deserialize
+// middleware, so that it is the innermost.
+func (s *selfCalls) Register(stack *middleware.Stack) error {
+	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("sinew.selfcalls",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			req, ok := in.Request.(*smithyhttp.Request)
+			m := s.hosts.Load()
+			if !ok || m == nil || (*m)[req.URL.Host] == nil {
+				return next.HandleDeserialize(ctx, in)
+			}
+			// As the SDK's HTTP client handler does with its client's answer.
+			built := req.Build(ctx)
+			resp, err := serveInProcess((*m)[req.URL.Host], built)
+			if built.Body != nil {
+				_ = built.Body.Close()
+			}
+			if err != nil {
+				return middleware.DeserializeOutput{}, middleware.Metadata{}, &smithyhttp.RequestSendError{Err: err}
+			}
+			return middleware.DeserializeOutput{RawResponse: &smithyhttp.Response{Response: resp}}, middleware.Metadata{}, nil
+		}), middleware.After)
 }
 
 // serveInProcess gives h the request as net/http's server would have parsed it off the wire and

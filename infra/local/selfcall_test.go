@@ -2,7 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/smithy-go/middleware"
 	"io"
 	"log"
 	"net/http"
@@ -59,17 +65,20 @@ func answer(resp *http.Response, err error) string {
 		resp.Header.Get("X-Amzn-RequestId"), body)
 }
 
-// TestSelfCallsAsOverLoopback: a request served in-process looks to the handler as it does
-// served over loopback, and its answer looks the same to the client; with envInProcessAWS=0, or
-// to a host that is not local mode's own, the request goes over loopback.
-func TestSelfCallsAsOverLoopback(t *testing.T) {
+// inProcess is a client that serves every request with h in-process.
+type inProcess struct{ h http.Handler }
+
+func (c inProcess) Do(r *http.Request) (*http.Response, error) { return serveInProcess(c.h, r) }
+
+// TestServeInProcessAsOverLoopback: a request served in-process looks to the handler as it does
+// served over loopback, and its answer looks the same to the client.
+func TestServeInProcessAsOverLoopback(t *testing.T) {
 	var conns atomic.Int64
 	h := echoHandler(&conns)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the panic case's, expected
 	srv.Start()
 	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
 	cases := []struct{ name, method, query, body string }{
 		{"json post", http.MethodPost, "", `{"taskToken":"t"}`},
 		{"get with a query", http.MethodGet, "?Qualifier=%24LATEST&x=a+b", ""},
@@ -96,10 +105,8 @@ func TestSelfCallsAsOverLoopback(t *testing.T) {
 				return answer(client.Do(req))
 			}
 			wire := send(http.DefaultClient)
-			self := &selfCalls{next: http.DefaultClient}
-			self.serve(map[string]http.Handler{host: h})
 			before := conns.Load()
-			if got := send(self); got != wire {
+			if got := send(inProcess{h}); got != wire {
 				t.Errorf("in-process answer\n%s\nover loopback\n%s", got, wire)
 			}
 			if n := conns.Load() - before; n != 0 {
@@ -107,25 +114,45 @@ func TestSelfCallsAsOverLoopback(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []struct {
+}
+
+// TestSelfCallsMiddleware: through the AWS SDK, an Invoke to local mode's own endpoint is served
+// in-process with the answer it gets over loopback; with envInProcessAWS=0, or to a host that is
+// not local mode's own, it goes over loopback.
+func TestSelfCallsMiddleware(t *testing.T) {
+	var conns atomic.Int64
+	h := echoHandler(&conns)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	invoke := func(t *testing.T, self *selfCalls) string {
+		t.Helper()
+		c := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+			APIOptions:  []func(*middleware.Stack) error{self.Register}})
+		out, err := c.Invoke(t.Context(), &lambda.InvokeInput{FunctionName: aws.String("f"), Payload: []byte(`{"a":1}`)})
+		var re *awshttp.ResponseError
+		if !errors.As(err, &re) { // the echo answers 400
+			t.Fatalf("Invoke = %v, %v", out, err)
+		}
+		return fmt.Sprint(re.HTTPStatusCode(), re.ServiceRequestID())
+	}
+	wire := invoke(t, &selfCalls{})
+	tests := []struct {
 		name, env, host string
-	}{{"turned off", "0", host}, {"another host", "", "127.0.0.1:1"}} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(envInProcessAWS, c.env)
-			self := &selfCalls{next: http.DefaultClient}
-			self.serve(map[string]http.Handler{c.host: h})
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/", strings.NewReader("{}"))
-			if err != nil {
-				t.Fatal(err)
-			}
+		loopback        int64
+	}{{"own endpoint", "", host, 0}, {"turned off", "0", host, 1}, {"another host", "", "127.0.0.1:1", 1}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(envInProcessAWS, tc.env)
+			self := &selfCalls{}
+			self.serve(map[string]http.Handler{tc.host: h})
 			before := conns.Load()
-			resp, err := self.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			if got := invoke(t, self); got != wire {
+				t.Errorf("answer %s, over loopback %s", got, wire)
 			}
-			resp.Body.Close()
-			if conns.Load()-before != 1 {
-				t.Errorf("the request did not go over loopback")
+			if n := conns.Load() - before; n != tc.loopback {
+				t.Errorf("%d requests went over loopback, want %d", n, tc.loopback)
 			}
 		})
 	}
