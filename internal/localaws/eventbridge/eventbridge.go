@@ -281,11 +281,13 @@ func (s *Service) publish(events []FeedEntry) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	for _, e := range events {
+	lines := make([][]byte, len(events))
+	for i, e := range events {
 		line, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
+		lines[i] = line
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
@@ -303,9 +305,18 @@ func (s *Service) publish(events []FeedEntry) error {
 	if _, err := s.feed.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("append to event feed: %w", err)
 	}
+	// The envelope as patterns see it is made once per event, from its feed line, for all the
+	// subscribers: made for each subscriber from a second encoding, it was 3% of local mode's CPU
+	// under load.
+	envs := make([]map[string]any, len(events))
 	for sub := range s.subs {
-		for _, e := range events {
-			sub.offer(e)
+		for i, e := range events {
+			sub.offer(e, func() map[string]any {
+				if envs[i] == nil {
+					envs[i] = envelopeMap(lines[i])
+				}
+				return envs[i]
+			})
 		}
 	}
 	return nil
@@ -352,12 +363,12 @@ type subscriber struct {
 
 // offer queues e if it matches. Queues are unbounded so a slow handler never blocks PutEvents or
 // loses an event; local mode's event volume is a person's.
-func (sub *subscriber) offer(fe FeedEntry) {
+func (sub *subscriber) offer(fe FeedEntry, envelope func() map[string]any) {
 	bus := sub.rule.Bus
 	if bus == "" {
 		bus = "default"
 	}
-	if fe.EventBusName != bus || !sub.rule.Pattern.Match(envelopeMap(fe.Event)) {
+	if fe.EventBusName != bus || !sub.rule.Pattern.Match(envelope()) {
 		return
 	}
 	sub.mu.Lock()
@@ -369,18 +380,16 @@ func (sub *subscriber) offer(fe FeedEntry) {
 	}
 }
 
-// envelopeMap is the event as a pattern sees it: the envelope with its detail parsed.
-func envelopeMap(e Event) map[string]any {
-	data, err := json.Marshal(e)
-	if err != nil {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+// envelopeMap is the event as a pattern sees it, from its feed line: the envelope with its detail
+// parsed, without the feed's bus name. A pattern only reads it; it is shared.
+func envelopeMap(line []byte) map[string]any {
+	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
 		return nil
 	}
+	delete(m, "event-bus-name")
 	return m
 }
 
