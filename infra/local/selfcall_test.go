@@ -8,6 +8,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go/middleware"
 	"io"
 	"log"
@@ -153,6 +154,40 @@ func TestSelfCallsMiddleware(t *testing.T) {
 			}
 			if n := conns.Load() - before; n != tc.loopback {
 				t.Errorf("%d requests went over loopback, want %d", n, tc.loopback)
+			}
+		})
+	}
+}
+
+// BenchmarkSelfCall: one SendTaskSuccess through the AWS SDK to a handler that reads the request
+// and answers {}, over loopback and in-process (the client's and the server's sides both count):
+//
+//	go test -run '^$' -bench SelfCall -benchmem ./infra/local/
+func BenchmarkSelfCall(b *testing.B) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		_, _ = w.Write([]byte(`{}`))
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, inProcess := range []bool{false, true} {
+		name := "loopback"
+		self := &selfCalls{}
+		if inProcess {
+			name = "in-process"
+			self.serve(map[string]http.Handler{strings.TrimPrefix(srv.URL, "http://"): h})
+		}
+		b.Run(name, func(b *testing.B) {
+			c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+				Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+				APIOptions:  []func(*middleware.Stack) error{self.Register}})
+			in := &sfn.SendTaskSuccessInput{TaskToken: aws.String(strings.Repeat("t", 200)), Output: aws.String(`{"result":"` + strings.Repeat("x", 100) + `"}`)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.SendTaskSuccess(b.Context(), in); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
