@@ -153,7 +153,7 @@ func serve(args []string) error {
 	// the deployed functions.
 	red := secrets.NewRedactor()
 	// TeeLogs inside the redactor: a Lambda Invoke with LogType Tail gets the redacted lines.
-	log := slog.New(red.Handler(lambdaapi.TeeLogs(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	log := slog.New(withQuietRequests(red.Handler(lambdaapi.TeeLogs(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))))
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -165,14 +165,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
-	// The request mix only (aws-requests.json): DynamoDB Local is not asked to account capacity.
-	counts := &awscount.Counter{ByService: true, LeaveCapacity: true}
-	gate, err := newDDBGate()
-	if err != nil {
-		return err
-	}
-	wire := configureAWSClients(counts, gate)
-	stopStats, err := startStats(log, dir, counts, wire, gate)
+	self, stopStats, err := setUpAWSClients(log, dir)
 	if err != nil {
 		return err
 	}
@@ -200,6 +193,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	defer events.Close()
 	keys, err := kms.Open(kms.Options{Dir: dir, Region: region, Account: account, Logger: log})
 	if err != nil {
 		return err
@@ -252,6 +246,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 	running, errc := serveEndpoints(handlers, listeners)
+	self.serve(selfHosts(handlers, listeners))
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
 		return err
@@ -264,6 +259,23 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	log.Info("shutting down")
 	shutdown(running, lambdaSvc)
 	return err
+}
+
+// setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients) and
+// starts their stats (startStats).
+func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, stopStats func(), err error) {
+	// The request mix only (aws-requests.json): DynamoDB Local is not asked to account capacity.
+	counts := &awscount.Counter{ByService: true, LeaveCapacity: true}
+	gate, err := newDDBGate()
+	if err != nil {
+		return nil, nil, err
+	}
+	wire, self := configureAWSClients(counts, gate)
+	stopStats, err = startStats(log, dir, counts, wire, gate)
+	if err != nil {
+		return nil, nil, err
+	}
+	return self, stopStats, nil
 }
 
 // shutdown stops the servers and the Lambda service, giving requests in flight 10 s.

@@ -23,6 +23,7 @@ func TestStatusChangesToSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer events.Close()
 	var mu sync.Mutex
 	runs := map[string]int{} // settle's runs by execution name
 	release := make(chan struct{})

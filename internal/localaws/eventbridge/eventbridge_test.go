@@ -35,6 +35,7 @@ func start(t testing.TB, log *slog.Logger) (*Service, *awseb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() })
 	srv := httptest.NewServer(svc)
 	t.Cleanup(srv.Close)
 	client := awseb.New(awseb.Options{
@@ -298,6 +299,7 @@ func TestSlowSubscriber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer svc.Close()
 	ch := svc.Subscribe(ctx, Rule{Pattern: MustParsePattern(`{"source": ["s"]}`)})
 	const n = 500
 	for i := range n {
@@ -309,6 +311,44 @@ func TestSlowSubscriber(t *testing.T) {
 		e := receive(t, ch)
 		if string(e.Detail) != `{"i":`+strconv.Itoa(i)+`}` {
 			t.Fatalf("event %d: %s", i, e.Detail)
+		}
+	}
+}
+
+// TestFeedAcrossClose: events put before and after Close are all in the feed, in order, and a
+// second Close is harmless.
+func TestFeedAcrossClose(t *testing.T) {
+	svc, err := Open(Options{Dir: t.TempDir(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(i int) {
+		t.Helper()
+		if _, err := svc.Put(t.Context(), "", "s", "x", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0)
+	put(1)
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	put(2)
+	for range 2 {
+		if err := svc.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed, err := svc.Feed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(feed) != 3 {
+		t.Fatalf("%d events in the feed, want 3", len(feed))
+	}
+	for i, e := range feed {
+		if string(e.Detail) != `{"i":`+strconv.Itoa(i)+`}` {
+			t.Errorf("event %d: %s", i, e.Detail)
 		}
 	}
 }

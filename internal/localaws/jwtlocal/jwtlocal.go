@@ -66,6 +66,7 @@ type Signer struct {
 	audience string
 	claim    string
 	now      func() time.Time
+	verified verifiedCache
 }
 
 // Open loads the signing key under opts.Dir, creating it when missing.
@@ -214,6 +215,10 @@ func (s *Signer) Verify(token string) (map[string]any, error) {
 	if len(token) > maxTokenLen {
 		return nil, fault.New(fault.Unauthorized, "the token is longer than %d bytes", maxTokenLen)
 	}
+	now := s.now()
+	if claims, ok := s.verified.get(token, now); ok {
+		return claims, nil
+	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return s.pub, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
@@ -231,6 +236,7 @@ func (s *Signer) Verify(token string) (map[string]any, error) {
 	if checkDeveloperID(dev) != nil {
 		return nil, fault.New(fault.Unauthorized, "the token's %q claim does not name a developer", s.claim)
 	}
+	s.verified.put(token, claims, now)
 	return claims, nil
 }
 

@@ -151,6 +151,53 @@ func TestVerifyRejects(t *testing.T) {
 	}
 }
 
+// TestVerifyRemembered: a token verified once is answered again with the same claims (a copy the
+// caller may change), but only while it is valid: before its iat or past its exp, with the leeway,
+// it fails as it would the first time.
+func TestVerifyRemembered(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start
+	s, err := Open(Options{Dir: t.TempDir(), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.Issue("dev-1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first["sub"] = "changed by the caller"
+	tests := []struct {
+		name string
+		at   time.Duration // after the first Verify
+		msg  string        // "" when valid
+	}{
+		{"again", time.Minute, ""},
+		{"within the leeway past exp", time.Hour + leeway - time.Second, ""},
+		{"past exp", time.Hour + leeway, "the token has expired; issue a new one with `go run ./infra/local token DEVELOPER_ID`"},
+		{"before iat", -leeway - time.Second, "the token is not valid yet"},
+		{"within the leeway before iat", -leeway, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now = start.Add(tc.at)
+			claims, err := s.Verify(tok)
+			if tc.msg != "" {
+				if err == nil || fault.Message(err) != tc.msg {
+					t.Errorf("Verify = %v, %v; want %q", claims, err, tc.msg)
+				}
+				return
+			}
+			if err != nil || s.DeveloperID(claims) != "dev-1" {
+				t.Errorf("Verify = %v, %v", claims, err)
+			}
+		})
+	}
+}
+
 func TestIssueRejects(t *testing.T) {
 	s, err := Open(Options{Dir: t.TempDir()})
 	if err != nil {

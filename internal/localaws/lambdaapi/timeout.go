@@ -28,11 +28,11 @@ func WithTimeout(inv Invoker, d time.Duration) Invoker {
 			err  error
 		}
 		done := make(chan answer, 1)
-		go func() {
+		goWorker(func() {
 			defer cancel()
 			out, ferr, err := inv.Invoke(ctx, payload)
 			done <- answer{out, ferr, err}
-		}()
+		})
 		var a answer
 		select {
 		case a = <-done:
