@@ -57,10 +57,9 @@ type Frame uint64
 
 // rewriteFactor is how many times its last rewritten size the log may grow to before a commit
 // rewrites it (and rewriteMin the size under which it never is).
-const (
-	rewriteFactor = 4
-	rewriteMin    = 64 << 20
-)
+const rewriteFactor = 4
+
+var rewriteMin int64 = 64 << 20 // a variable for the tests
 
 // Open opens (or creates) the store file at path.
 func Open(path string) (*Store, error) {
@@ -143,6 +142,33 @@ func (s *Store) commit(ops []op) error {
 		s.wmu.Unlock()
 		return fmt.Errorf("durable: sync %s: %w", l.path, err)
 	}
+	s.applyDurable(frames)
+	s.wmu.Lock()
+	s.maybeCompact(l)
+	s.wmu.Unlock()
+	return nil
+}
+
+// maybeCompact rewrites the log once it has grown well past its last rewrite (s.syncMu and s.wmu
+// held). A rewrite keeps the state, not the frames after it: those written during the commit are
+// made durable first (an fdatasync more, only when a rewrite is due; under a steady load some
+// always are).
+func (s *Store) maybeCompact(l *logFile) {
+	if l.end <= rewriteMin || l.end <= rewriteFactor*l.base {
+		return
+	}
+	if len(s.staged) > 0 {
+		if datasync(l.f) != nil {
+			return // they stay staged; the next commit tries again
+		}
+		s.applyDurable(s.staged)
+		s.staged = nil
+	}
+	s.compact()
+}
+
+// applyDurable makes durable frames part of the state, in the log's order (s.syncMu held).
+func (s *Store) applyDurable(frames []stagedFrame) {
 	s.mu.Lock()
 	for _, f := range frames {
 		for i, o := range f.ops {
@@ -151,12 +177,6 @@ func (s *Store) commit(ops []op) error {
 	}
 	s.mu.Unlock()
 	s.synced.Store(uint64(frames[len(frames)-1].seq))
-	s.wmu.Lock()
-	if len(s.staged) == 0 && l.end > rewriteMin && l.end > rewriteFactor*l.base {
-		s.compact() // only with nothing staged: a rewrite keeps the state, not the frames after it
-	}
-	s.wmu.Unlock()
-	return nil
 }
 
 // writeLocked writes ops as one frame, not yet durable, staged for the next commit (s.wmu held).
