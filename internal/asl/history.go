@@ -168,6 +168,10 @@ type record struct {
 // inputs and outputs. The values it holds are never modified once recorded (the engine copies
 // what it changes; integrations and invokers must not modify what they are given), so the text
 // is what it would have been when the event happened.
+//
+// render is called once per event, and lets go of the values it rendered: a deferred often lives
+// inside a larger allocation (a state visit, a task attempt) that a parked execution keeps, and the
+// values must not outlive their text with it.
 type deferred interface {
 	render() any // the *...Details
 }
@@ -184,6 +188,7 @@ func (d *enteredLater) render() any {
 	if in == "" {
 		in = encodeJSON(d.input)
 	}
+	d.input, d.inputJSON = nil, ""
 	return &StateEnteredDetails{Name: d.name, Input: in, InputDetails: notTruncated}
 }
 
@@ -203,6 +208,7 @@ func (d *exitedLater) render() any {
 		}
 		e.AssignedVariablesDetails = notTruncated
 	}
+	d.out, d.assigned = nil, nil
 	return e
 }
 
@@ -215,6 +221,7 @@ type scheduledLater struct {
 func (d *scheduledLater) render() any {
 	e := d.d
 	e.Parameters = encodeJSON(plainParams(d.params))
+	d.params = nil
 	return &e
 }
 
@@ -227,6 +234,7 @@ type lambdaScheduledLater struct {
 func (d *lambdaScheduledLater) render() any {
 	e := d.d
 	e.Input, e.InputDetails = encodeJSON(d.input), notTruncated
+	d.input = nil
 	return &e
 }
 
@@ -240,6 +248,7 @@ func (d *taskOutputLater) render() any {
 	e := d.d
 	s := encodeJSON(materialize(d.out))
 	e.Output, e.OutputDetails = &s, notTruncated
+	d.out = nil
 	return &e
 }
 
@@ -247,7 +256,9 @@ func (d *taskOutputLater) render() any {
 type outputLater struct{ out any }
 
 func (d *outputLater) render() any {
-	return &OutputDetails{Output: encodeJSON(materialize(d.out)), OutputDetails: notTruncated}
+	s := encodeJSON(materialize(d.out))
+	d.out = nil
+	return &OutputDetails{Output: s, OutputDetails: notTruncated}
 }
 
 // chain is a frame's link to its last event.

@@ -57,7 +57,7 @@ func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError)
 			return nil, nil, err
 		}
 	}
-	r.tv = &taskVisit{}
+	r.tv = newTaskVisit(r.jsonPath() && r.argsFit())
 	if n := len(r.st.Retry); n <= len(r.tv.counts) {
 		r.counts = r.tv.counts[:n:n]
 	} else {
@@ -72,13 +72,26 @@ func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError)
 // the first's events keep theirs.
 type taskVisit struct {
 	counts        [2]int
-	call          TaskCall
 	scheduled     scheduledLater
 	started       TaskDetails
 	events        taskEvents
 	outcome       taskOutputLater
-	args          taskArgs
+	args          *taskArgs // room for the Parameters of a task that argsFit, nil until needed
 	used, outUsed bool
+}
+
+// newTaskVisit allocates a visit, with room for its arguments in the same allocation when the task
+// will need it (others would keep that room unused while parked on a token).
+func newTaskVisit(withArgs bool) *taskVisit {
+	if !withArgs {
+		return &taskVisit{}
+	}
+	v := &struct {
+		tv   taskVisit
+		args taskArgs
+	}{}
+	v.tv.args = &v.args
+	return &v.tv
 }
 
 // attempt gives the taskVisit of an attempt: the visit's own for the first.
@@ -209,10 +222,13 @@ func (r *stateRun) taskParams(ctx context.Context, tv *taskVisit) (any, *StatesE
 	st := r.st
 	if r.jsonPath() {
 		if r.argsFit() {
-			if err := st.Parameters.root.evalArgs(r.env(r.eff), &tv.args); err != nil {
+			if tv.args == nil {
+				tv.args = new(taskArgs)
+			}
+			if err := st.Parameters.root.evalArgs(r.env(r.eff), tv.args); err != nil {
 				return nil, r.fromEval(err)
 			}
-			return &tv.args, nil
+			return tv.args, nil
 		}
 		return r.applyTemplate(st.Parameters, r.eff)
 	}
@@ -412,8 +428,9 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 	if !ok || ref.Activity {
 		return nil, r.runtime("The resource '%s' is not supported by this engine", r.st.Resource)
 	}
-	call := &ev.tv.call
-	*call = TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
+	// Its own allocation, not room in the attempt's: a parked execution keeps the attempt, and the
+	// call is garbage once Invoke returns.
+	call := &TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
 		TaskToken: r.token, ExecutionArn: r.f.x.ARN, StateName: r.st.Name}
 	// TODO(.sync): registered integrations run request-response; only states:startExecution
 	// (above) implements .sync and .sync:2.
