@@ -2,7 +2,6 @@ package secrets_test
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 
 	"sinew/internal/secrets/envelope"
@@ -38,18 +37,4 @@ func newEnv(t *testing.T) *env {
 	db := ddblocal.Client(t)
 	table := ddblocal.NewTable(t, db)
 	return &env{kms: k, env: e, st: store.New(db, table, e), db: db, table: table}
-}
-
-// keyVersion reads the key version out of a local-KMS ciphertext inside an envelope blob: local
-// KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
-func keyVersion(t *testing.T, sealed []byte) uint32 {
-	t.Helper()
-	kb, err := envelope.KeyBlob(sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kb) < 21 {
-		t.Fatalf("key blob of %d bytes", len(kb))
-	}
-	return binary.BigEndian.Uint32(kb[17:21])
 }

@@ -8,6 +8,7 @@ import (
 
 	"sinew/internal/merge"
 	"sinew/internal/secrets/envelope"
+	"sinew/internal/secrets/secretstest"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
@@ -55,7 +56,7 @@ func TestStoreSealsWithTheEnvelope(t *testing.T) {
 		}
 		for _, v := range vals {
 			blobs++
-			if v[0] != envelope.Format || keyVersion(t, v) != 1 {
+			if v[0] != envelope.Format || secretstest.KeyVersion(t, v) != 1 {
 				t.Errorf("a stored value is not an envelope blob of version 1")
 			}
 		}

@@ -3,7 +3,6 @@ package envelope_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -220,7 +219,7 @@ func TestResealMovesToTheNewestKeyVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := keyVersion(t, sealed); v != 1 {
+	if v := secretstest.KeyVersion(t, sealed); v != 1 {
 		t.Fatalf("sealed under version %d", v)
 	}
 	if _, err := k.Service.Rotate(bg(), k.KeyID); err != nil {
@@ -230,7 +229,7 @@ func TestResealMovesToTheNewestKeyVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := keyVersion(t, re); v != 2 {
+	if v := secretstest.KeyVersion(t, re); v != 2 {
 		t.Errorf("resealed under version %d, want 2", v)
 	}
 	for name, blob := range map[string][]byte{"old": sealed, "resealed": re} {
@@ -243,18 +242,4 @@ func TestResealMovesToTheNewestKeyVersion(t *testing.T) {
 	if _, err := e.Reseal(bg(), map[string]string{"developer": "dev-2"}, sealed); !fault.Is(err, fault.Internal) {
 		t.Errorf("reseal under another context: %v", err)
 	}
-}
-
-// keyVersion reads the key version out of a local-KMS ciphertext inside an envelope blob: local
-// KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
-func keyVersion(t *testing.T, sealed []byte) uint32 {
-	t.Helper()
-	kb, err := envelope.KeyBlob(sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kb) < 21 {
-		t.Fatalf("key blob of %d bytes", len(kb))
-	}
-	return binary.BigEndian.Uint32(kb[17:21])
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -246,3 +247,17 @@ func (h Haystacks) Add(name string, text string) {
 
 // Addf records a formatted text.
 func (h Haystacks) Addf(name, format string, args ...any) { h.Add(name, fmt.Sprintf(format, args...)) }
+
+// KeyVersion reads the key version out of a local-KMS ciphertext inside an envelope blob: local
+// KMS's layout is format (1) | key id (16) | version (4, big endian) | ... (localaws/kms/blob.go).
+func KeyVersion(t testing.TB, sealed []byte) uint32 {
+	t.Helper()
+	kb, err := envelope.KeyBlob(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kb) < 21 {
+		t.Fatalf("key blob of %d bytes", len(kb))
+	}
+	return binary.BigEndian.Uint32(kb[17:21])
+}
