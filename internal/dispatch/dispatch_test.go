@@ -35,7 +35,8 @@ func TestGuard(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	g := &dispatch.Guard{Records: s, Lease: time.Minute, Now: func() time.Time { return now }}
+	// A fixed clock: a claim never lapses by waiting, so g does not wait for one (Wait -1).
+	g := &dispatch.Guard{Records: s, Lease: time.Minute, Wait: -1, Now: func() time.Time { return now }}
 	type step struct {
 		what     string
 		fnOut    any
@@ -123,6 +124,32 @@ func TestGuard(t *testing.T) {
 		}
 		if out, err := live.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { return "third", nil }); err != nil || out != "first" {
 			t.Errorf("after the run: %v %v, want its recorded output", out, err)
+		}
+	})
+
+	t.Run("a crashed run's claim is waited out, then taken over", func(t *testing.T) {
+		// Real time: what a crashed run leaves, running with 1.5 s of its lease left. The next
+		// invocation waits for the lapse (its Wait is longer) instead of answering Transient.
+		id := tool.NewCallID()
+		crashed := map[string]any{"state": "running", "call": "x/y", "until": time.Now().Add(1500 * time.Millisecond).UnixMilli()}
+		if _, _, err := s.PutIdempotency(ctx, "dev", dispatch.Key(id), crashed, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		waiting := &dispatch.Guard{Records: s, Wait: 5 * time.Second}
+		out, err := waiting.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { return "recovered", nil })
+		if err != nil || out != "recovered" {
+			t.Errorf("after waiting out the claim: %v %v, want the run's output", out, err)
+		}
+		// A wait shorter than what is left of the claim answers Transient and runs nothing.
+		id = tool.NewCallID()
+		crashed["until"] = time.Now().Add(time.Minute).UnixMilli()
+		if _, _, err := s.PutIdempotency(ctx, "dev", dispatch.Key(id), crashed, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		short := &dispatch.Guard{Records: s, Wait: 200 * time.Millisecond}
+		ran := false
+		if _, err := short.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { ran = true; return nil, nil }); !fault.Is(err, fault.Transient) || ran {
+			t.Errorf("a claim a minute from lapsing: %v (ran %v), want Transient without running", err, ran)
 		}
 	})
 

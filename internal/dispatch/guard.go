@@ -29,10 +29,15 @@ const (
 	DefaultTTL = store.CallRetention
 	// DefaultLease is how long a run holds a call without renewing it before another invocation
 	// may take over. A live run renews it every third of the lease, so a crashed run's call is
-	// free again within it: shorter than the state machines' Retry budget (about two minutes),
-	// which a lease as long as the longest executor (11 minutes) outlasted, turning a crash into
-	// an error result. Soaks found that.
+	// free again within it: shorter than the state machines' Retry budget, which a lease as long
+	// as the longest executor (11 minutes) outlasted, turning a crash into an error result.
 	DefaultLease = 30 * time.Second
+	// DefaultWait is how long an invocation that finds the call claimed waits for the claim to
+	// lapse before answering Transient. The Retry budget alone cannot be trusted to outlast a
+	// lease: with full jitter its six back-offs add up to under 30 s in about one run in twenty.
+	// A Task gets seven attempts, so seven waits of a sixth of the lease outlast it whatever the
+	// jitter draws, and the call of a crashed run ends with its result, not an error.
+	DefaultWait = DefaultLease / 6
 )
 
 // Record states.
@@ -48,6 +53,7 @@ type Guard struct {
 	Records Records
 	TTL     time.Duration    // DefaultTTL when 0
 	Lease   time.Duration    // DefaultLease when 0
+	Wait    time.Duration    // DefaultWait when 0; no wait when negative
 	Now     func() time.Time // time.Now when nil
 }
 
@@ -63,7 +69,7 @@ func Key(callID string) string { return "call#" + callID }
 
 // Run runs fn for the call unless it already ran: a completed run's output is answered as
 // recorded, a permanent failure is answered again as the same typed error, and a run still in
-// progress elsewhere is Transient (try again later). A transient failure is recorded so that the
+// progress elsewhere is Transient (try again later) once Wait has passed without its claim lapsing. A transient failure is recorded so that the
 // next invocation runs again. fn's output must be small enough for a record (store large outputs
 // first and return their reference).
 //
@@ -160,6 +166,12 @@ func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease,
 		return nil, true, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
 	case stateRunning:
 		if until, _ := v["until"].(int64); g.now().UnixMilli() < until {
+			if g.waitLapse(ctx, until) {
+				// Waited: look again (the claim may have been renewed, or taken, meanwhile).
+				w := *g
+				w.Wait = -1
+				return w.claim(ctx, dev, callID, key, what, lease, ttl)
+			}
 			return nil, true, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
 		}
 		// The run that held it is gone (a crash): run again. Whether its side effect
@@ -169,6 +181,27 @@ func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease,
 		return nil, true, fmt.Errorf("claim call %s: %w", callID, err)
 	}
 	return nil, false, nil
+}
+
+// waitLapse waits for a claim held until untilMs (Unix ms) to lapse, at most g's Wait and never
+// past ctx's deadline; it reports whether it waited.
+func (g *Guard) waitLapse(ctx context.Context, untilMs int64) bool {
+	wait := g.Wait
+	if wait == 0 {
+		wait = DefaultWait
+	}
+	wait = min(wait, time.UnixMilli(untilMs).Sub(g.now())+10*time.Millisecond)
+	if dl, ok := ctx.Deadline(); wait <= 0 || ok && time.Until(dl) < wait+time.Second {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // keepClaim renews the run's claim on the call every third of the lease until stop is called (which

@@ -81,7 +81,7 @@ func CheckEnvelope(in workflow.Envelope, typ tool.Type, hasDef bool) error {
 // asks for that, skipping the claim's write when the claim was made for this invocation.
 func runGuarded(st *store.Store, g *dispatch.Guard, in workflow.Envelope, what string) func(ctx context.Context, dev, callID string, fn func(context.Context) (any, error)) (any, error) {
 	if in.Record {
-		g = &dispatch.Guard{Records: workflow.RecordsFor(st, in, g.Records), TTL: g.TTL, Lease: g.Lease, Now: g.Now}
+		g = &dispatch.Guard{Records: workflow.RecordsFor(st, in, g.Records), TTL: g.TTL, Lease: g.Lease, Wait: g.Wait, Now: g.Now}
 	}
 	run := g.Run
 	if in.Record && in.Held {
