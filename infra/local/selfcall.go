@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +11,9 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // envInProcessAWS set to 0 sends the in-process functions' requests to local mode's own AWS APIs
