@@ -23,7 +23,9 @@
 // A request naming only the tool (a user's own state machine) has no call.type: Dispatch invokes
 // Prepare with the token. Prepare records the execution, finds the tool (with a task, the task's
 // tools first and, with inherit_tools, the agent's after them), builds the envelope and hands a
-// server-side call to its executor with the token, so it runs in the same one state. It does so
+// server-side call to its executor with the token, so it runs in the same one state. It writes
+// nothing for a server-side call: the executor's claim makes the execution's record, and should
+// the executor never be reached, Settle makes it with the failure. It does so
 // with a synchronous Lambda Invoke rather than an Event: the executor's failure to answer is then
 // Prepare's failure, hence the Task's, and Dispatch's Retry invokes Prepare again, which invokes the
 // executor again, whose claim on the call answers what a first run recorded; an Event invocation
@@ -79,8 +81,8 @@
 //	                                                            TransactWriteItems 1 (the event: outcome + call)
 //
 // A bare StartExecution naming a server-side tool runs Dispatch alone (1 transition, 2 Lambdas:
-// prepare and the executor) and makes 5 requests (Prepare's record and find, the executor's claim,
-// merge and outcome); naming a function tool it runs Dispatch, Prepare and Function (3 transitions,
+// prepare and the executor) and makes 4 requests (Prepare's find; the executor's claim, which makes
+// the record Prepare leaves to it, merge and outcome); naming a function tool it runs Dispatch, Prepare and Function (3 transitions,
 // 3 Lambdas, 6 requests: the record and the find twice). The SUCCEEDED event of a server-side
 // call makes no request. A repeat of an Idempotency-Key costs the tool's BatchGetItem and, for an
 // ended execution, the record's Query. Each Retry attempt is one more transition (Step Functions

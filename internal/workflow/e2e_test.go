@@ -183,3 +183,30 @@ func TestSideEffectOnce(t *testing.T) {
 }
 
 var _ = asl.StatusSucceeded
+
+// TestStartExecutorUnreachable: a bare start whose executor is never reached (its function is
+// missing, so every attempt of Dispatch fails) leaves a record of its execution all the same,
+// failed with the cause: Prepare leaves the record to the executor, and Settle makes it.
+func TestStartExecutorUnreachable(t *testing.T) {
+	h := newHarness(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool)
+	h.iv.mu.Lock()
+	delete(h.iv.handlers, "integration")
+	h.iv.mu.Unlock()
+	x := h.start("exec-unreached", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "echo", "arguments": map[string]any{}})
+	if d := h.wait(x); d.Status != asl.StatusSucceeded {
+		t.Fatalf("execution %s: %s (Settle answers the error result as the output)", x.Name, d.Status)
+	}
+	if n := countPrefix(history(x), "TaskFailed Sinew.Transient"); n != 7 {
+		t.Errorf("history: %d failed attempts of Dispatch, want 7: %v", n, history(x))
+	}
+	rec, err := h.store.GetExecution(h.ctx, dev, x.Name)
+	if err != nil {
+		t.Fatalf("the execution's record: %v", err)
+	}
+	e, _ := rec.Error.(map[string]any)
+	if rec.Status != store.ExecFailed || e["type"] != "Sinew.Transient" {
+		t.Errorf("record = %s %v, want failed with Sinew.Transient", rec.Status, rec.Error)
+	}
+}

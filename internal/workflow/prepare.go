@@ -47,6 +47,11 @@ func CallIDFor(dev, execID string) string {
 // agent's) and builds the envelope with a snapshot of the tool without its setup. A request that
 // cannot become a call marks the execution failed and returns the typed error, which fails the
 // execution with a clear cause.
+//
+// With Dispatch's token, a server-side call is recorded by the executor Prepare hands it to: its
+// claim on the call is one UpdateItem that makes the record as Prepare's would (the same seed,
+// first state marked), so Prepare writes nothing and the call costs one request less. Should the
+// executor never be reached, Settle records the execution with its failure.
 func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
 	if in.DeveloperID == "" {
 		return nil, fault.Invalid("developer_id", "developer_id is required")
@@ -54,11 +59,13 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 	if in.ExecutionID == "" {
 		return nil, fault.Invalid("execution_id", "execution_id is required (the state machine passes $$.Execution.Name)")
 	}
+	p, perr := s.prepare(ctx, in)
+	if perr == nil && in.TaskToken != "" && p.Call.Type != tool.TypeFunction {
+		return p, nil
+	}
 	// POST /tool-calls recorded the execution before starting it; a direct StartExecution did not.
 	// EnsureExecution covers both in one write, and marks that the execution did start.
-	x, err := s.Store.EnsureExecution(ctx, in.DeveloperID, store.Execution{
-		ExecutionID: in.ExecutionID, Workflow: ToolCall, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
-	})
+	x, err := s.Store.EnsureExecution(ctx, in.DeveloperID, s.execution(in))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", in.ExecutionID, err)
 	}
@@ -68,18 +75,22 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 		// the outcome, and the executor it hands the call to answers what it recorded.
 		return nil, fault.New(fault.Conflict, "execution %s has already ended (%s)", in.ExecutionID, x.Status)
 	}
-	p, err := s.prepare(ctx, in)
-	if err != nil {
-		if k := fault.KindOf(err); k != fault.Transient && k != fault.Timeout && k != fault.Internal {
+	if perr != nil {
+		if k := fault.KindOf(perr); k != fault.Transient && k != fault.Timeout && k != fault.Internal {
 			// The request itself is at fault: no retry will help, so the record says so now.
-			errObj := map[string]any{"type": string(k), "message": fault.Message(err)}
+			errObj := map[string]any{"type": string(k), "message": fault.Message(perr)}
 			if _, _, serr := s.Store.SetExecutionStatus(ctx, in.DeveloperID, in.ExecutionID, store.ExecFailed, nil, errObj); serr != nil {
 				s.log().WarnContext(ctx, "prepare: recording the failure", "execution_id", in.ExecutionID, "error", serr)
 			}
 		}
-		return nil, err
+		return nil, perr
 	}
 	return p, nil
+}
+
+// execution is the record of in's execution, as its first state makes it.
+func (s *Service) execution(in PrepareInput) store.Execution {
+	return store.Execution{ExecutionID: in.ExecutionID, Workflow: ToolCall, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID}
 }
 
 // ErrWaitForClient is the error Prepare answers Dispatch's token with for a function call that a

@@ -131,10 +131,11 @@ func TestRequestBudget(t *testing.T) {
 		// Dispatch alone, invoking the function Lambda; the answer's read of the call and the
 		// event's record of the outcome.
 		{"ask_user", "post", 1, 1, 5},
-		// Dispatch alone: Prepare, which hands the call to its executor with the token.
-		{"echo", "start", 1, 2, 5},
-		{"get_item", "start", 1, 2, 5},
-		{"list_agents", "start", 1, 2, 5},
+		// Dispatch alone: Prepare, which hands the call to its executor with the token and leaves
+		// the record to the executor's claim.
+		{"echo", "start", 1, 2, 4},
+		{"get_item", "start", 1, 2, 4},
+		{"list_agents", "start", 1, 2, 4},
 		// Dispatch (Prepare answers Sinew.WaitForClient), Prepare again (the record and the find
 		// once more), then Function with the tool's timeout.
 		{"ask_user", "start", 3, 3, 6},

@@ -38,6 +38,10 @@ func (s *Service) Settle(ctx context.Context, o Outcome) (map[string]any, error)
 		if err != nil {
 			return nil, err
 		}
+		// Prepare left a server-side call's record to its executor, which may never have run.
+		if _, err := s.Store.EnsureExecution(ctx, p.Context.DeveloperID, s.execution(*o.Request)); err != nil {
+			return nil, fmt.Errorf("settle %s: %w", o.Request.ExecutionID, err)
+		}
 		o.Call, o.Tool, o.Context = p.Call, &p.Tool, p.Context
 	}
 	if err := o.Call.Validate(); err != nil {
