@@ -46,7 +46,11 @@ func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value 
 
 // TakeOverIdempotency replaces the claim (a running one) only if the record still holds held's.
 func (r CallRecords) TakeOverIdempotency(ctx context.Context, dev, key string, held *store.IdemRecord, value any) (*store.IdemRecord, bool, error) {
-	raw, took, err := r.Store.TakeOverExecutionClaim(ctx, dev, r.Execution, held.Raw, value)
+	var was string
+	if held != nil {
+		was = held.Raw
+	}
+	raw, took, err := r.Store.TakeOverExecutionClaim(ctx, dev, r.Execution, was, value)
 	if err != nil || !took {
 		return nil, false, err
 	}
