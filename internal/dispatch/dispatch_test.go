@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"bytes"
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sinew/internal/store/seal"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
@@ -167,6 +169,89 @@ func TestGuard(t *testing.T) {
 	})
 }
 
+// barrier holds each claim's answer until every invocation has its own: all of them have read the
+// same record before any acts on it.
+type barrier struct {
+	dispatch.Records
+	read *sync.WaitGroup
+}
+
+func (b barrier) PutIdempotency(ctx context.Context, dev, key string, value any, ttl time.Duration) (*store.IdemRecord, bool, error) {
+	r, created, err := b.Records.PutIdempotency(ctx, dev, key, value, ttl)
+	b.read.Done()
+	b.read.Wait()
+	return r, created, err
+}
+
+// TestGuardTakeOverOnce: invocations that find the same lapsed or retry claim at once take it over
+// one only: the call runs once and the others answer Transient.
+func TestGuardTakeOverOnce(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	echo := &tool.Tool{Name: "echo", Type: tool.TypeIntegration, Integration: &tool.IntegrationDef{Provider: "dummy"}}
+	what := workflow.ClaimWhat(tool.NewCall(echo, "", nil))
+	lapsed := map[string]any{"state": "running", "call": what, "until": now.Add(-time.Second).UnixMilli()}
+	retry := map[string]any{"state": "retry", "call": what}
+	// idem and exec make the records of a call that hold claim.
+	idem := func(t *testing.T, call tool.Call, claim any) dispatch.Records {
+		if _, _, err := s.PutIdempotency(ctx, "dev", dispatch.Key(call.ID), claim, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	exec := func(t *testing.T, call tool.Call, claim any) dispatch.Records {
+		x := store.Execution{ExecutionID: "exec-" + call.ID, Workflow: workflow.ToolCall}
+		if _, err := s.RecordExecution(ctx, "dev", x, claim); err != nil {
+			t.Fatal(err)
+		}
+		return workflow.CallRecords{Store: s, Execution: x, Call: call}
+	}
+	tests := []struct {
+		name    string
+		records func(t *testing.T, call tool.Call, claim any) dispatch.Records
+		claim   map[string]any
+	}{
+		{"idempotency record, lapsed claim", idem, lapsed},
+		{"idempotency record, retry", idem, retry},
+		{"execution's claim, lapsed claim", exec, lapsed},
+		{"execution's claim, retry", exec, retry},
+	}
+	const invocations = 3
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := tool.NewCall(echo, tool.NewCallID(), nil)
+			read := &sync.WaitGroup{}
+			read.Add(invocations)
+			g := &dispatch.Guard{Records: barrier{tt.records(t, call, tt.claim), read}, Lease: time.Minute, Wait: -1,
+				Now: func() time.Time { return now }}
+			var runs atomic.Int32
+			errs := make(chan error, invocations)
+			for range invocations {
+				go func() {
+					_, err := g.Run(ctx, "dev", call.ID, what, func(context.Context) (any, error) { runs.Add(1); return "sent", nil })
+					errs <- err
+				}()
+			}
+			var ok, transient int
+			for range invocations {
+				switch err := <-errs; {
+				case err == nil:
+					ok++
+				case fault.Is(err, fault.Transient):
+					transient++
+				default:
+					t.Errorf("invocation: %v", err)
+				}
+			}
+			if runs.Load() != 1 || ok != 1 || transient != invocations-1 {
+				t.Errorf("runs %d, successes %d, Transient %d; want one run, one success, %d Transient",
+					runs.Load(), ok, transient, invocations-1)
+			}
+		})
+	}
+}
+
 // handler fails transiently until calls reaches n.
 func flaky(n int32, calls *atomic.Int32, kind fault.Kind) lambda.Handler {
 	return lambdaboundary.Handler(func(_ context.Context, in map[string]any) (map[string]any, error) {
@@ -216,5 +301,68 @@ func TestDispatcher(t *testing.T) {
 				t.Errorf("result = %+v, want error %s", res, tt.wantErr)
 			}
 		})
+	}
+}
+
+// stall holds a run's first renewal of its claim until gate opens, telling renewing when it
+// begins and renewed when it has been written: a run that stalls mid-renewal.
+type stall struct {
+	dispatch.Records
+	renewing, renewed chan struct{}
+	gate              chan struct{}
+	once              *sync.Once
+}
+
+func (s stall) hold() (first bool) {
+	s.once.Do(func() { first = true; close(s.renewing); <-s.gate })
+	return first
+}
+
+func (s stall) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error) {
+	if _, running := value.(map[string]any)["until"]; running && s.hold() {
+		defer close(s.renewed)
+	}
+	return s.Records.UpdateIdempotency(ctx, dev, key, value)
+}
+
+func (s stall) TakeOverIdempotency(ctx context.Context, dev, key string, held *store.IdemRecord, value any) (*store.IdemRecord, bool, error) {
+	if s.hold() {
+		defer close(s.renewed)
+	}
+	return s.Records.TakeOverIdempotency(ctx, dev, key, held, value)
+}
+
+// TestGuardRenewalYields: a run that stalled past its lease, its claim taken over meanwhile, does
+// not take the claim back when it renews.
+func TestGuardRenewalYields(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	st := stall{Records: s, renewing: make(chan struct{}), renewed: make(chan struct{}), gate: make(chan struct{}), once: &sync.Once{}}
+	// Real time: the first renewal comes a third of the lease after the claim.
+	g := &dispatch.Guard{Records: st, Lease: 300 * time.Millisecond, Wait: -1}
+	id := tool.NewCallID()
+	release, done := make(chan struct{}), make(chan error)
+	go func() {
+		_, err := g.Run(ctx, "dev", id, "x/y", func(context.Context) (any, error) { <-release; return "first", nil })
+		done <- err
+	}()
+	<-st.renewing
+	// What another invocation's takeover leaves while the run stalls.
+	theirs := map[string]any{"state": "running", "call": "x/y", "until": time.Now().Add(time.Hour).UnixMilli()}
+	if _, err := s.UpdateIdempotency(ctx, "dev", dispatch.Key(id), theirs); err != nil {
+		t.Fatal(err)
+	}
+	close(st.gate)
+	<-st.renewed
+	rec, err := s.GetIdempotency(ctx, "dev", dispatch.Key(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Value.(map[string]any)["until"]; got != theirs["until"] {
+		t.Errorf("after the stalled run's renewal, the claim holds until %v, want the takeover's %v", got, theirs["until"])
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,6 +19,9 @@ import (
 type Records interface {
 	PutIdempotency(ctx context.Context, dev, key string, value any, ttl time.Duration) (*store.IdemRecord, bool, error)
 	UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error)
+	// TakeOverIdempotency replaces the value only if the record still holds held (its Raw form):
+	// false, no error, when another writer changed it since it was read.
+	TakeOverIdempotency(ctx context.Context, dev, key string, held *store.IdemRecord, value any) (*store.IdemRecord, bool, error)
 }
 
 var _ Records = (*store.Store)(nil)
@@ -114,13 +117,15 @@ func (g *Guard) run(ctx context.Context, dev, callID, what string, held bool, fn
 		lease = DefaultLease
 	}
 	key := Key(callID)
+	var mine *store.IdemRecord // the claim as this run wrote it; nil when the caller wrote it
 	if !held {
-		out, recorded, err := g.claim(ctx, dev, callID, key, what, lease, ttl)
-		if recorded || err != nil {
+		out, rec, err := g.claim(ctx, dev, callID, key, what, lease, ttl)
+		if rec == nil || err != nil {
 			return out, err
 		}
+		mine = rec
 	}
-	stop := g.keepClaim(ctx, dev, key, what, lease)
+	stop := g.keepClaim(ctx, dev, key, what, lease, mine)
 	out, runErr := fn(ctx)
 	stop()
 	var final map[string]any
@@ -141,29 +146,30 @@ func (g *Guard) run(ctx context.Context, dev, callID, what string, held bool, fn
 	return out, runErr
 }
 
-// claim takes the call for this run. recorded is true when the call's record answers it instead
-// (a completed run's output, a permanent failure, or a run in progress elsewhere as err).
-func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease, ttl time.Duration) (_ any, recorded bool, _ error) {
+// claim takes the call for this run and answers the claim it wrote (mine). mine is nil when the
+// call's record answers it instead (a completed run's output, a permanent failure, or a run in
+// progress elsewhere as err).
+func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease, ttl time.Duration) (_ any, mine *store.IdemRecord, _ error) {
 	running := Running(what, g.now().Add(lease))
 	rec, created, err := g.Records.PutIdempotency(ctx, dev, key, running, ttl)
 	if err != nil {
-		return nil, true, fmt.Errorf("claim call %s: %w", callID, err)
+		return nil, nil, fmt.Errorf("claim call %s: %w", callID, err)
 	}
 	if created {
-		return nil, false, nil
+		return nil, rec, nil
 	}
 	v, _ := rec.Value.(map[string]any)
 	if v["call"] != what {
-		return nil, true, fault.New(fault.Conflict, "call id %s was already used for another call (%v); every call needs its own id", callID, v["call"])
+		return nil, nil, fault.New(fault.Conflict, "call id %s was already used for another call (%v); every call needs its own id", callID, v["call"])
 	}
 	switch v["state"] {
 	case stateDone:
-		return v["output"], true, nil
+		return v["output"], nil, nil
 	case stateFailed:
 		e, _ := v["error"].(map[string]any)
 		typ, _ := e["type"].(string)
 		msg, _ := e["message"].(string)
-		return nil, true, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
+		return nil, nil, &fault.Error{Kind: fault.Kind(typ), Msg: msg}
 	case stateRunning:
 		if until, _ := v["until"].(int64); g.now().UnixMilli() < until {
 			if g.waitLapse(ctx, until) {
@@ -172,15 +178,26 @@ func (g *Guard) claim(ctx context.Context, dev, callID, key, what string, lease,
 				w.Wait = -1
 				return w.claim(ctx, dev, callID, key, what, lease, ttl)
 			}
-			return nil, true, fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
+			return nil, nil, inProgress(callID)
 		}
 		// The run that held it is gone (a crash): run again. Whether its side effect
 		// happened cannot be known; this is the at-least-once edge of a crash.
 	}
-	if _, err := g.Records.UpdateIdempotency(ctx, dev, key, running); err != nil {
-		return nil, true, fmt.Errorf("claim call %s: %w", callID, err)
+	// Take the lapsed or retry claim only as read: another invocation that read it too (a waiter
+	// woken at the same lapse, an orphaned attempt beside the Retry's next) may take it first,
+	// and then this one must not run the call as well.
+	mine, took, err := g.Records.TakeOverIdempotency(ctx, dev, key, rec, running)
+	if err != nil {
+		return nil, nil, fmt.Errorf("claim call %s: %w", callID, err)
 	}
-	return nil, false, nil
+	if !took {
+		return nil, nil, inProgress(callID)
+	}
+	return nil, mine, nil
+}
+
+func inProgress(callID string) error {
+	return fault.New(fault.Transient, "call %s is being run by another invocation; try again shortly", callID)
 }
 
 // waitLapse waits for a claim held until untilMs (Unix ms) to lapse, at most g's Wait and never
@@ -206,7 +223,10 @@ func (g *Guard) waitLapse(ctx context.Context, untilMs int64) bool {
 
 // keepClaim renews the run's claim on the call every third of the lease until stop is called (which
 // waits for a renewal under way, so the outcome is written after the last renewal, never before).
-func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time.Duration) (stop func()) {
+// mine is the claim as this run wrote it (nil when the caller wrote it): a renewal replaces only
+// that, so a run that stalled past its lease does not take back a claim another invocation has
+// taken over since.
+func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time.Duration, mine *store.IdemRecord) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -218,8 +238,9 @@ func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := g.Records.UpdateIdempotency(ctx, dev, key, Running(what, g.now().Add(lease))); err != nil && ctx.Err() == nil {
-					slog.WarnContext(ctx, "renewing a call's claim failed", "key", key, "error", err)
+				var ok bool
+				if mine, ok = g.renew(ctx, dev, key, Running(what, g.now().Add(lease)), mine); !ok {
+					return
 				}
 			}
 		}
@@ -228,4 +249,31 @@ func (g *Guard) keepClaim(ctx context.Context, dev, key, what string, lease time
 		cancel()
 		<-done
 	}
+}
+
+// renew writes next over mine and answers the claim as now written (nil when unknown, which makes
+// the next renewal unconditional); ok is false when another invocation has taken the call over.
+func (g *Guard) renew(ctx context.Context, dev, key string, next map[string]any, mine *store.IdemRecord) (_ *store.IdemRecord, ok bool) {
+	var rec *store.IdemRecord
+	var err error
+	if mine == nil || mine.Raw == "" {
+		rec, err = g.Records.UpdateIdempotency(ctx, dev, key, next)
+	} else {
+		var took bool
+		rec, took, err = g.Records.TakeOverIdempotency(ctx, dev, key, mine, next)
+		if err == nil && !took {
+			slog.WarnContext(ctx, "a call's claim was taken over by another invocation while this run held it; "+
+				"the call may run twice", "key", key)
+			return nil, false
+		}
+	}
+	if err != nil {
+		// Whether the write landed is unknown: the next renewal is unconditional, as a
+		// conditional one on a claim that did change would read as a takeover.
+		if ctx.Err() == nil {
+			slog.WarnContext(ctx, "renewing a call's claim failed", "key", key, "error", err)
+		}
+		return nil, true
+	}
+	return rec, true
 }

@@ -91,11 +91,20 @@ func (s *Store) updateSeeded(ctx context.Context, dev string, x Execution, extra
 }
 
 func claimAV(claim any) (types.AttributeValue, error) {
+	raw, err := ClaimRaw(claim)
+	if err != nil {
+		return nil, err
+	}
+	return str(raw), nil
+}
+
+// ClaimRaw is claim's stored form on an execution's record: what TakeOverExecutionClaim compares.
+func ClaimRaw(claim any) (string, error) {
 	b, err := jsonv.Encode(claim)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "a call's claim cannot be written as JSON")
+		return "", fault.Wrap(fault.Internal, err, "a call's claim cannot be written as JSON")
 	}
-	return str(string(b)), nil
+	return string(b), nil
 }
 
 // ClaimOf is the claim an execution's record holds (nil when none).
@@ -128,21 +137,44 @@ func (s *Store) RecordExecution(ctx context.Context, dev string, x Execution, cl
 }
 
 // ClaimExecution sets claim on an execution's record (made if need be) unless the record holds
-// one: it answers the claim that holds and whether it is the new one.
-func (s *Store) ClaimExecution(ctx context.Context, dev string, x Execution, claim any) (any, bool, error) {
-	av, err := claimAV(claim)
+// one: it answers the claim that holds, its stored form (for TakeOverExecutionClaim) and whether
+// it is the new one.
+func (s *Store) ClaimExecution(ctx context.Context, dev string, x Execution, claim any) (held any, raw string, created bool, _ error) {
+	mine, err := ClaimRaw(claim)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "attribute_not_exists(#claim)",
-		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": av}, types.ReturnValueNone)
+		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": str(mine)}, types.ReturnValueNone)
 	if ccf, ok := isCondFailed(err); ok {
-		return claimOf(ccf.Item), false, nil
+		return claimOf(ccf.Item), getS(ccf.Item, attrClaim), false, nil
 	}
 	if err != nil {
-		return nil, false, dbErr(err, "claim call")
+		return nil, "", false, dbErr(err, "claim call")
 	}
-	return jsonv.Normalize(claim), true, nil
+	return jsonv.Normalize(claim), mine, true, nil
+}
+
+// TakeOverExecutionClaim replaces the claim on an execution's record only if it still holds raw
+// (the stored form its caller read): of two callers that saw the same claim, one takes it (true,
+// with the new claim's stored form) and the other gets false, no error.
+func (s *Store) TakeOverExecutionClaim(ctx context.Context, dev string, x Execution, raw string, claim any) (string, bool, error) {
+	if raw == "" {
+		return "", false, fault.New(fault.Internal, "a takeover of execution %s's claim needs the claim as read", x.ExecutionID)
+	}
+	mine, err := ClaimRaw(claim)
+	if err != nil {
+		return "", false, err
+	}
+	_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim", "#claim = :raw",
+		map[string]string{"#claim": attrClaim}, map[string]types.AttributeValue{":claim": str(mine), ":raw": str(raw)}, types.ReturnValueNone)
+	if _, ok := isCondFailed(err); ok {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, dbErr(err, "take over call")
+	}
+	return mine, true, nil
 }
 
 // SetExecutionClaim replaces the claim on an execution's record; with output, the execution

@@ -22,7 +22,7 @@ func TestExecutionClaim(t *testing.T) {
 	}{
 		{"the route first, then the executor", func(e *env) {
 			must[*store.Execution](t)(e.s.RecordExecution(ctx(), "d", x, running))
-			if _, created, err := e.s.ClaimExecution(ctx(), "d", x, running); err != nil || created {
+			if _, _, created, err := e.s.ClaimExecution(ctx(), "d", x, running); err != nil || created {
 				t.Fatalf("claim over the route's = %v, %v; want the route's claim answered", created, err)
 			}
 			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, map[string]any{"output": "hi"}); err != nil {
@@ -37,7 +37,7 @@ func TestExecutionClaim(t *testing.T) {
 			if rec.Status != store.ExecSucceeded {
 				t.Fatalf("the route's record = %+v, want the executor's outcome kept", rec)
 			}
-			if held, created, err := e.s.ClaimExecution(ctx(), "d", x, running); err != nil || created || held.(map[string]any)["state"] != "done" {
+			if held, _, created, err := e.s.ClaimExecution(ctx(), "d", x, running); err != nil || created || held.(map[string]any)["state"] != "done" {
 				t.Fatalf("claim after the outcome = %v, %v, %v; want the done claim", held, created, err)
 			}
 		}, store.ExecSucceeded, map[string]any{"output": "hi"}, ""},

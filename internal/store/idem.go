@@ -18,6 +18,9 @@ type IdemRecord struct {
 	Value     any       `json:"value"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Raw is the record's stored form as read or written: what TakeOverIdempotency compares
+	// against, so that a takeover replaces only the record its caller saw.
+	Raw string `json:"-"`
 }
 
 func idemKey(dev, key string) itemKey { return itemKey{devPK(dev) + "#IDEM#" + esc(key), "IDEM"} }
@@ -28,6 +31,7 @@ func decodeIdem(it map[string]types.AttributeValue) (*IdemRecord, error) {
 		return nil, err
 	}
 	r.Value = normAny(r.Value)
+	r.Raw = getS(it, attrDoc)
 	return &r, nil
 }
 
@@ -61,7 +65,7 @@ func (s *Store) PutIdempotency(ctx context.Context, dev, key string, value any, 
 	if err != nil {
 		return nil, false, dbErr(err, "record idempotency key")
 	}
-	r.Value = jsonv.Normalize(r.Value)
+	r.Value, r.Raw = jsonv.Normalize(r.Value), getS(item, attrDoc)
 	return &r, true, nil
 }
 
@@ -95,8 +99,39 @@ func (s *Store) UpdateIdempotency(ctx context.Context, dev, key string, value an
 	if err != nil {
 		return nil, dbErr(err, "update idempotency record")
 	}
-	r.Value = jsonv.Normalize(r.Value)
+	r.Value, r.Raw = jsonv.Normalize(r.Value), getS(item, attrDoc)
 	return r, nil
+}
+
+// TakeOverIdempotency replaces the value of key's record, keeping its expiry, only if the record
+// still holds held (a PutIdempotency's, GetIdempotency's or an earlier takeover's answer): of two
+// callers that saw the same record, one takes it (true, with the new record) and the other gets
+// false, no error.
+func (s *Store) TakeOverIdempotency(ctx context.Context, dev, key string, held *IdemRecord, value any) (*IdemRecord, bool, error) {
+	if err := checkDev(dev); err != nil {
+		return nil, false, err
+	}
+	if err := checkOpaque("key", key, 512); err != nil {
+		return nil, false, err
+	}
+	if held == nil || held.Raw == "" {
+		return nil, false, fault.New(fault.Internal, "a takeover of idempotency key %s needs the record as read", key)
+	}
+	r := IdemRecord{Key: key, Value: value, CreatedAt: held.CreatedAt, ExpiresAt: held.ExpiresAt}
+	item, err := idemItem(dev, &r)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = s.db.PutItem(ctx, putInput(s, item, "#doc = :raw",
+		map[string]string{"#doc": attrDoc}, map[string]types.AttributeValue{":raw": str(held.Raw)}))
+	if _, ok := isCondFailed(err); ok {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, dbErr(err, "take over idempotency record")
+	}
+	r.Value, r.Raw = jsonv.Normalize(r.Value), getS(item, attrDoc)
+	return &r, true, nil
 }
 
 // GetIdempotency reads a live record; NotFound when there is none or its TTL has passed.

@@ -37,11 +37,24 @@ func RecordsFor(s *store.Store, in Envelope, fallback dispatch.Records) dispatch
 
 // PutIdempotency claims the call unless the record holds a claim, which it answers.
 func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value any, _ time.Duration) (*store.IdemRecord, bool, error) {
-	v, created, err := r.Store.ClaimExecution(ctx, dev, r.Execution, value)
+	v, raw, created, err := r.Store.ClaimExecution(ctx, dev, r.Execution, value)
 	if err != nil {
 		return nil, false, err
 	}
-	return &store.IdemRecord{Key: key, Value: v}, created, nil
+	return &store.IdemRecord{Key: key, Value: v, Raw: raw}, created, nil
+}
+
+// TakeOverIdempotency replaces the claim (a running one) only if the record still holds held's.
+func (r CallRecords) TakeOverIdempotency(ctx context.Context, dev, key string, held *store.IdemRecord, value any) (*store.IdemRecord, bool, error) {
+	var was string
+	if held != nil {
+		was = held.Raw
+	}
+	raw, took, err := r.Store.TakeOverExecutionClaim(ctx, dev, r.Execution, was, value)
+	if err != nil || !took {
+		return nil, false, err
+	}
+	return &store.IdemRecord{Key: key, Value: value, Raw: raw}, true, nil
 }
 
 // UpdateIdempotency replaces the claim; a completed run's also gives the execution its success
@@ -54,7 +67,8 @@ func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, val
 		output = ResultObject(tool.ResultOf(&r.Call, out))
 	}
 	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
-	if _, running := value.(map[string]any)["until"]; !running {
+	_, running := value.(map[string]any)["until"]
+	if !running {
 		wait := 2 * time.Second
 		for end := time.Now().Add(OutcomeRetry); err != nil && (fault.Is(err, fault.Transient) || fault.Is(err, fault.Timeout)) && ctx.Err() == nil && time.Now().Add(wait).Before(end); wait = min(2*wait, 30*time.Second) {
 			select {
@@ -68,7 +82,12 @@ func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, val
 	if err != nil {
 		return nil, err
 	}
-	return &store.IdemRecord{Key: key, Value: value}, nil
+	rec := &store.IdemRecord{Key: key, Value: value}
+	if running {
+		// A renewal's stored form, which the next renewal may be conditional on.
+		rec.Raw, _ = store.ClaimRaw(value)
+	}
+	return rec, nil
 }
 
 // OutcomeRetry bounds how long an executor keeps writing a run's outcome while the table fails
