@@ -54,7 +54,7 @@ func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecord
 	}
 	wt := &wireTimes{}
 	self := &selfCalls{}
-	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(rec.client(hc)), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, self.Register}))
+	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, self.Register}))
 	return wt, self
 }

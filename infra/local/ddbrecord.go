@@ -3,16 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // envDDBRecord names a file local mode appends every DynamoDB request of its in-process functions
@@ -20,11 +21,11 @@ import (
 // SIGUSR1 or shutdown, whichever comes first, as the CPU profile: a load test replays them to
 // measure what DynamoDB Local serves for the load's own requests. The lines hold the requests'
 // bodies (the table's items, sealed secrets as sealed) and their signed headers, so the file is
-// written 0600 and only when this names it; unset, nothing is recorded and nothing is wrapped.
+// written 0600 and only when this names it; unset, no middleware is added and nothing is recorded.
 const envDDBRecord = "SINEW_LOCAL_DYNAMODB_RECORD"
 
 // ddbTargetPrefix starts the X-Amz-Target of every DynamoDB request; other services' requests
-// going through the same HTTP client are not recorded.
+// passing the same middleware are not recorded.
 const ddbTargetPrefix = "DynamoDB_20120810."
 
 // ddbRecordHeaders are the headers DynamoDB Local reads. It requires an Authorization header but
@@ -64,12 +65,64 @@ func openDDBRecorder() (*ddbRecorder, error) {
 	return &ddbRecorder{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-// client is hc recording the DynamoDB requests it sends; hc itself when r is nil.
-func (r *ddbRecorder) client(hc aws.HTTPClient) aws.HTTPClient {
+// Register adds the recording to a client's stack, in the Deserialize step inside the wire
+// timing (after signing and the retry loop: each attempt as sent); it passes other services'
+// requests through. Nothing is added when r is nil.
+func (r *ddbRecorder) Register(stack *middleware.Stack) error {
 	if r == nil {
-		return hc
+		return nil
 	}
-	return &recordingClient{next: hc, rec: r}
+	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("sinew.ddbrecord",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			req, ok := in.Request.(*smithyhttp.Request)
+			if !ok {
+				return next.HandleDeserialize(ctx, in)
+			}
+			op, ok := strings.CutPrefix(req.Header.Get("X-Amz-Target"), ddbTargetPrefix)
+			if !ok {
+				return next.HandleDeserialize(ctx, in)
+			}
+			l, req, err := recordOf(req, op)
+			if err != nil {
+				return middleware.DeserializeOutput{}, middleware.Metadata{}, err
+			}
+			in.Request = req
+			out, md, err := next.HandleDeserialize(ctx, in)
+			if resp, ok := out.RawResponse.(*smithyhttp.Response); ok && resp != nil {
+				l.Status = resp.StatusCode
+			}
+			r.add(l)
+			return out, md, err
+		}), middleware.After)
+}
+
+// recordOf is req's line, but for its status, and req ready to send: its body read for the line
+// and rewound (or set again, when its stream cannot seek).
+func recordOf(req *smithyhttp.Request, op string) (ddbRecordLine, *smithyhttp.Request, error) {
+	l := ddbRecordLine{Time: time.Now().UnixNano(), Op: op, Header: map[string]string{}}
+	for _, h := range ddbRecordHeaders {
+		if v := req.Header.Get(h); v != "" {
+			l.Header[h] = v
+		}
+	}
+	stream := req.GetStream()
+	if stream == nil {
+		return l, req, nil
+	}
+	body, err := io.ReadAll(stream)
+	if err != nil {
+		return l, req, fmt.Errorf("reading the DynamoDB request to record it: %w", err)
+	}
+	l.Body = string(body)
+	if req.IsStreamSeekable() {
+		err = req.RewindStream()
+	} else {
+		req, err = req.SetStream(bytes.NewReader(body))
+	}
+	if err != nil {
+		return l, req, fmt.Errorf("rewinding the DynamoDB request after recording it: %w", err)
+	}
+	return l, req, nil
 }
 
 func (r *ddbRecorder) add(l ddbRecordLine) {
@@ -109,42 +162,4 @@ func (r *ddbRecorder) close() error {
 		return fmt.Errorf("%s: %w", envDDBRecord, r.err)
 	}
 	return nil
-}
-
-// recordingClient is an HTTP client that records each DynamoDB request it sends with its answer's
-// status.
-type recordingClient struct {
-	next aws.HTTPClient
-	rec  *ddbRecorder
-}
-
-func (c *recordingClient) Do(req *http.Request) (*http.Response, error) {
-	op, ok := strings.CutPrefix(req.Header.Get("X-Amz-Target"), ddbTargetPrefix)
-	if !ok {
-		return c.next.Do(req)
-	}
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		_ = req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading the DynamoDB request to record it: %w", err)
-		}
-		body = b
-		req = req.Clone(req.Context())
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	}
-	l := ddbRecordLine{Time: time.Now().UnixNano(), Op: op, Header: map[string]string{}, Body: string(body)}
-	for _, h := range ddbRecordHeaders {
-		if v := req.Header.Get(h); v != "" {
-			l.Header[h] = v
-		}
-	}
-	resp, err := c.next.Do(req)
-	if resp != nil {
-		l.Status = resp.StatusCode
-	}
-	c.rec.add(l)
-	return resp, err
 }

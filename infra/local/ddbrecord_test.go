@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // echoAWS answers a DynamoDB GetItem with an empty item, a ConditionCheckFailed for a PutItem, and
@@ -49,10 +51,10 @@ func TestDDBRecorder(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatalf("openDDBRecorder = %v, %v; want a recorder", rec, err)
 	}
-	hc := rec.client(http.DefaultClient)
 	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
-	ddb := dynamodb.New(dynamodb.Options{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(hs.URL), HTTPClient: hc, RetryMaxAttempts: 1})
-	sf := sfn.New(sfn.Options{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(hs.URL), HTTPClient: hc})
+	api := []func(*middleware.Stack) error{rec.Register}
+	ddb := dynamodb.New(dynamodb.Options{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(hs.URL), APIOptions: api, RetryMaxAttempts: 1})
+	sf := sfn.New(sfn.Options{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(hs.URL), APIOptions: api})
 	ctx := context.Background()
 	if _, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("sinew"), Key: ddbKey("a")}); err != nil {
 		t.Fatal(err)
@@ -101,15 +103,16 @@ func TestDDBRecorder(t *testing.T) {
 	}
 }
 
-// TestDDBRecorderUnset: without envDDBRecord there is no recorder and the client is the one given.
+// TestDDBRecorderUnset: without envDDBRecord there is no recorder and it adds no middleware.
 func TestDDBRecorderUnset(t *testing.T) {
 	t.Setenv(envDDBRecord, "")
 	rec, err := openDDBRecorder()
 	if err != nil || rec != nil {
 		t.Fatalf("openDDBRecorder = %v, %v; want none", rec, err)
 	}
-	if hc := rec.client(http.DefaultClient); hc != http.DefaultClient {
-		t.Errorf("the client is %T, want the one given", hc)
+	stack := middleware.NewStack("t", smithyhttp.NewStackRequest)
+	if err := rec.Register(stack); err != nil || len(stack.Deserialize.List()) != 0 {
+		t.Errorf("Register = %v, the Deserialize step %v; want nothing added", err, stack.Deserialize.List())
 	}
 	if err := rec.close(); err != nil {
 		t.Errorf("closing no recorder: %v", err)
