@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,10 @@ func retable(body []byte, table, token string) ([]byte, error) {
 	return marshalJSON(m)
 }
 
+// maxClientRequestToken is the longest ClientRequestToken DynamoDB takes; a longer one is a
+// ValidationException.
+const maxClientRequestToken = 36
+
 // replayReq is a recorded request made ready for one replay.
 type replayReq struct {
 	op     string
@@ -137,11 +142,16 @@ type replayReq struct {
 	status int // the recorded answer's
 }
 
-// prepareReplay makes recs ready to send to table, each with its own ClientRequestToken.
-func prepareReplay(recs []recordedReq, table string, first int) ([]replayReq, error) {
+// prepareReplay makes recs ready to send to table, each with its own ClientRequestToken: run, which
+// no other replay has, and the request's index from first.
+func prepareReplay(recs []recordedReq, table, run string, first int) ([]replayReq, error) {
 	out := make([]replayReq, len(recs))
 	for i, r := range recs {
-		body, err := retable([]byte(r.Body), table, fmt.Sprintf("%s-%d", table, first+i))
+		token := fmt.Sprintf("%s-%d", run, first+i)
+		if len(token) > maxClientRequestToken {
+			return nil, fmt.Errorf("the token %q is longer than DynamoDB takes (%d)", token, maxClientRequestToken)
+		}
+		body, err := retable([]byte(r.Body), table, token)
 		if err != nil {
 			return nil, fmt.Errorf("recorded %s %d: %w", r.Op, first+i, err)
 		}
@@ -163,7 +173,7 @@ type replayRun struct {
 	ReqPerSec   float64          // N / Took
 	PerExec     float64          // N / the load's executions
 	ExecsPerSec float64          // ReqPerSec / PerExec
-	Differ      map[string]int   // answers whose status differs from the recording's, by "recorded→replayed"
+	Differ      map[string]int   // answers whose status differs from the recording's, by "Op recorded→replayed [error type]"
 	Setup       int              // the setup's requests, sent first one at a time
 	mu          sync.Mutex       // guards Differ while the replay runs
 	failed      atomic.Int64     // requests that got no answer
@@ -208,7 +218,8 @@ func measureReplay(t testing.TB, endpoint string, recs []recordedReq, loadBegan 
 	t.Helper()
 	ctx := context.Background()
 	admin := ddblocal.NewClient(endpoint)
-	table := fmt.Sprintf("sinew-replay-%d-%x", conc, time.Now().UnixNano())
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	table := fmt.Sprintf("sinew-replay-%d-%s", conc, run)
 	if err := store.CreateTable(ctx, admin, table); err != nil {
 		t.Fatalf("the replay's table: %v", err)
 	}
@@ -218,10 +229,10 @@ func measureReplay(t testing.TB, endpoint string, recs []recordedReq, loadBegan 
 		}
 	}()
 	split := sort.Search(len(recs), func(i int) bool { return recs[i].Time >= loadBegan.UnixNano() })
-	setup, err := prepareReplay(recs[:split], table, 0)
+	setup, err := prepareReplay(recs[:split], table, run, 0)
 	if err == nil {
 		var load []replayReq
-		if load, err = prepareReplay(recs[split:], table, split); err == nil {
+		if load, err = prepareReplay(recs[split:], table, run, split); err == nil {
 			return runReplay(t, endpoint, setup, load, executions, conc, meter)
 		}
 	}
@@ -241,7 +252,7 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	for _, q := range load {
 		r.Mix[q.op]++
 	}
-	count := func(q replayReq, status int, err error) {
+	count := func(q replayReq, status int, kind string, err error) {
 		if err != nil {
 			r.failed.Add(1)
 			msg := err.Error()
@@ -249,13 +260,13 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 		}
 		if status != q.status {
 			r.mu.Lock()
-			r.Differ[fmt.Sprintf("%d→%d", q.status, status)]++
+			r.Differ[strings.TrimSpace(fmt.Sprintf("%s %d→%d %s", q.op, q.status, status, kind))]++
 			r.mu.Unlock()
 		}
 	}
 	for _, q := range setup {
-		st, err := sendRecorded(ctx, hc, endpoint, q)
-		count(q, st, err)
+		st, kind, err := sendRecorded(ctx, hc, endpoint, q)
+		count(q, st, kind, err)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -266,8 +277,8 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	for range conc {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(load)); i = next.Add(1) - 1 {
-				st, err := sendRecorded(ctx, hc, endpoint, load[i])
-				count(load[i], st, err)
+				st, kind, err := sendRecorded(ctx, hc, endpoint, load[i])
+				count(load[i], st, kind, err)
 			}
 		})
 	}
@@ -287,21 +298,29 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	return r
 }
 
-// sendRecorded sends one recorded request and answers its status.
-func sendRecorded(ctx context.Context, hc *http.Client, endpoint string, q replayReq) (int, error) {
+// sendRecorded sends one recorded request and answers its status, and for an error its type
+// (the __type's name).
+func sendRecorded(ctx context.Context, hc *http.Client, endpoint string, q replayReq) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", bytes.NewReader(q.body))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req.Header = q.header
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", q.op, err)
+		return 0, "", fmt.Errorf("%s: %w", q.op, err)
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	err = errors.Join(err, resp.Body.Close())
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("%s: reading the answer: %w", q.op, err)
+	var kind string
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Type string `json:"__type"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		kind = e.Type[strings.LastIndex(e.Type, "#")+1:]
 	}
-	return resp.StatusCode, nil
+	_, cerr := io.Copy(io.Discard, resp.Body)
+	if err = errors.Join(err, cerr, resp.Body.Close()); err != nil {
+		return resp.StatusCode, kind, fmt.Errorf("%s: reading the answer: %w", q.op, err)
+	}
+	return resp.StatusCode, kind, nil
 }

@@ -420,7 +420,9 @@ func ceilingAfterLoad(t *testing.T, endpoint string, recs []recordedReq, began t
 	}
 	t.Logf("  DynamoDB requests local mode recorded: %d (its counts: %d), the setup's %d before the load replayed first, one at a time",
 		len(recs), counted, sort.Search(len(recs), func(i int) bool { return recs[i].Time >= began.UnixNano() }))
+	a := meter.snap()
 	synthetic := measureDDBCeiling(t, endpoint, counts, n, 64, span)
+	b := meter.snap()
 	one := measureReplay(t, endpoint, recs, began, n, 1, nil)
 	var best *replayRun
 	for _, conc := range []int{16, 64} {
@@ -432,7 +434,8 @@ func ceilingAfterLoad(t *testing.T, endpoint string, recs []recordedReq, began t
 	}
 	t.Logf("  DynamoDB Local, the load's recorded requests replayed, 1 in flight:  %s", one)
 	t.Logf("  DynamoDB Local ceiling: the recorded requests at %d in flight, %.0f executions/s", best.Conc, best.ExecsPerSec)
-	t.Logf("  DynamoDB Local, the synthetic mix (the load's counts of operations, lighter requests), 64 in flight: %s", synthetic)
+	t.Logf("  DynamoDB Local, the synthetic mix (made-up requests in the load's counts of operations), 64 in flight: %s", synthetic)
+	t.Logf("  CPU during the synthetic mix's replay: %s", meter.describe(a, b))
 	return best, best.cpuFrom, best.cpuTo
 }
 
