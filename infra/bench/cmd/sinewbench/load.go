@@ -112,11 +112,17 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	r.printf("load", "1,000 tool_call executions of mixed types (integration, api_call, a third of them answered 503 first, "+
 		"system; 200 function calls answered twice at once by concurrent clients, half through SendTaskSuccess and half "+
 		"through the HTTP route), 64 starts in flight, through the real local-mode process and an in-memory DynamoDB Local; "+
-		"end to end is from the first start to the last execution's end. The ceiling replays the load's own mix of DynamoDB "+
-		"requests (the counts local mode's functions sent) against the same DynamoDB Local, 64 in flight, and divides its "+
-		"rate by the load's DynamoDB requests per execution. Before the load the same replay warms DynamoDB Local's JVM for "+
-		"as long as the ceiling is measured, so that the load and the ceiling both run on a warm JVM. Local mode keeps at "+
-		"most 16 DynamoDB requests in flight (its own lines below say how many waited and how long).\n\n```\n")
+		"end to end is from the first start to the last execution's end. The ceiling replays the load's own DynamoDB "+
+		"requests: local mode records every request its functions send (SINEW_LOCAL_DYNAMODB_RECORD: each attempt's body "+
+		"and headers and the answer's status), and after the load the test sends them again, table name rewritten, to a "+
+		"fresh table of sinew's schema in the same DynamoDB Local, the setup's one at a time and then the load's in their "+
+		"recorded order with 16 in flight (local mode's bound) and with 64; the better rate, divided by the load's DynamoDB "+
+		"requests per execution, is the ceiling. The replay counts the answers whose status differs from the recording (a "+
+		"conditional write whose outcome the reordering changed). The same requests one at a time say how much DynamoDB "+
+		"Local gains from concurrency at all, and the synthetic mix the ceiling was measured with before (made-up requests in "+
+		"the load's counts of operations, 64 in flight) sits beside it. Before the load the synthetic mix warms DynamoDB "+
+		"Local's JVM for about as long as the ceiling takes, so that the load and the ceiling both run on a warm JVM. Local "+
+		"mode keeps at most 16 DynamoDB requests in flight (its own lines below say how many waited and how long).\n\n```\n")
 	for _, m := range loadFigures.FindAllSubmatch(out, -1) {
 		if !strings.Contains(string(m[1]), "CPU profile") {
 			r.printf("load", "%s\n", m[1])
