@@ -91,19 +91,20 @@ const profileSelfCallNote = "Then local mode's own requests to its Step Function
 // profileReplayNote is what replaying the load's own recorded requests for the ceiling showed
 // beside the synthetic mix it replaced, in four full runs of the load.
 const profileReplayNote = "Then the ceiling became a replay of the load's own DynamoDB requests, recorded by local mode, " +
-	"in place of the synthetic mix of its counts. In five full runs on the shared machine (load average 8-14) the " +
-	"recorded requests gave a ceiling of 100-196 executions/s (the better of 16 and 64 in flight, 64 in four of the " +
-	"five; 550-1079 requests/s) where the synthetic mix gave 87-176 (481-970 requests/s) in the same runs, 0.99 to 1.45 " +
-	"times as much run by run. The synthetic mix did not overstate the ceiling: per CPU-second of DynamoDB Local the two " +
-	"cost about the same, 714-937 requests for the recorded ones and 789-970 for the synthetic, and one at a time a " +
-	"recorded UpdateItem (conditional, 1.3 KB, answering the item) took 1.4-1.9 ms where a synthetic one took 1.6-1.8 " +
-	"(the SDK's client time included), a TransactWriteItems 3.9-4.6 ms and 3.3-3.4: DynamoDB Local's time per request " +
-	"is mostly its fixed cost, not the item's size or its condition. What differs is the client beside it: plain HTTP " +
-	"requests with the recorded bodies used 0.13-0.21 of a core, the SDK's client of the synthetic mix 0.21-0.33, and " +
-	"DynamoDB Local got 0.77-1.24 of a core during the one and 0.57-1.00 during the other. The recorded requests one at " +
-	"a time served 60-95% of the better concurrent rate. Of the 5,500 requests replayed in recorded order at most 8 " +
-	"answered with another status than recorded (a conditional UpdateItem or a TransactWriteItems sent before the write " +
-	"it depended on had finished), none one at a time."
+	"in place of the synthetic mix of its counts. In six full runs on the shared machine (load average 2-14) the " +
+	"recorded requests gave a ceiling of 100-229 executions/s (the better of 16 and 64 in flight, 64 in five of the " +
+	"six; 550-1263 requests/s) where the synthetic mix gave 87-226 (481-1246 requests/s) in the same runs: 0.99 to 1.45 " +
+	"times as much run by run, and 229 beside 226 in the quietest run. The synthetic mix did not overstate the " +
+	"ceiling: per CPU-second of DynamoDB Local the two cost about the same, 714-987 requests for the recorded ones and " +
+	"789-1056 for the synthetic, and one at a time a recorded UpdateItem (conditional, 1.3 KB, answering the item) took " +
+	"1.4-1.9 ms where a synthetic one took 1.6-1.8 (the SDK's client time included), a TransactWriteItems 3.9-4.6 ms and " +
+	"3.3-3.4: DynamoDB Local's time per request is mostly its fixed cost, not the item's size or its condition. What " +
+	"differs on a busy machine is the client beside it: plain HTTP requests with the recorded bodies used 0.13-0.24 of " +
+	"a core, the SDK's client of the synthetic mix 0.21-0.40, and DynamoDB Local got 0.77-1.28 of a core during the one " +
+	"and 0.57-1.18 during the other. The recorded requests one at a time served 58-95% of the better concurrent rate. " +
+	"Of the 5,500 requests replayed in recorded order at most 8 answered with another status than recorded (a " +
+	"conditional UpdateItem or a TransactWriteItems sent before the write it depended on had finished), none one at a " +
+	"time."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
