@@ -407,9 +407,9 @@ func TestLoad(t *testing.T) {
 // ceilingAfterLoad measures DynamoDB Local's ceiling for the load and logs it: the load's recorded
 // requests replayed at 16 and 64 in flight (local mode's bound and the load's starts), the better
 // of the two being the ceiling, and at 1 in flight, where about the same rate says DynamoDB Local
-// serves its requests one after another; and beside them the synthetic mix of the load's counts,
-// lighter requests than sinew's, for comparison. It answers the ceiling's replay with the CPU
-// snapshots around it.
+// serves its requests one after another; and beside them the synthetic mix of the load's counts
+// (made-up requests of the same operations), which the ceiling was before, for comparison. It
+// answers the ceiling's replay with the CPU snapshots around it.
 func ceilingAfterLoad(t *testing.T, endpoint string, recs []recordedReq, began time.Time, counts map[string]int64, n int, span time.Duration,
 	meter *cpuMeter) (*replayRun, cpuSnap, cpuSnap) {
 	var counted int64
