@@ -270,9 +270,14 @@ func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, stopStats f
 	if err != nil {
 		return nil, nil, err
 	}
-	wire, self := configureAWSClients(counts, gate)
-	stopStats, err = startStats(log, dir, counts, wire, gate)
+	rec, err := openDDBRecorder()
 	if err != nil {
+		return nil, nil, err
+	}
+	wire, self := configureAWSClients(counts, gate, rec)
+	stopStats, err = startStats(log, dir, statsOf{counts, wire, gate, rec})
+	if err != nil {
+		_ = rec.close()
 		return nil, nil, err
 	}
 	return self, stopStats, nil

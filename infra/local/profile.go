@@ -16,10 +16,19 @@ import (
 // until SIGUSR1 or shutdown, whichever comes first, so a load test can profile just its load.
 const envCPUProfile = "SINEW_CPUPROFILE"
 
+// statsOf are the figures startStats writes; rec is nil unless envDDBRecord asks for a recording.
+type statsOf struct {
+	counts *awscount.Counter
+	wire   *wireTimes
+	gate   *ddbGate
+	rec    *ddbRecorder
+}
+
 // startStats starts the CPU profile SINEW_CPUPROFILE asks for. On SIGUSR1, or when stop is
 // called, whichever comes first, the profile is written, the AWS request counts go to dir's
-// aws-requests.json and their times on the wire to aws-wire.json; the log says "stats written".
-func startStats(log *slog.Logger, dir string, counts *awscount.Counter, wire *wireTimes, gate *ddbGate) (stop func(), err error) {
+// aws-requests.json and their times on the wire to aws-wire.json, and the recording of the
+// DynamoDB requests (envDDBRecord) is flushed and ends; the log says "stats written".
+func startStats(log *slog.Logger, dir string, s statsOf) (stop func(), err error) {
 	path := os.Getenv(envCPUProfile)
 	var f *os.File
 	if path != "" {
@@ -40,11 +49,14 @@ func startStats(log *slog.Logger, dir string, counts *awscount.Counter, wire *wi
 					log.Error("writing the CPU profile", "file", path, "error", err)
 				}
 			}
-			if err := writeCounts(counts, dir); err != nil {
+			if err := writeCounts(s.counts, dir); err != nil {
 				log.Error("writing the AWS request counts", "error", err)
 			}
-			if err := wire.write(dir, gate); err != nil {
+			if err := s.wire.write(dir, s.gate); err != nil {
 				log.Error("writing the AWS request times", "error", err)
+			}
+			if err := s.rec.close(); err != nil {
+				log.Error("writing the DynamoDB requests' recording", "error", err)
 			}
 			// Said when asked for (SIGUSR1 or a profile), so a plain run's last line stays its own.
 			if asked || f != nil {

@@ -19,10 +19,12 @@ import (
 	"sinew/internal/testenv/ddblocal"
 )
 
-// DynamoDB Local's ceiling for a load: the requests per second it serves for the load's own mix
-// of DynamoDB operations (the counts local mode's functions sent), replayed on its own at the
-// load's concurrency against the same DynamoDB Local, with items of the size sinew writes, and the
-// executions per second that rate allows at the load's DynamoDB requests per execution.
+// A synthetic ceiling for a load: the requests per second DynamoDB Local serves for made-up
+// requests in the load's mix of DynamoDB operations (the counts local mode's functions sent), with
+// items of the size sinew writes, and the executions per second that rate allows at the load's
+// DynamoDB requests per execution. It warms DynamoDB Local's JVM before the load, when there is
+// no recording yet, and after it sits beside the ceiling proper, the replay of the load's own
+// recorded requests (ddbreplay_test.go).
 
 // ceilingPayload is the size of what the replay writes: about what a call or execution record holds.
 var ceilingPayload = strings.Repeat("x", 600)

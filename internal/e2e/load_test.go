@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,14 +127,17 @@ type loadExec struct {
 func TestLoad(t *testing.T) {
 	n, m := loadSize(t)
 	srv := newHitServer(t)
-	p := startLocal(t, t.TempDir(), []string{"SINEW_APICALL_ALLOW=" + srv.addr()})
+	dir := t.TempDir()
+	recording := filepath.Join(dir, "dynamodb-requests.jsonl")
+	p := startLocal(t, dir, []string{"SINEW_APICALL_ALLOW=" + srv.addr(), "SINEW_LOCAL_DYNAMODB_RECORD=" + recording})
 	ctx := context.Background()
 	dev := "dev-load"
 	a := p.apiFor(t, dev)
 	c := p.sfnClient()
 	// DynamoDB Local's JVM starts cold, and for its first seconds of traffic it compiles and serves
 	// a fifth of what it serves warm; the ceiling below is measured after the load, on a warm JVM.
-	// So the load gets the same warm JVM: the replay first warms it for as long as the ceiling takes.
+	// So the load gets a warm JVM too: a replay of a load's mix of operations (the synthetic one: the
+	// load's own requests are not recorded yet) first warms it for about as long as the ceiling takes.
 	span := 5 * time.Second
 	if n < 1000 {
 		span = time.Second // make test's smaller run: a check that it works
@@ -377,14 +381,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("pending calls left after every execution ended: %v", page["items"])
 	}
 
-	// The same mix one request at a time: about the same rate says DynamoDB Local serves its
-	// requests one after another, so its ceiling is its time per request.
-	one := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 1, span)
-	cpuReplay := meter.snap()
-	ceil := measureDDBCeiling(t, p.Endpoints["dynamodb"], reqs, n, 64, span)
-	cpuReplayed := meter.snap()
-	t.Logf("  DynamoDB Local ceiling, 64 in flight: %s", ceil)
-	t.Logf("  DynamoDB Local, 1 in flight:          %s", one)
+	ceil, cpuReplay, cpuReplayed := ceilingAfterLoad(t, p.Endpoints["dynamodb"], readRecording(t, recording), began, reqs, n, span, meter)
 	// DynamoDB Local's rate follows the CPU it gets, which on a shared machine differs between the
 	// load (local mode beside it) and the replay: executions per CPU-second of it compare the two.
 	t.Logf("  CPU during the load: %s", meter.describe(cpuBegan, cpuEnded))
@@ -405,6 +402,41 @@ func TestLoad(t *testing.T) {
 	// The headline, on stdout as it is (make bench copies it into BENCHMARKS.md).
 	fmt.Printf("- Local mode load: %d tool_calls in %.1f s, %.1f executions/s (p50 %.1f s, p99 %.1f s), %s; DynamoDB Local ceiling %.0f executions/s%s\n",
 		n, wall.Seconds(), float64(n)/wall.Seconds(), quantile(all, 0.50).Seconds(), quantile(all, 0.99).Seconds(), lost, ceil.ExecsPerSec, perCPU)
+}
+
+// ceilingAfterLoad measures DynamoDB Local's ceiling for the load and logs it: the load's recorded
+// requests replayed at 16 and 64 in flight (local mode's bound and the load's starts), the better
+// of the two being the ceiling, and at 1 in flight, where about the same rate says DynamoDB Local
+// serves its requests one after another; and beside them the synthetic mix of the load's counts
+// (made-up requests of the same operations), which the ceiling was before, for comparison. It
+// answers the ceiling's replay with the CPU snapshots around it.
+func ceilingAfterLoad(t *testing.T, endpoint string, recs []recordedReq, began time.Time, counts map[string]int64, n int, span time.Duration,
+	meter *cpuMeter) (*replayRun, cpuSnap, cpuSnap) {
+	var counted int64
+	for k, v := range counts {
+		if strings.HasPrefix(k, "DynamoDB.") {
+			counted += v
+		}
+	}
+	t.Logf("  DynamoDB requests local mode recorded: %d (its counts: %d), the setup's %d before the load replayed first, one at a time",
+		len(recs), counted, sort.Search(len(recs), func(i int) bool { return recs[i].Time >= began.UnixNano() }))
+	a := meter.snap()
+	synthetic := measureDDBCeiling(t, endpoint, counts, n, 64, span)
+	b := meter.snap()
+	one := measureReplay(t, endpoint, recs, began, n, 1, nil)
+	var best *replayRun
+	for _, conc := range []int{16, 64} {
+		r := measureReplay(t, endpoint, recs, began, n, conc, meter)
+		if best == nil || r.ExecsPerSec > best.ExecsPerSec {
+			best = r
+		}
+		t.Logf("  DynamoDB Local, the load's recorded requests replayed, %d in flight: %s", conc, r)
+	}
+	t.Logf("  DynamoDB Local, the load's recorded requests replayed, 1 in flight:  %s", one)
+	t.Logf("  DynamoDB Local ceiling: the recorded requests at %d in flight, %.0f executions/s", best.Conc, best.ExecsPerSec)
+	t.Logf("  DynamoDB Local, the synthetic mix (made-up requests in the load's counts of operations), 64 in flight: %s", synthetic)
+	t.Logf("  CPU during the synthetic mix's replay: %s", meter.describe(a, b))
+	return best, best.cpuFrom, best.cpuTo
 }
 
 // warmMix is the DynamoDB requests a load of 1,000 sent (local mode's counts): the warm-up's mix.

@@ -153,8 +153,9 @@ func (r *report) write(path string) error {
 		"compare figures within one run, not across runs.\n")
 	b.WriteString("- Part 8 profiles the local-mode process during the load (SINEW_CPUPROFILE): the top of its CPU profile " +
 		"before the work on local mode's throughput and in this run sit there side by side. Local mode also times its " +
-		"AWS requests on the wire and counts those in flight (its aws-wire.json); DynamoDB Local's JVM is warmed before " +
-		"the load as long as the ceiling after it is measured, so both run on a warm JVM.\n")
+		"AWS requests on the wire and counts those in flight (its aws-wire.json) and records its DynamoDB requests for the " +
+		"ceiling's replay; DynamoDB Local's JVM is warmed before the load about as long as the ceiling after it is " +
+		"measured, so both run on a warm JVM.\n")
 	b.WriteString("\n" + engineProfiles)
 	b.WriteString("\n## Headline figures\n\n")
 	if len(r.headlines) == 0 {
