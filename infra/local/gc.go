@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -11,8 +12,17 @@ import (
 // collector took (a sixth of the process's CPU at the default, in the load test's profile).
 const gcPercent = 400
 
-func tuneGC() {
+// tuneRuntime sets local mode's GOGC, and its GOMAXPROCS to half the machine's CPUs (at least
+// one), unless the environment sets them. Local mode shares the machine with DynamoDB Local, which
+// runs its requests one at a time under one lock, so the thread holding that lock bounds every
+// call's pace; local mode running on every CPU preempted it more, and its own idle Ps spinning for
+// work cost CPU besides. On two CPUs, alternating load runs with one P and with two served 4-17%
+// more executions a second with one, at 20-30% less of local mode's CPU per execution.
+func tuneRuntime() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
 	}
 }

@@ -79,7 +79,7 @@ func main() {
 		// local mode's, or AWS's.
 		err = rotate.Run(context.Background(), os.Stdout, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	default:
-		tuneGC()
+		tuneRuntime()
 		err = serve(args)
 	}
 	if err != nil {
