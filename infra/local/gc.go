@@ -15,9 +15,9 @@ const gcPercent = 400
 // tuneRuntime sets local mode's GOGC, and its GOMAXPROCS to half the machine's CPUs (at least
 // one), unless the environment sets them. Local mode shares the machine with DynamoDB Local, which
 // runs its requests one at a time under one lock, so the thread holding that lock bounds every
-// call's pace; local mode running on every CPU preempted it more, and its own idle Ps spinning for
-// work cost CPU besides. On two CPUs, alternating load runs with one P and with two served 4-17%
-// more executions a second with one, at 20-30% less of local mode's CPU per execution.
+// call's pace; local mode running on every CPU preempted it more, and its scheduler, waking threads
+// to look for work, cost CPU besides. On two CPUs, alternating load runs with one P and with two
+// served 3-17% more executions a second with one, at less of local mode's CPU per execution.
 func tuneRuntime() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)

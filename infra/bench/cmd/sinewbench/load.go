@@ -106,6 +106,20 @@ const profileReplayNote = "Then the ceiling became a replay of the load's own Dy
 	"conditional UpdateItem or a TransactWriteItems sent before the write it depended on had finished), none one at a " +
 	"time."
 
+// profileBoundNote is what bounds the load's share of the ceiling on this machine, from the runs
+// that tried local mode with one P against two.
+const profileBoundNote = "Then local mode's GOMAXPROCS became half the machine's CPUs (one here). Three alternating pairs " +
+	"of the full load, two Ps then one: 72.4/77.1, 87.9/90.9 and 92.1/108.0 executions/s, local mode's CPU per execution " +
+	"10.0/8.1, 8.0/6.9 and 7.8/5.5 ms (noisy measures; the scheduler's share of its profile, waking threads and looking for " +
+	"work, fell from 6% to 2%), and it preempts DynamoDB Local's lock holder less. What bounds the load's share of the ceiling is the machine's two CPUs. With the machine to itself " +
+	"DynamoDB Local served 173-288 executions/s of the recorded requests on 1.3 cores, 4.5-7.4 ms of its CPU per " +
+	"execution; in the load it got 0.7-0.85 of a core and spent more per execution (its executions per CPU-second " +
+	"55-77% of the replay's), local mode took 0.6-0.7 of a core (5.5-10 ms per execution) and the test 0.13 (about " +
+	"1.3 ms). Even with DynamoDB Local as efficient as in the replay and no CPU idle, 80% of each run's ceiling leaves " +
+	"local mode 2.9-5.8 ms of CPU per execution, run by run, where it spent 5.5-10: about half of what it costs now. " +
+	"Its CPU goes to its functions' SDK requests to DynamoDB Local (a fifth, the transport's syscalls a tenth), the " +
+	"HTTP servers for the test's own requests, the journal's commits and the engine, each under a tenth."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -160,6 +174,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	r.printf("load", "%s\n\n", profileLimitNote)
 	r.printf("load", "%s\n\n", profileSelfCallNote)
 	r.printf("load", "%s\n\n", profileReplayNote)
+	r.printf("load", "%s\n\n", profileBoundNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }
