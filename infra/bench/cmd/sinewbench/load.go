@@ -111,14 +111,20 @@ const profileReplayNote = "Then the ceiling became a replay of the load's own Dy
 const profileBoundNote = "Then local mode's GOMAXPROCS became half the machine's CPUs (one here). Three alternating pairs " +
 	"of the full load, two Ps then one: 72.4/77.1, 87.9/90.9 and 92.1/108.0 executions/s, local mode's CPU per execution " +
 	"10.0/8.1, 8.0/6.9 and 7.8/5.5 ms (noisy measures; the scheduler's share of its profile, waking threads and looking for " +
-	"work, fell from 6% to 2%), and it preempts DynamoDB Local's lock holder less. What bounds the load's share of the ceiling is the machine's two CPUs. With the machine to itself " +
-	"DynamoDB Local served 173-288 executions/s of the recorded requests on 1.3 cores, 4.5-7.4 ms of its CPU per " +
-	"execution; in the load it got 0.7-0.85 of a core and spent more per execution (its executions per CPU-second " +
-	"55-77% of the replay's), local mode took 0.6-0.7 of a core (5.5-10 ms per execution) and the test 0.13 (about " +
-	"1.3 ms). Even with DynamoDB Local as efficient as in the replay and no CPU idle, 80% of each run's ceiling leaves " +
-	"local mode 2.9-5.8 ms of CPU per execution, run by run, where it spent 5.5-10: about half of what it costs now. " +
-	"Its CPU goes to its functions' SDK requests to DynamoDB Local (a fifth, the transport's syscalls a tenth), the " +
-	"HTTP servers for the test's own requests, the journal's commits and the engine, each under a tenth."
+	"work, fell from 6% to 2%), and it preempts DynamoDB Local's lock holder less. What bounds the load is not the " +
+	"machine's CPU: during the load the three processes used 1.3-1.5 of the two cores. Nor is it the bound on requests " +
+	"in flight (16, 32 and 64 alternated gave 111.7, 106.5, 90.4 and 92.8, 78.2, 96.9 executions/s), local mode's " +
+	"priority (nice 10 beside the default: 107.6 and 103.7 against 116.8 and 117.3) or DynamoDB Local's collector " +
+	"(young collections 1-2% of the time, jstat). jstack of DynamoDB Local sampled during the load found about 7 " +
+	"requests inside it on average (5.3 waiting for its write lock) while local mode held 16 in flight: a request " +
+	"spent about 25 ms holding its slot and about 11 of them inside DynamoDB Local (Little's law over the samples); the rest is local mode's own latency " +
+	"around the request (its goroutines waiting to run: the transport's writer and reader and the caller, one P busy " +
+	"in bursts). Pinned to a core of its own (taskset), with local mode and the test on the other, DynamoDB Local " +
+	"still used only 0.62-0.66 of it during the load, which then ran at 127.7 and 127.9 executions/s against a ceiling " +
+	"of 232 and 227 measured on that one core: the load is bound by the latency of local mode's path around each " +
+	"request, not by DynamoDB Local's rate. Raising it needs less work, and fewer goroutine hand-offs, in local mode " +
+	"per request: its functions' SDK requests to DynamoDB Local are a fifth of its CPU (the transport's syscalls a " +
+	"tenth), the HTTP servers for the test's own requests, the journal's commits and the engine each under a tenth."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
