@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,9 +19,33 @@ import (
 // each service's requests in flight over time. A load's figures then say where a request's time
 // goes: DynamoDB Local, when it is the bottleneck, has many requests in flight all the time.
 type wireTimes struct {
-	mu   sync.Mutex
-	ops  map[string]*wireOp
-	svcs map[string]*wireFlight
+	mu     sync.Mutex
+	ops    map[string]*wireOp
+	svcs   map[string]*wireFlight
+	phases wirePhases // DynamoDB's requests
+}
+
+// wirePhases splits requests' time on the wire (summed over N): taking a connection, writing the
+// request, waiting for the answer's first byte (the server's time, and the reader's until it runs),
+// and reading the answer's headers. Whether a request's time is the server's or the client's own
+// is then measured, not guessed.
+type wirePhases struct {
+	N      int64         `json:"n"`
+	Conn   time.Duration `json:"conn_ns"`
+	Write  time.Duration `json:"write_ns"`
+	Answer time.Duration `json:"answer_ns"`
+	Read   time.Duration `json:"read_ns"`
+}
+
+// phaseTrace records one request's phases through net/http's client trace.
+type phaseTrace struct{ start, conn, wrote, first time.Time }
+
+func (p *phaseTrace) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { p.conn = time.Now() },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote = time.Now() },
+		GotFirstResponseByte: func() { p.first = time.Now() },
+	}
 }
 
 // wireOp is one operation's figures.
@@ -46,10 +71,16 @@ func (w *wireTimes) Register(stack *middleware.Stack) error {
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			svc := awsmiddleware.GetServiceID(ctx)
 			start := time.Now()
+			var pt *phaseTrace
+			if svc == "DynamoDB" {
+				pt = &phaseTrace{start: start}
+				ctx = httptrace.WithClientTrace(ctx, pt.trace())
+			}
 			w.change(svc, start, +1)
 			out, md, err := next.HandleDeserialize(ctx, in)
 			end := time.Now()
 			w.change(svc, end, -1)
+			w.phase(pt, end)
 			var size int64
 			if r, ok := in.Request.(*smithyhttp.Request); ok {
 				size = r.ContentLength
@@ -57,6 +88,20 @@ func (w *wireTimes) Register(stack *middleware.Stack) error {
 			w.done(svc+"."+awsmiddleware.GetOperationName(ctx), end.Sub(start), size)
 			return out, md, err
 		}), middleware.After)
+}
+
+// phase adds a DynamoDB request's phases, when it got as far as an answer.
+func (w *wireTimes) phase(p *phaseTrace, end time.Time) {
+	if p == nil || p.conn.IsZero() || p.wrote.IsZero() || p.first.IsZero() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.phases.N++
+	w.phases.Conn += p.conn.Sub(p.start)
+	w.phases.Write += p.wrote.Sub(p.conn)
+	w.phases.Answer += p.first.Sub(p.wrote)
+	w.phases.Read += end.Sub(p.first)
 }
 
 func (w *wireTimes) done(op string, d time.Duration, size int64) {
@@ -97,7 +142,7 @@ func (w *wireTimes) change(svc string, now time.Time, by int) {
 }
 
 // write puts the figures in dir's aws-wire.json: per operation the requests and their time on the
-// wire (nanoseconds), per service the span from its first request to its last, the time with a
+// wire (nanoseconds), DynamoDB's requests' time by phase, per service the span from its first request to its last, the time with a
 // request in flight and the mean and most requests in flight over the span; and the DynamoDB
 // gate's bound, the requests that waited for it and their wait.
 func (w *wireTimes) write(dir string, gate *ddbGate) error {
@@ -116,7 +161,7 @@ func (w *wireTimes) write(dir string, gate *ddbGate) error {
 		}
 		svcs[k] = o
 	}
-	out := map[string]any{"services": svcs, "ops": w.ops}
+	out := map[string]any{"services": svcs, "ops": w.ops, "dynamodb_phases": w.phases}
 	if gate != nil {
 		out["dynamodb_gate"] = map[string]any{"in_flight": cap(gate.slots), "queued": gate.queued.Load(), "waited_ns": gate.waited.Load()}
 	}

@@ -686,6 +686,13 @@ func logWire(t testing.TB, data []byte) {
 			Queued   int64         `json:"queued"`
 			Waited   time.Duration `json:"waited_ns"`
 		} `json:"dynamodb_gate"`
+		Phases struct {
+			N      int64         `json:"n"`
+			Conn   time.Duration `json:"conn_ns"`
+			Write  time.Duration `json:"write_ns"`
+			Answer time.Duration `json:"answer_ns"`
+			Read   time.Duration `json:"read_ns"`
+		} `json:"dynamodb_phases"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		t.Errorf("aws-wire.json: %v", err)
@@ -714,4 +721,9 @@ func logWire(t testing.TB, data []byte) {
 		}
 	}
 	t.Logf("  mean time on the wire per request (request body): %s", strings.Join(parts, ", "))
+	if ph := w.Phases; ph.N > 0 {
+		mean := func(d time.Duration) time.Duration { return (d / time.Duration(ph.N)).Round(10 * time.Microsecond) }
+		t.Logf("  a DynamoDB request's time on the wire by phase, mean of %d: taking a connection %v, writing the request %v, "+
+			"until the answer's first byte %v, reading its headers %v", ph.N, mean(ph.Conn), mean(ph.Write), mean(ph.Answer), mean(ph.Read))
+	}
 }
