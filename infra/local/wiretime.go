@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -37,14 +38,20 @@ type wirePhases struct {
 	Read   time.Duration `json:"read_ns"`
 }
 
-// phaseTrace records one request's phases through net/http's client trace.
-type phaseTrace struct{ start, conn, wrote, first time.Time }
+// phaseTrace records one request's phases through net/http's client trace, in Unix nanoseconds.
+// The transport calls the hooks from its own writer and reader goroutines, and the answer can reach
+// the caller before the writer's hook has run, so the marks are atomic.
+type phaseTrace struct {
+	start              time.Time
+	conn, wrote, first atomic.Int64
+}
 
 func (p *phaseTrace) trace() *httptrace.ClientTrace {
+	mark := func(v *atomic.Int64) { v.Store(time.Now().UnixNano()) }
 	return &httptrace.ClientTrace{
-		GotConn:              func(httptrace.GotConnInfo) { p.conn = time.Now() },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote = time.Now() },
-		GotFirstResponseByte: func() { p.first = time.Now() },
+		GotConn:              func(httptrace.GotConnInfo) { mark(&p.conn) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { mark(&p.wrote) },
+		GotFirstResponseByte: func() { mark(&p.first) },
 	}
 }
 
@@ -92,16 +99,20 @@ func (w *wireTimes) Register(stack *middleware.Stack) error {
 
 // phase adds a DynamoDB request's phases, when it got as far as an answer.
 func (w *wireTimes) phase(p *phaseTrace, end time.Time) {
-	if p == nil || p.conn.IsZero() || p.wrote.IsZero() || p.first.IsZero() {
+	if p == nil {
+		return
+	}
+	start, conn, wrote, first := p.start.UnixNano(), p.conn.Load(), p.wrote.Load(), p.first.Load()
+	if conn == 0 || wrote == 0 || first == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.phases.N++
-	w.phases.Conn += p.conn.Sub(p.start)
-	w.phases.Write += p.wrote.Sub(p.conn)
-	w.phases.Answer += p.first.Sub(p.wrote)
-	w.phases.Read += end.Sub(p.first)
+	w.phases.Conn += time.Duration(conn - start)
+	w.phases.Write += time.Duration(wrote - conn)
+	w.phases.Answer += time.Duration(first - wrote)
+	w.phases.Read += time.Duration(end.UnixNano() - first)
 }
 
 func (w *wireTimes) done(op string, d time.Duration, size int64) {

@@ -89,7 +89,7 @@ const profileSelfCallNote = "Then local mode's own requests to its Step Function
 	"noise is as large as the change."
 
 // profileReplayNote is what replaying the load's own recorded requests for the ceiling showed
-// beside the synthetic mix it replaced, in four full runs of the load.
+// beside the synthetic mix it replaced, in six full runs of the load.
 const profileReplayNote = "Then the ceiling became a replay of the load's own DynamoDB requests, recorded by local mode, " +
 	"in place of the synthetic mix of its counts. In six full runs on the shared machine (load average 2-14) the " +
 	"recorded requests gave a ceiling of 100-229 executions/s (the better of 16 and 64 in flight, 64 in five of the " +
