@@ -38,8 +38,9 @@ type wirePhases struct {
 	Read   time.Duration `json:"read_ns"`
 }
 
-// phaseTrace records one request's phases through net/http's client trace, in Unix nanoseconds.
-// The transport calls the hooks from its own writer and reader goroutines, and the answer can reach
+// phaseTrace records one request's phases through net/http's client trace, each as the time since
+// start (monotonic, as the request's whole time is) plus one nanosecond, 0 being unset. The
+// transport calls the hooks from its own writer and reader goroutines, and the answer can reach
 // the caller before the writer's hook has run, so the marks are atomic.
 type phaseTrace struct {
 	start              time.Time
@@ -47,7 +48,7 @@ type phaseTrace struct {
 }
 
 func (p *phaseTrace) trace() *httptrace.ClientTrace {
-	mark := func(v *atomic.Int64) { v.Store(time.Now().UnixNano()) }
+	mark := func(v *atomic.Int64) { v.Store(int64(time.Since(p.start)) + 1) }
 	return &httptrace.ClientTrace{
 		GotConn:              func(httptrace.GotConnInfo) { mark(&p.conn) },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { mark(&p.wrote) },
@@ -102,17 +103,17 @@ func (w *wireTimes) phase(p *phaseTrace, end time.Time) {
 	if p == nil {
 		return
 	}
-	start, conn, wrote, first := p.start.UnixNano(), p.conn.Load(), p.wrote.Load(), p.first.Load()
+	conn, wrote, first := p.conn.Load(), p.wrote.Load(), p.first.Load()
 	if conn == 0 || wrote == 0 || first == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.phases.N++
-	w.phases.Conn += time.Duration(conn - start)
+	w.phases.Conn += time.Duration(conn - 1)
 	w.phases.Write += time.Duration(wrote - conn)
 	w.phases.Answer += time.Duration(first - wrote)
-	w.phases.Read += time.Duration(end.UnixNano() - first)
+	w.phases.Read += end.Sub(p.start) - time.Duration(first-1)
 }
 
 func (w *wireTimes) done(op string, d time.Duration, size int64) {
