@@ -13,17 +13,20 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/golang-jwt/jwt/v5"
 
 	"sinew/internal/apicall"
@@ -275,13 +278,15 @@ type harness struct {
 	table   string
 	// machines are the engine's state machines by ARN (add before starting executions).
 	machines map[string]*asl.Machine
+	// beforeDDB, when set, is called with each DynamoDB operation's name before it is sent.
+	beforeDDB atomic.Pointer[func(op string)]
 }
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), ddb: &awscount.Counter{}, weather: &weather{runs: map[string]int{}}, jwtKey: bytes.Repeat([]byte{7}, 32),
 		red: secrets.NewRedactor()}
-	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register) })
+	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, h.ddb.Register, h.registerBefore) })
 	table := ddblocal.NewTable(t, db)
 	h.db, h.table = db, table
 	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{42}, 32))
@@ -570,3 +575,14 @@ func roundTrip(v any) any {
 }
 
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+
+// registerBefore calls beforeDDB, when set, with each request's operation before it is sent.
+func (h *harness) registerBefore(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("harness.before",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if f := h.beforeDDB.Load(); f != nil {
+				(*f)(awsmiddleware.GetOperationName(ctx))
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}

@@ -2,8 +2,11 @@ package workflow_test
 
 import (
 	"maps"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
@@ -237,5 +240,65 @@ func waitParked(t testing.TB, x *asl.Execution) {
 	}
 	if !x.Parked() {
 		t.Fatal("the execution never waited")
+	}
+}
+
+// BenchmarkBareStart is one tool_call execution started bare (StartExecution naming the tool) and
+// waited for, one at a time, through the in-process engine and DynamoDB Local: a call's latency
+// end to end, which its DynamoDB round trips in sequence make up most of.
+func BenchmarkBareStart(b *testing.B) {
+	h := newHarness(b)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool, `{"name":"get_item","type":"api_call","api_call":{"method":"GET","url":"`+h.api.URL+`/items/1"}}`)
+	for _, name := range []string{"echo", "get_item"} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				x := h.start("bench-"+name+"-"+strconv.Itoa(i), map[string]any{"developer_id": dev, "agent_id": agent, "tool": name, "arguments": map[string]any{}})
+				if d := h.wait(x); d.Status != "SUCCEEDED" {
+					b.Fatalf("%s: %s", x.Name, d.Status)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeReadBesideClaim: an executor started bare sends the merge's read while its claim's
+// write is still in flight, so the call waits for one DynamoDB round trip before it runs, not two.
+// The claim's write is held until a second BatchGetItem (Prepare's find being the first) is sent;
+// an executor that read only after its claim came back would leave it waiting.
+func TestMergeReadBesideClaim(t *testing.T) {
+	h := newHarness(t)
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool)
+	var reads atomic.Int32
+	merged := make(chan struct{})
+	var claimed atomic.Bool
+	var overlapped atomic.Bool
+	before := func(op string) {
+		switch op {
+		case "BatchGetItem":
+			if reads.Add(1) == 2 {
+				close(merged)
+			}
+		case "UpdateItem":
+			if claimed.CompareAndSwap(false, true) {
+				select {
+				case <-merged:
+					overlapped.Store(true)
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}
+	}
+	h.beforeDDB.Store(&before)
+	x := h.start("beside", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "echo", "arguments": map[string]any{}})
+	if d := h.wait(x); d.Status != "SUCCEEDED" {
+		t.Fatalf("status %s", d.Status)
+	}
+	if !claimed.Load() {
+		t.Fatal("no UpdateItem: the bare start's executor made no claim")
+	}
+	if !overlapped.Load() {
+		t.Errorf("the claim's write waited 5 s and the merge's read was not sent (BatchGetItems by the end: %d): the executor reads only after its claim", reads.Load())
 	}
 }
