@@ -134,6 +134,27 @@ const profileBoundNote = "Then local mode's GOMAXPROCS became half the machine's
 	"load from its ceiling is how its requests overlap under DynamoDB Local's lock, not CPU or scheduling; whether its " +
 	"queued writers hold readers back is the next thing to measure."
 
+// profileOverlapNote is what the search for what separates the load from its ceiling found next,
+// and the change that helped: a call's DynamoDB round trips overlapped.
+const profileOverlapNote = "Then, looking for what separates the load from its ceiling. DynamoDB Local's reads (GetItem, " +
+	"BatchGetItem, Query) take no lock at all; only its writes take the table's write lock (in its bytecode only the " +
+	"write functions call `LocalDBAccess.getLockForTable`), so queued writers do not hold readers back. Bounding local " +
+	"mode's writes in flight apart from its reads did not help (two alternating rounds: one write at a time 86.8 and " +
+	"96.6 executions/s, two 92.5 and 109.1, four 121.2 and 131.1, no bound 121.5 and 119.4). The recorded requests " +
+	"replayed to a fresh, warm DynamoDB Local at 1, 2, 4, 8 and 16 in flight served 819-1,138, 1,504-1,579, " +
+	"1,687-1,763, 1,754-1,791 and 1,634-1,743 requests/s: it is saturated from about four in flight. A CPU neighbour " +
+	"slows it: a process spinning on 0.65 of a core (local mode's share during the load) cut the replay at 16 in flight " +
+	"from 1,418-1,641 to 1,113-1,292 requests/s over three alternating rounds, and even a shell loop polling /proc every " +
+	"50 ms beside the load cost the load a third (86.4 and 82.4 against 130.1 and 119.5 executions/s). What did not " +
+	"help: the C2 compiler for DynamoDB Local (its ceiling rose to 299-367, the load fell to 87-101 while the compiler " +
+	"ran), TTL off on the table (DynamoDB Local's expiry job scans each TTL table every second under the write lock: " +
+	"95.8 and 107.9 without it, 124.6 and 116.1 with it), local mode's collector off (GOGC=off: 91.8 and 112.5 against " +
+	"98.2 and 123.3) and SCHED_BATCH for local mode (124.2 and 107.1 against 108.5 and 137.7). Local mode's gate slots " +
+	"are on the wire for all the time they are held (17.6 ms held, 17.5 on the wire), and its goroutines waited 0.66 ms " +
+	"on average to run (p99 15 ms, runtime/metrics' /sched/latencies). What helped is a shorter chain of round trips " +
+	"per call: an executor sends the merge's read beside its claim's write instead of after it, and three alternating " +
+	"pairs of the load gave 108.1, 121.6 and 129.2 executions/s before, 129.6, 135.3 and 133.0 after."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -189,6 +210,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	r.printf("load", "%s\n\n", profileSelfCallNote)
 	r.printf("load", "%s\n\n", profileReplayNote)
 	r.printf("load", "%s\n\n", profileBoundNote)
+	r.printf("load", "%s\n\n", profileOverlapNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }
