@@ -153,7 +153,18 @@ const profileOverlapNote = "Then, looking for what separates the load from its c
 	"are on the wire for all the time they are held (17.6 ms held, 17.5 on the wire), and its goroutines waited 0.66 ms " +
 	"on average to run (p99 15 ms, runtime/metrics' /sched/latencies). What helped is a shorter chain of round trips " +
 	"per call: an executor sends the merge's read beside its claim's write instead of after it, and three alternating " +
-	"pairs of the load gave 108.1, 121.6 and 129.2 executions/s before, 129.6, 135.3 and 133.0 after."
+	"pairs of the load gave 108.1, 121.6 and 129.2 executions/s before, 129.6, 135.3 and 133.0 after. Three more " +
+	"experiments rule out both processes' speed as the bound. DynamoDB Local with the C2 compiler, warmed for 30 s: its " +
+	"ceiling rose to 367-441 executions/s (C1 beside it: 303-309) and the load stayed where it was (116.0 and 127.0 " +
+	"against 119.2 and 111.4), so its code's speed does not bound the load. Local mode burning 200 µs of CPU inside " +
+	"each DynamoDB request's slot (a fifth more of its CPU per execution) cost the load 3% (106.8 and 112.3 against " +
+	"110.1 and 115.5), so local mode's CPU does not either. Each process on a core of its own (taskset: DynamoDB Local " +
+	"on one, local mode on the other) gave 8% more over six alternating pairs (median 135.2 against 125.4; the ceiling, " +
+	"DynamoDB Local then having one core, 237-269), and a spinner at the lowest priority on each core, keeping them " +
+	"from idling, gave less (114.5 and 114.8 against 129.5 and 134.3). What is left between the load and its ceiling " +
+	"is the time DynamoDB Local's requests spend handed between its threads (a write holds the table's lock through " +
+	"each SQL statement's trip to the SQLite thread and back), longer in the load than in the replay; no setting of " +
+	"sinew's tried here shortens it."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
