@@ -14,6 +14,8 @@ import (
 
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"sinew/internal/httprec"
 )
 
 // envInProcessAWS set to 0 sends the in-process functions' requests to local mode's own AWS APIs
@@ -76,14 +78,14 @@ func serveInProcess(h http.Handler, r *http.Request) (resp *http.Response, err e
 	if err != nil {
 		return nil, err
 	}
-	rec := &recorder{header: http.Header{}}
+	rec := httprec.New()
 	defer func() {
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("%s %s: the handler failed without an answer (%T)", r.Method, r.URL.Redacted(), p)
 		}
 	}()
 	h.ServeHTTP(rec, sr)
-	return rec.response(r), nil
+	return response(rec, r), nil
 }
 
 // serverRequest is r as a server receives it, with ctx: the path and query only in URL, the host in Host,
@@ -108,39 +110,15 @@ func serverRequest(ctx context.Context, r *http.Request) (*http.Request, error) 
 	return sr, nil
 }
 
-// recorder is the response a handler writes.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
+// response is rec's answer as the client reads it, with the headers net/http's server adds.
+func response(rec *httprec.Recorder, req *http.Request) *http.Response {
+	status, body, header := rec.Status(), rec.Body(), rec.Header()
+	if header.Get("Content-Type") == "" && len(body) > 0 {
+		header.Set("Content-Type", http.DetectContentType(body))
 	}
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(p)
-}
-
-// Flush implements http.Flusher: the whole body is answered at once anyway.
-func (w *recorder) Flush() {}
-
-// response is the answer as the client reads it, with the headers net/http's server adds.
-func (w *recorder) response(req *http.Request) *http.Response {
-	w.WriteHeader(http.StatusOK)
-	body := w.body.Bytes()
-	if w.header.Get("Content-Type") == "" && len(body) > 0 {
-		w.header.Set("Content-Type", http.DetectContentType(body))
-	}
-	w.header.Set("Content-Length", strconv.Itoa(len(body)))
-	return &http.Response{Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: w.header, ContentLength: int64(len(body)),
+	header.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: header, ContentLength: int64(len(body)),
 		Body: io.NopCloser(bytes.NewReader(body)), Request: req}
 }
 

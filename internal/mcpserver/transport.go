@@ -12,6 +12,7 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
+	"sinew/internal/httprec"
 )
 
 // transportOptions: stateless (each request stands alone, as Lambda serves it) and JSON answers
@@ -35,47 +36,24 @@ func serveMCP(ctx context.Context, srv *mcp.Server, r *httpapi.Request) (*httpap
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 	}
-	rec := &recorder{header: http.Header{}}
+	rec := httprec.New()
 	mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, transportOptions).ServeHTTP(rec, req)
-	return rec.response(), nil
+	return response(rec), nil
 }
 
-// recorder keeps a handler's answer.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-}
-
-func (w *recorder) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(b)
-}
-
-// response is the answer as the router's: JSON as it is; the transport's plain-text refusals
+// response is w's answer as the router's: JSON as it is; the transport's plain-text refusals
 // (a missing Accept, a wrong Content-Type) as sinew's error body with the same status.
-func (w *recorder) response() *httpapi.Response {
-	status := w.status
-	if status == 0 {
-		status = http.StatusOK
-	}
+func response(w *httprec.Recorder) *httpapi.Response {
+	status := w.Status()
 	resp := &httpapi.Response{Status: status, Headers: map[string]string{}}
-	if allow := w.header.Get("Allow"); allow != "" {
+	if allow := w.Header().Get("Allow"); allow != "" {
 		resp.Headers["allow"] = allow
 	}
-	body := bytes.TrimSpace(w.body.Bytes())
+	body := bytes.TrimSpace(w.Body())
 	if len(body) == 0 {
 		return resp
 	}
-	if mt, _, _ := mime.ParseMediaType(w.header.Get("Content-Type")); mt == "application/json" && json.Valid(body) {
+	if mt, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type")); mt == "application/json" && json.Valid(body) {
 		resp.Body = json.RawMessage(body)
 		return resp
 	}
