@@ -69,7 +69,9 @@ type mergeRead struct {
 // readMerge starts reading the merge's sources. The read does not depend on the guard's claim, so
 // it goes out beside the claim's write: a call then waits for one DynamoDB round trip before it
 // runs instead of two. A run the guard never starts (a call recorded already, or one another
-// invocation holds) leaves the read unused, and cancel stops it.
+// invocation holds) leaves the read unused, and cancel stops it. A run the guard starts only after
+// waiting for another invocation's claim to lapse (a crash's edge) uses sources read before that
+// wait, at most dispatch.DefaultWait old: what the call was asked with.
 func (x *Executor) readMerge(ctx context.Context, dev string, ref store.MergeRef) *mergeRead {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &mergeRead{done: make(chan struct{}), cancel: cancel}
