@@ -163,8 +163,8 @@ const profileOverlapNote = "Then, looking for what separates the load from its c
 	"DynamoDB Local then having one core, 237-269), and a spinner at the lowest priority on each core, keeping them " +
 	"from idling, gave less (114.5 and 114.8 against 129.5 and 134.3). What is left between the load and its ceiling " +
 	"is the time DynamoDB Local's requests spend handed between its threads (a write holds the table's lock through " +
-	"each SQL statement's trip to the SQLite thread and back), longer in the load than in the replay; no setting of " +
-	"sinew's tried here shortens it."
+	"each SQL statement's trip to the SQLite thread and back), longer in the load than in the replay. No setting tried " +
+	"here shortens it; fewer of a call's round trips in sequence, above, eased it."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
