@@ -341,6 +341,16 @@ func TestLoad(t *testing.T) {
 	t.Logf("load: %d executions (%d function calls) in %v (started in %v): %.1f executions/s (from %.1f to %.1f, Unix seconds)",
 		n, m, wall.Round(time.Millisecond), startedIn.Round(time.Millisecond), float64(n)/wall.Seconds(),
 		float64(began.UnixMilli())/1000, float64(last.UnixMilli())/1000)
+	ends := make([]time.Time, 0, n)
+	for _, e := range ended {
+		ends = append(ends, aws.ToTime(e.StopDate))
+	}
+	recs := readRecording(t, recording)
+	t.Logf("  by half second from the first start (executions ended/DynamoDB requests sent): %s", timeline(began, ends, recs))
+	if r, span := middleRate(ends); r > 0 {
+		t.Logf("  the middle 80%% of the ends (10th to 90th percentile) in %v: %.1f executions/s, the run's rate without its ramp and tail",
+			span.Round(time.Millisecond), r)
+	}
 	for _, k := range []string{"all but function", "integration", "api_call", "api_call (503 first)", "system", "function"} {
 		t.Logf("  start→end %-22s %s", k, summary(lat[k]))
 	}
@@ -381,7 +391,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("pending calls left after every execution ended: %v", page["items"])
 	}
 
-	ceil, cpuReplay, cpuReplayed := ceilingAfterLoad(t, p.Endpoints["dynamodb"], readRecording(t, recording), began, reqs, n, span, meter)
+	ceil, cpuReplay, cpuReplayed := ceilingAfterLoad(t, p.Endpoints["dynamodb"], recs, began, reqs, n, span, meter)
 	// DynamoDB Local's rate follows the CPU it gets, which on a shared machine differs between the
 	// load (local mode beside it) and the replay: executions per CPU-second of it compare the two.
 	t.Logf("  CPU during the load: %s", meter.describe(cpuBegan, cpuEnded))
