@@ -48,10 +48,11 @@ func CallIDFor(dev, execID string) string {
 // cannot become a call marks the execution failed and returns the typed error, which fails the
 // execution with a clear cause.
 //
-// With Dispatch's token, a server-side call is recorded by the executor Prepare hands it to: its
-// claim on the call is one UpdateItem that makes the record as Prepare's would (the same seed,
-// first state marked), so Prepare writes nothing and the call costs one request less. Should the
-// executor never be reached, Settle records the execution with its failure.
+// With Dispatch's token Prepare writes nothing unless the request is at fault. A server-side call
+// is recorded by the executor Prepare hands it to: its claim on the call is one UpdateItem that
+// makes the record as Prepare's would (the same seed, first state marked), so the call costs one
+// request less; should the executor never be reached, Settle records the execution with its
+// failure. A function call is recorded by the Prepare state that Sinew.WaitForClient leads to.
 func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
 	if in.DeveloperID == "" {
 		return nil, fault.Invalid("developer_id", "developer_id is required")
@@ -60,7 +61,7 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 		return nil, fault.Invalid("execution_id", "execution_id is required (the state machine passes $$.Execution.Name)")
 	}
 	p, perr := s.prepare(ctx, in)
-	if perr == nil && in.TaskToken != "" && p.Call.Type != tool.TypeFunction {
+	if perr == nil && in.TaskToken != "" {
 		return p, nil
 	}
 	// POST /tool-calls recorded the execution before starting it; a direct StartExecution did not.

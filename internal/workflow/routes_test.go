@@ -141,9 +141,9 @@ func TestRequestBudget(t *testing.T) {
 		{"echo", "start", 1, 2, 4},
 		{"get_item", "start", 1, 2, 4},
 		{"list_agents", "start", 1, 2, 4},
-		// Dispatch (Prepare answers Sinew.WaitForClient), Prepare again (the record and the find
-		// once more), then Function with the tool's timeout.
-		{"ask_user", "start", 3, 3, 6},
+		// Dispatch (Prepare finds the tool and answers Sinew.WaitForClient, writing nothing),
+		// Prepare again (the find once more, and the record), then Function with the tool's timeout.
+		{"ask_user", "start", 3, 3, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {

@@ -38,7 +38,8 @@ func (s *Service) Settle(ctx context.Context, o Outcome) (map[string]any, error)
 		if err != nil {
 			return nil, err
 		}
-		// Prepare left a server-side call's record to its executor, which may never have run.
+		// Prepare, with Dispatch's token, left the record to the executor or to the Prepare
+		// state after it, and neither may have run.
 		if _, err := s.Store.EnsureExecution(ctx, p.Context.DeveloperID, s.execution(*o.Request)); err != nil {
 			return nil, fmt.Errorf("settle %s: %w", o.Request.ExecutionID, err)
 		}
