@@ -166,6 +166,38 @@ const profileOverlapNote = "Then, looking for what separates the load from its c
 	"each SQL statement's trip to the SQLite thread and back), longer in the load than in the replay. No setting tried " +
 	"here shortens it; fewer of a call's round trips in sequence, above, eased it."
 
+// profileShapeNote is what the load's timeline, a flight recording of DynamoDB Local and a
+// microbenchmark of its writes showed after the merge read moved beside the claim, and the
+// settings of local mode that did not help.
+const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's write rate. The timeline above (executions " +
+	"ended and DynamoDB requests sent per half second) has three parts. For its first 1-1.5 s DynamoDB Local serves " +
+	"360-510 requests/s: its JVM is still compiling the load's code paths, which the synthetic warm-up does not run " +
+	"(a second load in the same JVM served 464 and then 640-774 from its second half second, for 4% more executions/s). " +
+	"In the middle it serves 580-850. For the last 1.5-1.7 s it serves 20-44: the executions still running then are " +
+	"the last 503-first api_calls waiting out tool_call's Retry interval (2 s), with nothing for DynamoDB Local to do, " +
+	"so the whole run's rate is below the rate of its middle 80% of ends (the line after the timeline): 122.9 " +
+	"executions/s against 161.1 in one run, where DynamoDB Local's ceiling was 301. " +
+	"The middle is still well under the ceiling's replay. A flight recording of DynamoDB Local (JDK Flight Recorder, " +
+	"parks of 1 ms and more) had 7.0 requests waiting for the table's write lock on average during the load and 12.3 " +
+	"during the replay at 16 in flight; its SQLite thread used 0.26 of a core in the load and 0.46 in that replay, its " +
+	"Jetty threads 0.47 and 0.80 (each thread's CPU from /proc, read once a second). A microbenchmark of 16 clients " +
+	"sending sinew's UpdateItem shapes to a warm DynamoDB Local, 3 s a figure, two rounds: writes alone 1,243-1,267 " +
+	"a second from 4 writers up, whatever their shape (the full seed with the index's attributes 1,073-1,306, a " +
+	"one-attribute SET 1,162-1,424); with BatchGetItem readers beside them the writes fall and the total rises: " +
+	"12 writers and 4 readers 580-644 writes/s (1,726-1,893 requests/s), 8 and 8 424-433 (1,949-2,029), 4 and 12 " +
+	"304-316 (2,009-2,097). The load, about half writes, makes some 350 writes/s in its middle: where about eight " +
+	"readers are beside the writers. Bounding local mode's reads in flight did not help, it hurt: 2 of the 16 slots " +
+	"92.8, 98.7 and 105.3 executions/s, 4 of them 118.2, 105.9 and 122.8, against 113.2, 128.2 and 120.6 with no read " +
+	"bound (alternating). Nor did local mode's CPU priority: nice 19 gave 128.0, 121.8, 109.7 and 114.7 against " +
+	"110.8, 108.8, 124.1 and 129.0; SCHED_IDLE gave 97.6 and 104.2 against 121.2 and 118.6, and starved local mode " +
+	"(29.8) while a build ran beside it. Holding the gate's slot until the answer's body is read (Deserialize's " +
+	"outermost step, not its innermost) gave 116.1, 112.7 and 99.3 against 112.9, 124.3 and 130.0; local mode keeps " +
+	"70-80 connections to DynamoDB Local either way (its transport dials when no idle connection is free at that " +
+	"moment), and none is closed during the load. One write less per bare-started function call: Prepare, invoked " +
+	"by Dispatch with its token, no longer records the execution of a function call, since the Prepare state that " +
+	"Sinew.WaitForClient leads to records it (5 DynamoDB requests for such a call, where it was 6; 100 fewer writes " +
+	"of about 2,570 in the load, too few to show through the machine's noise)."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -222,6 +254,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	r.printf("load", "%s\n\n", profileReplayNote)
 	r.printf("load", "%s\n\n", profileBoundNote)
 	r.printf("load", "%s\n\n", profileOverlapNote)
+	r.printf("load", "%s\n\n", profileShapeNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }
