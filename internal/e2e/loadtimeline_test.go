@@ -36,12 +36,13 @@ func timeline(began time.Time, ends []time.Time, recs []recordedReq) string {
 	n := max(len(execs), len(reqs))
 	parts := make([]string, 0, n)
 	for i := range n {
-		parts = append(parts, fmt.Sprintf("%.1f %d/%d", (time.Duration(i)*timelineStep).Seconds(), at(execs, i), at(reqs, i)))
+		parts = append(parts, fmt.Sprintf("%.1f %d/%d", (time.Duration(i)*timelineStep).Seconds(), countAt(execs, i), countAt(reqs, i)))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func at(b []int, i int) int {
+// countAt is b[i], or 0 past its end.
+func countAt(b []int, i int) int {
 	if i < len(b) {
 		return b[i]
 	}

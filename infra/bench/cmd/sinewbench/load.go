@@ -172,8 +172,8 @@ const profileOverlapNote = "Then, looking for what separates the load from its c
 const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's write rate. The timeline above (executions " +
 	"ended and DynamoDB requests sent per half second) has three parts. For its first 1-1.5 s DynamoDB Local serves " +
 	"360-510 requests/s: its JVM is still compiling the load's code paths, which the synthetic warm-up does not run " +
-	"(a second load in the same JVM served 464 and then 640-774 from its second half second, for 4% more executions/s). " +
-	"In the middle it serves 580-850. For the last 1.5-1.7 s it serves 20-44: the executions still running then are " +
+	"(a second load in the same JVM served 464 and then 584-774 from its second half second, for 4% more executions/s). " +
+	"In the middle it serves 480-850. For about its last 1.5 s it serves 4-44: the executions still running then are " +
 	"the last 503-first api_calls waiting out tool_call's Retry interval (2 s), with nothing for DynamoDB Local to do, " +
 	"so the whole run's rate is below the rate of its middle 80% of ends (the line after the timeline): 122.9 " +
 	"executions/s against 161.1 in one run, where DynamoDB Local's ceiling was 301. " +
@@ -181,8 +181,8 @@ const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's 
 	"parks of 1 ms and more) had 7.0 requests waiting for the table's write lock on average during the load and 12.3 " +
 	"during the replay at 16 in flight; its SQLite thread used 0.26 of a core in the load and 0.46 in that replay, its " +
 	"Jetty threads 0.47 and 0.80 (each thread's CPU from /proc, read once a second). A microbenchmark of 16 clients " +
-	"sending sinew's UpdateItem shapes to a warm DynamoDB Local, 3 s a figure, two rounds: writes alone 1,243-1,267 " +
-	"a second from 4 writers up, whatever their shape (the full seed with the index's attributes 1,073-1,306, a " +
+	"sending sinew's UpdateItem shapes to a warm DynamoDB Local, 3 s a figure, two rounds: writes alone 1,169-1,267 " +
+	"a second from 4 writers up to 16, whatever their shape (the full seed with the index's attributes 1,072-1,306, a " +
 	"one-attribute SET 1,162-1,424); with BatchGetItem readers beside them the writes fall and the total rises: " +
 	"12 writers and 4 readers 580-644 writes/s (1,726-1,893 requests/s), 8 and 8 424-433 (1,949-2,029), 4 and 12 " +
 	"304-316 (2,009-2,097). The load, about half writes, makes some 350 writes/s in its middle: where about eight " +
