@@ -196,7 +196,10 @@ const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's 
 	"moment), and none is closed during the load. One write less per bare-started function call: Prepare, invoked " +
 	"by Dispatch with its token, no longer records the execution of a function call, since the Prepare state that " +
 	"Sinew.WaitForClient leads to records it (5 DynamoDB requests for such a call, where it was 6; 100 fewer writes " +
-	"of about 2,570 in the load, too few to show through the machine's noise)."
+	"of about 2,570 in the load, too few to show through the machine's noise). Without the 503-first api_calls (a " +
+	"scratch change to the test), three alternating pairs of the load gave 176.1, 139.6 and 154.9 executions/s (53%, " +
+	"61% and 49% of their ceilings) against 134.7, 93.5 and 117.8 with them (39%, 31% and 42%): the tail costs about a " +
+	"quarter of the whole run's rate, and without it the load is still near half its ceiling."
 
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
