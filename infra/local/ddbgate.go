@@ -13,9 +13,9 @@ import (
 )
 
 // DynamoDB Local runs every SQL statement on one thread and a table's writes one at a time under
-// the table's write lock (its reads take no lock): requests past a few in flight only wait inside
-// its JVM, a thread each, and past a few dozen they time out on the lock and come back as errors
-// the SDK retries. Under make soak's load, whose started executions all run at once, local mode had
+// the table's write lock (its reads take only a brief shared lock): requests past a few in flight
+// only wait inside its JVM, a thread each, and past a few dozen they time out on the lock and come
+// back as errors the SDK retries. Under make soak's load, whose started executions all run at once, local mode had
 // 240 DynamoDB requests in flight on average (333 at most), 190 of DynamoDB Local's threads were
 // parked on that lock, a request took 0.6-3 s, and a replay of the same mix served a third fewer
 // requests per second at 240 in flight than at 64. So the in-process functions keep at most
