@@ -39,7 +39,8 @@ type ddbRecordLine struct {
 	Op     string            `json:"op"`      // the operation, X-Amz-Target's suffix
 	Header map[string]string `json:"header"`
 	Body   string            `json:"body"`
-	Status int               `json:"status"` // the answer's HTTP status; 0 for no answer
+	Status int               `json:"status"`  // the answer's HTTP status; 0 for no answer
+	Wire   int64             `json:"wire_ns"` // from sending it to its answer (or error), nanoseconds
 }
 
 // ddbRecorder appends the lines to its file through a buffer; close flushes it and ends the
@@ -88,6 +89,7 @@ func (r *ddbRecorder) Register(stack *middleware.Stack) error {
 			}
 			in.Request = req
 			out, md, err := next.HandleDeserialize(ctx, in)
+			l.Wire = time.Now().UnixNano() - l.Time
 			if resp, ok := out.RawResponse.(*smithyhttp.Response); ok && resp != nil {
 				l.Status = resp.StatusCode
 			}

@@ -89,8 +89,8 @@ func TestDDBRecorder(t *testing.T) {
 	}
 	for i, w := range want {
 		l := lines[i]
-		if l.Op != w.op || l.Status != w.status || l.Time == 0 {
-			t.Errorf("line %d: %s %d at %d, want %s %d at a time", i, l.Op, l.Status, l.Time, w.op, w.status)
+		if l.Op != w.op || l.Status != w.status || l.Time == 0 || l.Wire <= 0 {
+			t.Errorf("line %d: %s %d at %d after %d ns, want %s %d at a time, after some time", i, l.Op, l.Status, l.Time, l.Wire, w.op, w.status)
 		}
 		if got := srv.bodies[ddbTargetPrefix+w.op]; l.Body != got || !strings.Contains(got, `"TableName":"sinew"`) {
 			t.Errorf("line %d: body %q, DynamoDB got %q", i, l.Body, got)

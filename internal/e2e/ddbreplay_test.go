@@ -39,6 +39,7 @@ type recordedReq struct {
 	Header map[string]string `json:"header"`
 	Body   string            `json:"body"`
 	Status int               `json:"status"`
+	Wire   int64             `json:"wire_ns"` // its time on the wire in the load
 }
 
 // readRecording reads local mode's recording, in the order the requests were sent.
@@ -139,7 +140,9 @@ type replayReq struct {
 	op     string
 	header http.Header
 	body   []byte
-	status int // the recorded answer's
+	status int   // the recorded answer's
+	at     int64 // when the load sent it, Unix nanoseconds
+	wire   int64 // its time on the wire in the load, nanoseconds
 }
 
 // prepareReplay makes recs ready to send to table, each with its own ClientRequestToken: run, which
@@ -159,7 +162,7 @@ func prepareReplay(recs []recordedReq, table, run string, first int) ([]replayRe
 		for k, v := range r.Header {
 			h.Set(k, v)
 		}
-		out[i] = replayReq{op: r.Op, header: h, body: body, status: r.Status}
+		out[i] = replayReq{op: r.Op, header: h, body: body, status: r.Status, at: r.Time, wire: r.Wire}
 	}
 	return out, nil
 }
@@ -219,10 +222,22 @@ func (r *replayRun) String() string {
 // the timed part. The table is deleted afterwards.
 func measureReplay(t testing.TB, endpoint string, recs []recordedReq, loadBegan time.Time, executions, conc int, meter *cpuMeter) *replayRun {
 	t.Helper()
+	var r *replayRun
+	onReplayTable(t, endpoint, recs, loadBegan, strconv.Itoa(conc), func(setup, load []replayReq) {
+		r = runReplay(t, endpoint, setup, load, executions, conc, meter)
+	})
+	return r
+}
+
+// onReplayTable makes a fresh table named for kind in the DynamoDB Local at endpoint, gives run
+// recs ready for it (those sent before loadBegan as the setup, the rest as the load) and deletes
+// the table after.
+func onReplayTable(t testing.TB, endpoint string, recs []recordedReq, loadBegan time.Time, kind string, run func(setup, load []replayReq)) {
+	t.Helper()
 	ctx := context.Background()
 	admin := ddblocal.NewClient(endpoint)
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	table := fmt.Sprintf("sinew-replay-%d-%s", conc, run)
+	id := strconv.FormatInt(time.Now().UnixNano(), 36)
+	table := fmt.Sprintf("sinew-replay-%s-%s", kind, id)
 	if err := store.CreateTable(ctx, admin, table); err != nil {
 		t.Fatalf("the replay's table: %v", err)
 	}
@@ -232,15 +247,15 @@ func measureReplay(t testing.TB, endpoint string, recs []recordedReq, loadBegan 
 		}
 	}()
 	split := sort.Search(len(recs), func(i int) bool { return recs[i].Time >= loadBegan.UnixNano() })
-	setup, err := prepareReplay(recs[:split], table, run, 0)
+	setup, err := prepareReplay(recs[:split], table, id, 0)
 	if err == nil {
 		var load []replayReq
-		if load, err = prepareReplay(recs[split:], table, run, split); err == nil {
-			return runReplay(t, endpoint, setup, load, executions, conc, meter)
+		if load, err = prepareReplay(recs[split:], table, id, split); err == nil {
+			run(setup, load)
+			return
 		}
 	}
 	t.Fatalf("preparing the replay: %v", err)
-	return nil
 }
 
 // reorderable are the errors a replay in another order than the load's can meet where the load
@@ -261,26 +276,8 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	for _, q := range load {
 		r.Mix[q.op]++
 	}
-	count := func(q replayReq, status int, kind string, err error) {
-		if err != nil {
-			r.failed.Add(1)
-			msg := err.Error()
-			r.firstErr.CompareAndSwap(nil, &msg)
-		}
-		if status != q.status {
-			r.mu.Lock()
-			r.Differ[strings.TrimSpace(fmt.Sprintf("%s %d→%d %s", q.op, q.status, status, kind))]++
-			r.mu.Unlock()
-			if err == nil && status >= 400 && status < 500 && !reorderable[kind] {
-				r.failed.Add(1)
-				msg := fmt.Sprintf("%s answered %d %s where the recording has %d", q.op, status, kind, q.status)
-				r.firstErr.CompareAndSwap(nil, &msg)
-			}
-		}
-	}
 	for _, q := range setup {
-		st, kind, err := sendRecorded(ctx, hc, endpoint, q)
-		count(q, st, kind, err)
+		r.count(q)(sendRecorded(ctx, hc, endpoint, q))
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -291,8 +288,7 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	for range conc {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(load)); i = next.Add(1) - 1 {
-				st, kind, err := sendRecorded(ctx, hc, endpoint, load[i])
-				count(load[i], st, kind, err)
+				r.count(load[i])(sendRecorded(ctx, hc, endpoint, load[i]))
 			}
 		})
 	}
@@ -303,14 +299,43 @@ func runReplay(t testing.TB, endpoint string, setup, load []replayReq, execution
 	}
 	// The window, in Unix seconds, lines the replay up with a CPU sampler's record of the processes.
 	t.Logf("replay of the recorded requests, %d in flight, from %.1f to %.1f", conc, float64(began.UnixMilli())/1000, float64(time.Now().UnixMilli())/1000)
-	if f := r.failed.Load(); f > 0 {
-		t.Errorf("the replay of the recorded requests: %d of %d got no answer or were refused as no reordering explains, the first: %s",
-			f, len(setup)+len(load), *r.firstErr.Load())
-	}
+	r.check(t, len(setup)+len(load))
 	r.ReqPerSec = float64(r.N) / r.Took.Seconds()
 	r.PerExec = float64(r.N) / float64(executions)
 	r.ExecsPerSec = r.ReqPerSec / r.PerExec
 	return r
+}
+
+// count is how r counts q's answer: a request with no answer, or a refusal no reordering
+// explains, fails the replay; a status other than the recording's is counted.
+func (r *replayRun) count(q replayReq) func(status int, kind string, err error) {
+	return func(status int, kind string, err error) {
+		if err != nil {
+			r.failed.Add(1)
+			msg := err.Error()
+			r.firstErr.CompareAndSwap(nil, &msg)
+		}
+		if status == q.status {
+			return
+		}
+		r.mu.Lock()
+		r.Differ[strings.TrimSpace(fmt.Sprintf("%s %d→%d %s", q.op, q.status, status, kind))]++
+		r.mu.Unlock()
+		if err == nil && status >= 400 && status < 500 && !reorderable[kind] {
+			r.failed.Add(1)
+			msg := fmt.Sprintf("%s answered %d %s where the recording has %d", q.op, status, kind, q.status)
+			r.firstErr.CompareAndSwap(nil, &msg)
+		}
+	}
+}
+
+// check fails t when any of the sent requests failed.
+func (r *replayRun) check(t testing.TB, sent int) {
+	t.Helper()
+	if f := r.failed.Load(); f > 0 {
+		t.Errorf("the replay of the recorded requests: %d of %d got no answer or were refused as no reordering explains, the first: %s",
+			f, sent, *r.firstErr.Load())
+	}
 }
 
 // sendRecorded sends one recorded request and answers its status, and for an error its type

@@ -243,6 +243,7 @@ func TestLoad(t *testing.T) {
 	// Start every execution, 64 requests in flight.
 	began := time.Now()
 	cpuBegan := meter.snap()
+	machine := sampleMachine(t, timelineStep)
 	sem := make(chan struct{}, 64)
 	var starts sync.WaitGroup
 	for _, x := range execs {
@@ -309,6 +310,10 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	cpuEnded := meter.snap()
+	var samples []machineSample
+	if machine != nil {
+		samples = machine.end()
+	}
 	stopPolling()
 	<-pollerDone
 	clients.Wait()
@@ -350,6 +355,14 @@ func TestLoad(t *testing.T) {
 	if r, span := middleRate(ends); r > 0 {
 		t.Logf("  the middle 80%% of the ends (10th to 90th percentile) in %v: %.1f executions/s, the run's rate without its ramp and tail",
 			span.Round(time.Millisecond), r)
+	}
+	if machine != nil {
+		t.Logf("  the machine's busy CPUs by half second from the first start (of %d; every process's and the kernel's): %s",
+			machine.cpus, busyCores(samples, machine.cpus, began))
+		from, to, _ := middleEnds(ends)
+		if c, ok := meanBusyCores(samples, machine.cpus, from, to); ok {
+			t.Logf("  the machine's busy CPUs over the middle 80%% of the ends: %.2f of %d", c, machine.cpus)
+		}
 	}
 	for _, k := range []string{"all but function", "integration", "api_call", "api_call (503 first)", "system", "function"} {
 		t.Logf("  start→end %-22s %s", k, summary(lat[k]))
@@ -443,6 +456,9 @@ func ceilingAfterLoad(t *testing.T, endpoint string, recs []recordedReq, began t
 		t.Logf("  DynamoDB Local, the load's recorded requests replayed, %d in flight: %s", conc, r)
 	}
 	t.Logf("  DynamoDB Local, the load's recorded requests replayed, 1 in flight:  %s", one)
+	var timed *timedRun
+	onReplayTable(t, endpoint, recs, began, "timed", func(setup, load []replayReq) { timed = replayTimed(t, endpoint, setup, load) })
+	t.Logf("  DynamoDB Local alone, the load's recorded requests sent at the times the load sent them: %s", timed)
 	t.Logf("  DynamoDB Local ceiling: the recorded requests at %d in flight, %.0f executions/s", best.Conc, best.ExecsPerSec)
 	t.Logf("  DynamoDB Local, the synthetic mix (made-up requests in the load's counts of operations), 64 in flight: %s", synthetic)
 	t.Logf("  CPU during the synthetic mix's replay: %s", meter.describe(a, b))

