@@ -26,8 +26,8 @@ const (
 // CallRetention is how long a call is kept after its wait ended, before TTL removes it.
 const CallRetention = 30 * 24 * time.Hour
 
-// PendingCall is a function call waiting for the client, with its status
-// and the lease of a claim. TaskToken is shown to its owner only.
+// PendingCall is a function call waiting for the client, with its status. TaskToken is shown to
+// its owner only.
 type PendingCall struct {
 	CallID      string         `json:"call_id"`
 	ExecutionID string         `json:"execution_id"`
@@ -39,9 +39,6 @@ type PendingCall struct {
 	ExpiresAt   time.Time      `json:"expires_at"`
 	TaskToken   string         `json:"task_token"`
 	Status      CallStatus     `json:"status"`
-	// LeaseUntil is when a claim's lease ends (zero when unclaimed); LeaseOwner who holds it.
-	LeaseUntil time.Time `json:"-"`
-	LeaseOwner string    `json:"-"`
 }
 
 func callKey(dev, execID, callID string) itemKey {
@@ -55,10 +52,7 @@ func decodeCall(it map[string]types.AttributeValue) (*PendingCall, error) {
 		return nil, err
 	}
 	c.Arguments = normMap(c.Arguments)
-	c.Status, c.TaskToken, c.LeaseOwner = CallStatus(getS(it, attrStatus)), getS(it, attrToken), getS(it, attrLeaseBy)
-	if ms := getN(it, attrLease); ms > 0 {
-		c.LeaseUntil = time.UnixMilli(ms).UTC()
-	}
+	c.Status, c.TaskToken = CallStatus(getS(it, attrStatus)), getS(it, attrToken)
 	return &c, nil
 }
 
@@ -87,7 +81,7 @@ func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x
 	if c.Arguments == nil {
 		c.Arguments = map[string]any{}
 	}
-	c.CreatedAt, c.Status, c.LeaseUntil, c.LeaseOwner = now, CallPending, time.Time{}, ""
+	c.CreatedAt, c.Status = now, CallPending
 	doc, err := encodeDoc(c)
 	if err != nil {
 		return nil, err
@@ -170,115 +164,29 @@ func checkCallIDs(dev, execID, callID string) error {
 	return checkOpaque("call_id", callID, 256)
 }
 
-// ClaimCall claims a pending call for answering, with a lease of d held by owner (a request id),
-// so two answers cannot both reach Step Functions. It answers the call, token included. A call
-// already answered or failed, or claimed by a lease still running, is a Conflict; one whose wait
-// has ended is Gone; a missing one NotFound.
-func (s *Store) ClaimCall(ctx context.Context, dev, execID, callID, owner string, d time.Duration) (*PendingCall, error) {
-	if err := checkCallIDs(dev, execID, callID); err != nil {
-		return nil, err
-	}
-	if err := checkOpaque("owner", owner, 256); err != nil {
-		return nil, err
-	}
-	now := s.clock()
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        &s.table,
-		Key:              callKey(dev, execID, callID).av(),
-		UpdateExpression: awsv2.String("SET #lease = :until, #by = :owner"),
-		ConditionExpression: awsv2.String("#st = :pending AND #exp > :nows AND #ttl > :nows AND " +
-			"(attribute_not_exists(#lease) OR #lease <= :nowms)"),
-		ExpressionAttributeNames: map[string]string{"#lease": attrLease, "#by": attrLeaseBy, "#st": attrStatus, "#exp": attrExp, "#ttl": AttrTTL},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":until": num(now.Add(d).UnixMilli()), ":owner": str(owner), ":pending": str(string(CallPending)),
-			":nows": num(now.Unix()), ":nowms": num(now.UnixMilli()),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if ccf, ok := isCondFailed(err); ok {
-		return nil, s.callStateErr(ccf.Item, callID, now)
-	}
-	if err != nil {
-		return nil, dbErr(err, "claim call")
-	}
-	return decodeCall(out.Attributes)
-}
-
-// callStateErr says why a call could not be claimed or settled, from its stored state.
-func (s *Store) callStateErr(it map[string]types.AttributeValue, callID string, now time.Time) error {
-	if it == nil || s.ttlPassed(it) {
-		return notFound("call", callID)
-	}
-	switch st := CallStatus(getS(it, attrStatus)); {
-	case st == CallExpired || (st == CallPending && getN(it, attrExp) <= now.Unix()):
-		return fault.New(fault.Gone, "call %s has expired: the execution stopped waiting for it", callID)
-	case st != CallPending:
-		return fault.New(fault.Conflict, "call %s is already %s", callID, st)
-	}
-	return fault.New(fault.Conflict, "call %s is being answered by another request; try again shortly", callID)
-}
-
-// ReleaseCall gives a claim back (the answer could not be delivered, e.g. Step Functions was
-// unavailable), so the call can be answered again. Only the lease's owner can release it.
-func (s *Store) ReleaseCall(ctx context.Context, dev, execID, callID, owner string) error {
-	if err := checkCallIDs(dev, execID, callID); err != nil {
-		return err
-	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &s.table,
-		Key:                                 callKey(dev, execID, callID).av(),
-		UpdateExpression:                    awsv2.String("REMOVE #lease, #by"),
-		ConditionExpression:                 awsv2.String("#st = :pending AND #by = :owner"),
-		ExpressionAttributeNames:            map[string]string{"#lease": attrLease, "#by": attrLeaseBy, "#st": attrStatus},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":pending": str(string(CallPending)), ":owner": str(owner)},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if ccf, ok := isCondFailed(err); ok {
-		if ccf.Item == nil {
-			return notFound("call", callID)
-		}
-		if CallStatus(getS(ccf.Item, attrStatus)) != CallPending {
-			return fault.New(fault.Conflict, "call %s is already %s", callID, getS(ccf.Item, attrStatus))
-		}
-		return fault.New(fault.Conflict, "call %s is not claimed by %s", callID, owner)
-	}
-	return dbErr(err, "release call")
-}
-
-// SettleCall gives a pending call its final status (answered, failed or expired) and drops any
-// lease. With owner set, only the lease's holder may settle it; the settle Lambda passes "". Doing
-// it twice with the same status is no error; another final status already set is a Conflict.
-func (s *Store) SettleCall(ctx context.Context, dev, execID, callID string, st CallStatus, owner string) (*PendingCall, error) {
+// SettleCall gives a pending call its final status (answered, failed or expired). Doing it twice
+// with the same status is no error; another final status already set is a Conflict.
+func (s *Store) SettleCall(ctx context.Context, dev, execID, callID string, st CallStatus) (*PendingCall, error) {
 	if err := checkCallIDs(dev, execID, callID); err != nil {
 		return nil, err
 	}
 	if st != CallAnswered && st != CallFailed && st != CallExpired {
 		return nil, fault.Invalid("status", "a call settles as answered, failed or expired, not %q", st)
 	}
-	cond := "#st = :pending"
-	names := map[string]string{"#st": attrStatus, "#lease": attrLease, "#by": attrLeaseBy, "#g": AttrGSI1PK}
-	values := map[string]types.AttributeValue{":pending": str(string(CallPending)), ":st": str(string(st)), ":g": str(callsGSI(dev, st))}
-	if owner != "" {
-		cond += " AND #by = :owner"
-		values[":owner"] = str(owner)
-	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &s.table,
-		Key:                                 callKey(dev, execID, callID).av(),
-		UpdateExpression:                    awsv2.String("SET #st = :st, #g = :g REMOVE #lease, #by"),
-		ConditionExpression:                 &cond,
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
+		TableName:                &s.table,
+		Key:                      callKey(dev, execID, callID).av(),
+		UpdateExpression:         awsv2.String("SET #st = :st, #g = :g"),
+		ConditionExpression:      awsv2.String("#st = :pending"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#g": AttrGSI1PK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pending": str(string(CallPending)), ":st": str(string(st)),
+			":g": str(callsGSI(dev, st))},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if ccf, ok := isCondFailed(err); ok {
 		if ccf.Item != nil && CallStatus(getS(ccf.Item, attrStatus)) == st {
 			return decodeCall(ccf.Item)
-		}
-		if ccf.Item != nil && CallStatus(getS(ccf.Item, attrStatus)) == CallPending {
-			return nil, fault.New(fault.Conflict, "call %s is claimed by another request", callID)
 		}
 		if ccf.Item == nil {
 			return nil, notFound("call", callID)

@@ -63,33 +63,13 @@ func TestExecutionAndCallLifecycle(t *testing.T) {
 	pc.TaskToken = "token-2"
 	must[*store.PendingCall](t)(e.s.PutPendingCall(ctx(), "d", pc))
 
-	// Claim: one holder at a time; a release lets another claim.
-	c := must[*store.PendingCall](t)(e.s.ClaimCall(ctx(), "d", "exec-1", "call_a", "req-1", 10*time.Second))
-	if c.TaskToken != "token-2" || c.LeaseOwner != "req-1" {
-		t.Fatalf("claimed %+v", c)
-	}
-	_, err = e.s.ClaimCall(ctx(), "d", "exec-1", "call_a", "req-2", 10*time.Second)
-	wantKind(t, err, fault.Conflict)
-	wantKind(t, e.s.ReleaseCall(ctx(), "d", "exec-1", "call_a", "req-2"), fault.Conflict)
-	if err := e.s.ReleaseCall(ctx(), "d", "exec-1", "call_a", "req-1"); err != nil {
-		t.Fatal(err)
-	}
-	must[*store.PendingCall](t)(e.s.ClaimCall(ctx(), "d", "exec-1", "call_a", "req-2", 10*time.Second))
-	// A lease that ran out can be taken over.
-	e.clock.advance(11 * time.Second)
-	must[*store.PendingCall](t)(e.s.ClaimCall(ctx(), "d", "exec-1", "call_a", "req-3", 10*time.Second))
-	// Only the holder settles it.
-	_, err = e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallAnswered, "req-2")
-	wantKind(t, err, fault.Conflict)
-	settled := must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallAnswered, "req-3"))
-	if settled.Status != store.CallAnswered || settled.LeaseOwner != "" {
+	settled := must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallAnswered))
+	if settled.Status != store.CallAnswered || settled.TaskToken != "token-2" {
 		t.Fatalf("settled %+v", settled)
 	}
 	// Settling again the same way is fine; answering again is a Conflict, and so is a retry put.
-	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallAnswered, ""))
-	_, err = e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallFailed, "")
-	wantKind(t, err, fault.Conflict)
-	_, err = e.s.ClaimCall(ctx(), "d", "exec-1", "call_a", "req-4", time.Second)
+	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallAnswered))
+	_, err = e.s.SettleCall(ctx(), "d", "exec-1", "call_a", store.CallFailed)
 	wantKind(t, err, fault.Conflict)
 	_, err = e.s.PutPendingCall(ctx(), "d", pc)
 	wantKind(t, err, fault.Conflict)
@@ -97,14 +77,19 @@ func TestExecutionAndCallLifecycle(t *testing.T) {
 		t.Errorf("answered call still pending: %+v", got.PendingCalls)
 	}
 
-	// A call whose wait ended is Gone, before and after the settle step marks it expired.
+	// A call whose wait ended is left out of the pending ones, before and after the settle step
+	// marks it expired.
 	must[*store.PendingCall](t)(e.s.PutPendingCall(ctx(), "d", store.PendingCall{CallID: "call_b", ExecutionID: "exec-1", Tool: "ask", TaskToken: "t", ExpiresAt: e.clock.t.Add(time.Minute)}))
+	if got := must[*store.List[store.PendingCall]](t)(e.s.ListCalls(ctx(), "d", store.CallPending, store.Page{})); len(got.Items) != 1 {
+		t.Fatalf("pending calls before the wait ended: %+v, want call_b", got.Items)
+	}
 	e.clock.advance(2 * time.Minute)
-	_, err = e.s.ClaimCall(ctx(), "d", "exec-1", "call_b", "req", time.Second)
-	wantKind(t, err, fault.Gone)
-	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_b", store.CallExpired, ""))
-	_, err = e.s.ClaimCall(ctx(), "d", "exec-1", "call_b", "req", time.Second)
-	wantKind(t, err, fault.Gone)
+	if got := must[*store.List[store.PendingCall]](t)(e.s.ListCalls(ctx(), "d", store.CallPending, store.Page{})); len(got.Items) != 0 {
+		t.Errorf("pending calls after the wait ended: %+v, want none", got.Items)
+	}
+	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-1", "call_b", store.CallExpired))
+	_, err = e.s.SettleCall(ctx(), "d", "exec-1", "call_b", store.CallAnswered)
+	wantKind(t, err, fault.Conflict)
 	all := must[[]store.PendingCall](t)(e.s.ExecutionCalls(ctx(), "d", "exec-1"))
 	if len(all) != 2 || all[0].Status != store.CallAnswered || all[1].Status != store.CallExpired {
 		t.Errorf("execution calls %+v", all)
@@ -148,7 +133,7 @@ func TestListCallsAndExecutions(t *testing.T) {
 	if len(rest.Items) != 2 || rest.Items[1].ExecutionID != "exec-0" || rest.NextCursor != nil {
 		t.Fatalf("second page %+v", rest)
 	}
-	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-2", "c", store.CallAnswered, ""))
+	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-2", "c", store.CallAnswered))
 	e.clock.advance(90 * time.Second) // exec-0's call has expired, unmarked
 	pending := must[*store.List[store.PendingCall]](t)(e.s.ListCalls(ctx(), "d", store.CallPending, store.Page{}))
 	var ids []string

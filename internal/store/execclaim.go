@@ -234,9 +234,9 @@ func (s *Store) SucceedWithCall(ctx context.Context, dev, execID, callID string,
 	}}
 	callOp := types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table, Key: callKey(dev, execID, callID).av(),
-		UpdateExpression:         awsv2.String("SET #st = :ans, #g = :g REMOVE #lease, #by"),
+		UpdateExpression:         awsv2.String("SET #st = :ans, #g = :g"),
 		ConditionExpression:      awsv2.String("#st = :pending"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#g": AttrGSI1PK, "#lease": attrLease, "#by": attrLeaseBy},
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#g": AttrGSI1PK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":ans": str(string(CallAnswered)), ":pending": str(string(CallPending)),
 			":g": str(callsGSI(dev, CallAnswered))},
 	}}

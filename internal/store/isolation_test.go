@@ -113,13 +113,8 @@ func TestDeveloperIsolation(t *testing.T) {
 			return err
 		},
 		"GetCall": func() error { _, err := e.s.GetCall(ctx(), b, x.ExecutionID, "call_1"); return err },
-		"ClaimCall": func() error {
-			_, err := e.s.ClaimCall(ctx(), b, x.ExecutionID, "call_1", "req", time.Minute)
-			return err
-		},
-		"ReleaseCall": func() error { return e.s.ReleaseCall(ctx(), b, x.ExecutionID, "call_1", "req") },
 		"SettleCall": func() error {
-			_, err := e.s.SettleCall(ctx(), b, x.ExecutionID, "call_1", store.CallAnswered, "")
+			_, err := e.s.SettleCall(ctx(), b, x.ExecutionID, "call_1", store.CallAnswered)
 			return err
 		},
 		"GetIdempotency":    func() error { _, err := e.s.GetIdempotency(ctx(), b, "k"); return err },

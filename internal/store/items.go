@@ -26,8 +26,6 @@ const (
 	attrSealed   = "sealed"   // M of B: sealed setup values, one per setting (see sealSetup)
 	attrStatus   = "st"       // S: status of executions and calls
 	attrExp      = "exp"      // N: epoch seconds a call expires (its wait ends)
-	attrLease    = "lease"    // N: epoch milliseconds a claim's lease ends
-	attrLeaseBy  = "lease_by" // S: who holds the lease
 	attrToken    = "token"    // S: a call's task token
 	attrData     = "data"     // B: payload chunk bytes
 	attrKind     = "kind"     // S: the item kind, for cascades

@@ -91,7 +91,7 @@ func (s *Service) AnswerCall(ctx context.Context, dev, execID, callID string, a 
 		return nil, s.sendErr(ctx, dev, execID, callID, err)
 	}
 	// Step Functions has the answer: the call is answered, whoever writes it down.
-	c.Status, c.LeaseOwner, c.LeaseUntil = final, "", time.Time{}
+	c.Status = final
 	return c, nil
 }
 

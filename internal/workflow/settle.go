@@ -72,7 +72,7 @@ func (s *Service) Settle(ctx context.Context, o Outcome) (map[string]any, error)
 		}
 	}
 	if o.Call.Type == tool.TypeFunction {
-		if _, err := s.Store.SettleCall(ctx, dev, execID, o.Call.ID, callStatus, ""); err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Conflict) {
+		if _, err := s.Store.SettleCall(ctx, dev, execID, o.Call.ID, callStatus); err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Conflict) {
 			// NotFound: the function Lambda failed before recording it. Conflict: the
 			// execution was settled by another path first (a status-change event); both are fine.
 			return nil, fmt.Errorf("settle call %s: %w", o.Call.ID, err)
@@ -246,7 +246,7 @@ func (s *Service) Finish(ctx context.Context, dev, execID string, status store.E
 			continue
 		}
 		// Conflict: answered in between (its own settle wins); anything else is retried.
-		if _, err := s.Store.SettleCall(ctx, dev, execID, c.CallID, store.CallExpired, ""); err != nil && !fault.Is(err, fault.Conflict) && !fault.Is(err, fault.NotFound) {
+		if _, err := s.Store.SettleCall(ctx, dev, execID, c.CallID, store.CallExpired); err != nil && !fault.Is(err, fault.Conflict) && !fault.Is(err, fault.NotFound) {
 			return nil, fmt.Errorf("expire call %s: %w", c.CallID, err)
 		}
 	}

@@ -484,7 +484,7 @@ func (s *Stepper) results(ctx context.Context, cc workflow.Context, st *loop.Sta
 				if typ == string(fault.Timeout) {
 					status = store.CallExpired
 				}
-				if _, err := s.d.Store.SettleCall(ctx, cc.DeveloperID, cc.ExecutionID, c.ID, status, ""); err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Conflict) {
+				if _, err := s.d.Store.SettleCall(ctx, cc.DeveloperID, cc.ExecutionID, c.ID, status); err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Conflict) {
 					s.d.Log.WarnContext(ctx, "agent_loop: settling a function call", "call_id", c.ID, "error", err.Error())
 				}
 			}
