@@ -67,6 +67,7 @@ type execState struct {
 	pendAt    time.Time         // when the first of pending was queued
 	callGen   uint64            // completed invocations queued so far
 	syncedGen uint64            // of which durable
+	tokens    []string          // the tokens r.tokens maps to this execution, for End to drop
 }
 
 // NewRecorder wraps inner and clock (nil clock: asl.RealClock).
@@ -98,26 +99,39 @@ func (r *Recorder) Begin(arn string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.execs[arn] = &execState{j: j, occ: map[string]int{}, current: map[string]string{}, delivered: map[string]bool{}}
+	es := &execState{j: j, occ: map[string]int{}, current: map[string]string{}, delivered: map[string]bool{}}
+	if prev := r.execs[arn]; prev != nil {
+		es.tokens = prev.tokens // begun again without an end: its tokens stay End's to drop
+	}
+	r.execs[arn] = es
 	for key, c := range j.Calls {
 		if c.Token != "" {
-			r.tokens[c.Token] = tokenRef{exec: arn, key: key}
+			r.addToken(arn, es, c.Token, key)
 		}
 	}
 	return nil
 }
 
-// End stops journaling arn (its closed record has dropped the journal).
+// addToken maps tok to arn's call key; r.mu is held.
+func (r *Recorder) addToken(arn string, es *execState, tok, key string) {
+	r.tokens[tok] = tokenRef{exec: arn, key: key}
+	es.tokens = append(es.tokens, tok)
+}
+
+// End stops journaling arn (its closed record has dropped the journal). It drops arn's tokens by
+// its own list: a scan of every token would cost each end as many steps as executions wait.
 func (r *Recorder) End(arn string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.execs, arn)
-	delete(r.dirty, arn) // its journal is gone
-	for tok, ref := range r.tokens {
-		if ref.exec == arn {
-			delete(r.tokens, tok)
+	if es := r.execs[arn]; es != nil {
+		for _, tok := range es.tokens {
+			if r.tokens[tok].exec == arn {
+				delete(r.tokens, tok)
+			}
 		}
 	}
+	delete(r.execs, arn)
+	delete(r.dirty, arn) // its journal is gone
 }
 
 // Invoke implements asl.LambdaInvoker: a journaled invocation is answered from the journal, any
@@ -137,7 +151,7 @@ func (r *Recorder) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 	if tok != "" {
 		es.current[key] = tok
 		if _, known := r.tokens[tok]; !known {
-			r.tokens[tok] = tokenRef{exec: arn, key: key}
+			r.addToken(arn, es, tok, key)
 		}
 		if o, ok := es.j.Outcomes[key]; ok && done && !es.delivered[key] {
 			pending = &o
