@@ -66,13 +66,13 @@ type Engine struct {
 
 	tokMu   sync.Mutex
 	pending map[string]*pendingTask
-	closed  map[string]string // token -> "timedout" | "done"
+	closed  tombstones
 }
 
 // New makes an engine.
 func New(cfg Config) *Engine {
 	e := &Engine{cfg: cfg, clock: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger,
-		execs: map[string]*Execution{}, pending: map[string]*pendingTask{}, closed: map[string]string{},
+		execs: map[string]*Execution{}, pending: map[string]*pendingTask{},
 		integrations: map[string]Integration{}, work: make(chan runner)}
 	if e.clock == nil {
 		e.clock = RealClock{}

@@ -169,7 +169,7 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	}
 	fail := func(err *StatesError) (any, *StatesError) {
 		if r.token != "" {
-			eng.closeToken(r.token, "done")
+			eng.closeToken(r.token)
 		}
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 		}
 		cancel(nil)
 		if p != nil {
-			eng.closeToken(r.token, "done")
+			eng.closeToken(r.token)
 		}
 		return r.settle(ctx, ev, result, serr)
 	}
@@ -354,13 +354,13 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 	ev := &taskEvents{r: r, ref: &r.st.resource}
 	switch {
 	case o.aborted || ctx.Err() != nil:
-		eng.closeToken(r.token, "done")
+		eng.closeToken(r.token)
 		return nil, stopped(ctx)
 	case o.timedOut:
-		eng.closeToken(r.token, "timedout")
+		eng.closeToken(r.token)
 		return r.settle(ctx, ev, nil, &StatesError{Name: ErrTimeout, hasName: true, heartbeat: o.heartbeat})
 	default:
-		eng.closeToken(r.token, "done")
+		eng.closeToken(r.token)
 		return r.settle(ctx, ev, o.output, o.err)
 	}
 }

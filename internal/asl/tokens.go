@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"sync"
+	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
@@ -82,15 +83,54 @@ func (e *Engine) registerToken(x *Execution) (string, *pendingTask) {
 	return tok, p
 }
 
-// closeToken forgets a token; reason is "timedout" or "done". Later calls with it get TaskTimedOut
-// either way, as AWS answers for a token already answered, timed out or of a stopped execution.
-func (e *Engine) closeToken(tok, reason string) {
+// closeToken forgets a token, answered, timed out or of a stopped execution. Later calls with it
+// get TaskTimedOut, as AWS answers for each of those, for as long as the engine remembers it
+// (tombstones).
+func (e *Engine) closeToken(tok string) {
 	e.tokMu.Lock()
 	delete(e.pending, tok)
-	// TODO(persistence): tombstones live as long as the engine; the durable store should expire them
-	// with the execution's retention.
-	e.closed[tok] = reason
+	e.closed.add(tok, e.clock.Now())
 	e.tokMu.Unlock()
+}
+
+// tombstoneSpan is how long a closed token is remembered at least, and half of how long at most:
+// later answers with it get TaskTimedOut, then TaskDoesNotExist, as every closed token does after
+// local mode restarts (the engine's memory is all there is of them). Kept forever, they grew the
+// engine's memory by an entry per task token for as long as the process ran.
+const tombstoneSpan = 24 * time.Hour
+
+// tombstones are the closed tokens of the current span and of the one before it; a span older
+// than that is dropped whole, so remembering costs O(1) a token and memory bounded by two spans.
+type tombstones struct {
+	cur, prev map[string]struct{}
+	since     time.Time // when cur began
+}
+
+func (t *tombstones) add(tok string, now time.Time) {
+	t.rotate(now)
+	t.cur[tok] = struct{}{}
+}
+
+func (t *tombstones) has(tok string, now time.Time) bool {
+	t.rotate(now)
+	_, inCur := t.cur[tok]
+	_, inPrev := t.prev[tok]
+	return inCur || inPrev
+}
+
+// size is how many tokens are remembered.
+func (t *tombstones) size() int { return len(t.cur) + len(t.prev) }
+
+func (t *tombstones) rotate(now time.Time) {
+	age := now.Sub(t.since)
+	switch {
+	case t.cur == nil:
+		t.cur, t.since = map[string]struct{}{}, now
+	case age >= 2*tombstoneSpan:
+		t.cur, t.prev, t.since = map[string]struct{}{}, nil, now
+	case age >= tombstoneSpan:
+		t.cur, t.prev, t.since = map[string]struct{}{}, t.cur, now
+	}
 }
 
 func (e *Engine) lookupToken(tok string) (*pendingTask, error) {
@@ -102,7 +142,7 @@ func (e *Engine) lookupToken(tok string) (*pendingTask, error) {
 	if p, ok := e.pending[tok]; ok {
 		return p, nil
 	}
-	if _, ok := e.closed[tok]; ok {
+	if e.closed.has(tok, e.clock.Now()) {
 		return nil, apiErr(fault.Gone, "TaskTimedOut", "Task Timed Out: 'Provided task does not exist anymore'")
 	}
 	return nil, apiErr(fault.NotFound, "TaskDoesNotExist", "Task Does Not Exist: 'Provided task does not exist anymore'")
