@@ -15,8 +15,10 @@ import (
 // work on it (profiles/local-load-before.txt).
 
 var (
-	loadHeadline = regexp.MustCompile(`(?m)^- (Local mode load: .*)$`)
-	loadFigures  = regexp.MustCompile(`(?m)^\s+load_test\.go:\d+: (.*)$`)
+	// loadHeadline is the load test's headline in the form other tools read, and nothing else.
+	loadHeadline = regexp.MustCompile(`(?m)^- (Local mode load: \d+ tool_calls in [\d.]+ s, [\d.]+ executions/s ` +
+		`\(p50 [\d.]+ s, p99 [\d.]+ s\), [^;\n]+; DynamoDB Local ceiling \d+ executions/s)$`)
+	loadFigures = regexp.MustCompile(`(?m)^\s+load_test\.go:\d+: (.*)$`)
 )
 
 // profileBeforeNote is what the profile before the work showed (its file is fixed).
@@ -68,7 +70,7 @@ const profileLimitNote = "What limits it. Every request the load makes waits on 
 	"52-100% of the replay's, run to run), the replay's UpdateItem being an unconditional update of about 0.3 KB that answers nothing " +
 	"where sinew's are conditional, 1.3 KB on average, and answer the whole item. On this machine the same code's ratio to the ceiling " +
 	"ranged from 33% to 83% between runs, with the other work on the machine; the figure per CPU-second of DynamoDB " +
-	"Local, on the headline, depends less on that work, though it too varied (52-100%). Raising the load further needs less CPU in local mode per " +
+	"Local (its own line in the log above) depends less on that work, though it too varied (52-100%). Raising the load further needs less CPU in local mode per " +
 	"execution or fewer DynamoDB requests (and lighter writes) per execution."
 
 // profileSelfCallNote is what serving local mode's own AWS requests in-process and the smaller
@@ -252,7 +254,7 @@ func partLoad(ctx context.Context, o options, r *report) error {
 	}
 	h := loadHeadline.FindSubmatch(out)
 	if h == nil {
-		return fmt.Errorf("the load test printed no headline line:\n%s", trim(string(out), 3000))
+		return fmt.Errorf("the load test printed no headline line in the form other tools read:\n%s", trim(string(out), 3000))
 	}
 	r.headline("%s", h[1])
 	r.printf("load", "1,000 tool_call executions of mixed types (integration, api_call, a third of them answered 503 first, "+
