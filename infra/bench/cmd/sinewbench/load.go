@@ -211,7 +211,7 @@ const profileShapeNote = "Then, the load's shape over time and DynamoDB Local's 
 const profileCPUNote = "Then, the whole machine's CPU and DynamoDB Local alone at the load's own pace. The log now " +
 	"gives the machine's busy CPUs (/proc/stat: every process's and the kernel's) by half second and over the middle 80% " +
 	"of the ends, and the CPU lines give the whole machine beside the three processes. In the middle of the load the " +
-	"two cores were 1.68-1.73 busy (84-87%) in this stop's runs, the committed one included, where the average over the whole run was 1.37-1.45: the earlier " +
+	"two cores were 1.68-1.73 busy (84-87%) in this stop's runs, the committed one included, where the average over the whole run was 1.35-1.45: the earlier " +
 	"notes' 1.3-1.5 averaged the idle tail in, and the machine is near full where the rate is made. The ceiling's replay " +
 	"ran with 1.56 busy. A replay of the load's recorded requests at the times the load sent them (each at its offset " +
 	"from the first, none bounded), to DynamoDB Local with no local mode or load clients beside it, is now a line of the " +
