@@ -118,9 +118,6 @@ func (t *tombstones) has(tok string, now time.Time) bool {
 	return inCur || inPrev
 }
 
-// size is how many tokens are remembered.
-func (t *tombstones) size() int { return len(t.cur) + len(t.prev) }
-
 func (t *tombstones) rotate(now time.Time) {
 	age := now.Sub(t.since)
 	switch {

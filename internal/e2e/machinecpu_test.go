@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -63,10 +62,10 @@ func readMachine() (machineSample, int, error) {
 	return machineSample{at: time.Now(), busy: busy, total: total}, cpus, err
 }
 
-// machineSampler reads /proc/stat at a steady interval until stopped.
+// machineSampler reads /proc/stat at a steady interval until stopped; its goroutine alone appends
+// to samples, which end reads after it has returned.
 type machineSampler struct {
 	cpus    int
-	mu      sync.Mutex
 	samples []machineSample
 	stop    chan struct{}
 	done    chan struct{}
@@ -91,9 +90,7 @@ func sampleMachine(t testing.TB, every time.Duration) *machineSampler {
 				return
 			case <-tick.C:
 				if m, _, err := readMachine(); err == nil {
-					s.mu.Lock()
 					s.samples = append(s.samples, m)
-					s.mu.Unlock()
 				}
 			}
 		}
