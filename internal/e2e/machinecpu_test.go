@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,6 +69,7 @@ type machineSampler struct {
 	cpus    int
 	samples []machineSample
 	stop    chan struct{}
+	stopped sync.Once
 	done    chan struct{}
 }
 
@@ -95,12 +97,13 @@ func sampleMachine(t testing.TB, every time.Duration) *machineSampler {
 			}
 		}
 	}()
+	t.Cleanup(func() { s.end() }) // a test that fails before its end stops the sampling too
 	return s
 }
 
 // end stops the sampling and answers the samples.
 func (s *machineSampler) end() []machineSample {
-	close(s.stop)
+	s.stopped.Do(func() { close(s.stop) })
 	<-s.done
 	return s.samples
 }
@@ -204,5 +207,22 @@ func TestDescribeGivesTheMachine(t *testing.T) {
 	}
 	if got := m.describe(a, b); !strings.Contains(got, "the whole machine ") {
 		t.Errorf("describe = %q, want the whole machine's busy CPUs in it", got)
+	}
+}
+
+func TestMachineSamplerStopsAtCleanup(t *testing.T) {
+	var s *machineSampler
+	t.Run("a test that never calls end", func(t *testing.T) {
+		if s = sampleMachine(t, time.Millisecond); s == nil {
+			t.Fatal("/proc/stat could not be sampled")
+		}
+	})
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sampler still runs after its test's cleanup")
+	}
+	if got := s.end(); len(got) == 0 {
+		t.Error("end after the cleanup answers no samples")
 	}
 }
