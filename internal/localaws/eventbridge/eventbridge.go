@@ -202,6 +202,9 @@ func (s *Service) putEvents(ctx context.Context, body []byte) (any, error) {
 	var accepted []FeedEntry
 	for i, e := range req.Entries {
 		fe, code, msg := s.toEvent(e, now)
+		if code == "" && reservedSource(e.Source) {
+			code, msg = "NotAuthorizedForSourceException", "Not authorized for the source."
+		}
 		if code != "" {
 			out.Entries[i] = resultEntry{ErrorCode: code, ErrorMessage: msg}
 			out.FailedEntryCount++
@@ -216,6 +219,12 @@ func (s *Service) putEvents(ctx context.Context, body []byte) (any, error) {
 	s.log.InfoContext(ctx, "events put", "entries", len(req.Entries), "failed", out.FailedEntryCount)
 	return out, nil
 }
+
+// reservedSource reports a source only AWS services may put: as in AWS, PutEvents refuses
+// "aws.*" sources, so no caller can forge a Step Functions Execution Status Change and have the
+// settle function record another developer's execution as ended. Local mode's own engine emits
+// those through Put, which is not reachable over HTTP.
+func reservedSource(source string) bool { return strings.HasPrefix(source, "aws.") }
 
 // toEvent validates one entry as AWS does, answering a per-entry error code and message, or the
 // event.

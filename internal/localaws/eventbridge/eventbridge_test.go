@@ -218,6 +218,32 @@ func TestRawProtocol(t *testing.T) {
 	}
 }
 
+// TestPutEventsRefusesAWSSources: a caller of PutEvents cannot put an event as an AWS service, so
+// it cannot forge the Execution Status Change that settles another developer's execution; the
+// entry fails as in AWS and no subscriber sees it.
+func TestPutEventsRefusesAWSSources(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, client, _ := start(t, nil)
+	settle := svc.Subscribe(ctx, Rule{Pattern: MustParsePattern(`{"detail-type": ["Step Functions Execution Status Change"]}`)})
+	forged := `{"status":"SUCCEEDED","executionArn":"arn:aws:states:us-east-1:000000000000:execution:tool_call:victim","output":"{}"}`
+	for _, source := range []string{"aws.states", "aws.lambda", "aws."} {
+		out, err := client.PutEvents(ctx, &awseb.PutEventsInput{Entries: []types.PutEventsRequestEntry{
+			{Source: aws.String(source), DetailType: aws.String("Step Functions Execution Status Change"), Detail: aws.String(forged)},
+			{Source: aws.String("sinew.test"), DetailType: aws.String("Step Functions Execution Status Change"), Detail: aws.String(`{"marker":"` + source + `"}`)}}})
+		if err != nil {
+			t.Fatalf("PutEvents(%s): %v", source, err)
+		}
+		if out.FailedEntryCount != 1 || aws.ToString(out.Entries[0].ErrorCode) != "NotAuthorizedForSourceException" || out.Entries[1].EventId == nil {
+			t.Fatalf("PutEvents(%s) = %d failed, entries %+v; want the aws.* entry refused with NotAuthorizedForSourceException and the other put", source, out.FailedEntryCount, out.Entries)
+		}
+		e := receive(t, settle)
+		if e.Source != "sinew.test" {
+			t.Fatalf("a subscriber got an event from %q: the forged entry was delivered", e.Source)
+		}
+	}
+}
+
 func TestSubscribe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -235,9 +261,16 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("PutEvents: %v", err)
 		}
 	}
-	put("default", "aws.states", "Step Functions Execution Status Change", `{"status":"SUCCEEDED","name":"e0"}`)
-	put("default", "aws.states", "Step Functions Execution Status Change", `{"status":"FAILED","name":"e1"}`)
-	put("sinew", "aws.states", "Step Functions Execution Status Change", `{"status":"FAILED","name":"wrong-bus"}`)
+	// "aws.*" sources are AWS's own: local mode's engine emits them through Put, never PutEvents.
+	emit := func(bus, detail string) {
+		t.Helper()
+		if _, err := svc.Put(ctx, bus, "aws.states", "Step Functions Execution Status Change", json.RawMessage(detail), nil); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+	}
+	emit("default", `{"status":"SUCCEEDED","name":"e0"}`)
+	emit("default", `{"status":"FAILED","name":"e1"}`)
+	emit("sinew", `{"status":"FAILED","name":"wrong-bus"}`)
 	put("default", "sinew", "ToolCallPending", `{"call_id":"on-default-bus"}`)
 	put("sinew", "sinew", "ToolCallPending", `{"call_id":"c1"}`)
 	id, err := svc.Put(ctx, "", "aws.states", "Step Functions Execution Status Change", json.RawMessage(`{"status":"TIMED_OUT","name":"e2"}`), nil)
