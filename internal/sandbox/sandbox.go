@@ -13,6 +13,8 @@
 //     program directories (and the ones the caller names), make no TCP connection (ABI 4+), and
 //     reach no abstract unix socket nor signal a process outside (ABI 6+). /proc, /etc, /home, the
 //     service's own data and keys are out of reach, /proc/<parent>/environ included;
+//   - seccomp: no socket at all (socket(2) and io_uring_setup(2) fail), since Landlock leaves UDP
+//     and connecting to a pathname unix socket open;
 //   - no_new_privs, no core dumps, and its own process group (so a timeout kills all of it).
 //
 // Where the kernel has no Landlock (Lambda's may not enable it; user namespaces, which other
@@ -33,6 +35,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -54,6 +58,13 @@ var SystemDirs = []string{"/usr", "/lib", "/lib64", "/bin", "/opt", "/etc/fonts"
 
 // SystemFiles are single readable files the dynamic loader and libraries need.
 var SystemFiles = []string{"/etc/ld.so.cache", "/dev/null", "/dev/urandom"}
+
+// ReadablePaths are the directories and files every confined program may read, beside its work
+// directory and the ReadDirs of its Spec: SystemDirs, then SystemFiles. No data of the service (a
+// local data directory, keys) may lie under any of them.
+func ReadablePaths() []string {
+	return slices.Concat(SystemDirs, SystemFiles)
+}
 
 // Spec is one confined run.
 type Spec struct {
@@ -77,6 +88,12 @@ type config struct {
 func CommandContext(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	if !filepath.IsAbs(spec.Path) || !filepath.IsAbs(spec.Dir) {
 		return nil, fmt.Errorf("sandbox: the program %q and work directory %q must be absolute paths", spec.Path, spec.Dir)
+	}
+	// A readable directory holding the work directory holds its siblings too: other runs' inputs.
+	for _, d := range slices.Concat(SystemDirs, spec.ReadDirs) {
+		if rel, err := filepath.Rel(d, spec.Dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return nil, fmt.Errorf("sandbox: the work directory %s is inside %s, which a confined program may read", spec.Dir, d)
+		}
 	}
 	cfg, err := json.Marshal(config{Path: spec.Path, Dir: spec.Dir, ReadDirs: spec.ReadDirs})
 	if err != nil {
@@ -142,6 +159,9 @@ func helper(rawCfg string, args []string) {
 		if err := restrict(cfg); err != nil {
 			fail("landlock: %v", err)
 		}
+	}
+	if err := denySockets(); err != nil {
+		fail("seccomp: %v", err)
 	}
 	err := syscall.Exec(cfg.Path, append([]string{filepath.Base(cfg.Path)}, args...), os.Environ())
 	fail("exec %s: %v", cfg.Path, err)

@@ -7,11 +7,35 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sinew/internal/sandbox"
 )
+
+// dialEnv, set, makes this test binary a client instead: it tries each network=address in the
+// value (comma-separated), sends a byte where it connects, and prints what happened.
+const dialEnv = "SINEW_SANDBOX_TEST_DIAL"
+
+func TestMain(m *testing.M) {
+	if targets := os.Getenv(dialEnv); targets != "" {
+		for _, target := range strings.Split(targets, ",") {
+			network, address, _ := strings.Cut(target, "=")
+			c, err := net.DialTimeout(network, address, time.Second)
+			if err != nil {
+				fmt.Printf("%s: %v\n", network, err)
+				continue
+			}
+			_, err = c.Write([]byte("x"))
+			fmt.Printf("%s: connected, write: %v\n", network, err)
+			_ = c.Close()
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // run runs a program confined to dir and answers its output and error.
 func run(t *testing.T, dir string, env []string, path string, args ...string) (string, error) {
@@ -24,6 +48,18 @@ func run(t *testing.T, dir string, env []string, path string, args ...string) (s
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
 	return out.String(), err
+}
+
+// acceptOnce answers a channel that receives when ln accepts a connection.
+func acceptOnce(ln net.Listener) <-chan struct{} {
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			_ = c.Close()
+		}
+	}()
+	return accepted
 }
 
 func needLandlock(t *testing.T) {
@@ -81,12 +117,101 @@ func TestConfinedProgramHasOnlyItsEnvironment(t *testing.T) {
 	}
 }
 
-func TestCommandRefusesRelativePaths(t *testing.T) {
-	if _, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: "cat", Dir: t.TempDir()}); err == nil {
-		t.Fatal("a relative program path was accepted")
+func TestCommandRefusesBadSpecs(t *testing.T) {
+	parent := t.TempDir()
+	work := filepath.Join(parent, "run-1")
+	tests := []struct {
+		name string
+		spec sandbox.Spec
+		says string
+	}{
+		{"relative program", sandbox.Spec{Path: "cat", Dir: work}, "absolute"},
+		{"relative work directory", sandbox.Spec{Path: "/usr/bin/cat", Dir: "work"}, "absolute"},
+		// Every run's work directory is a sibling under the same parent: reading it reads theirs.
+		{"read directory holding the work directory", sandbox.Spec{Path: "/usr/bin/cat", Dir: work, ReadDirs: []string{parent}}, "run-1"},
+		{"work directory under a system directory", sandbox.Spec{Path: "/usr/bin/cat", Dir: "/opt/sinew/run-1"}, "/opt"},
 	}
-	if _, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: "/usr/bin/cat", Dir: "work"}); err == nil {
-		t.Fatal("a relative work directory was accepted")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := sandbox.CommandContext(context.Background(), tc.spec); err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err = %v, want a refusal saying %q", err, tc.says)
+			}
+		})
+	}
+}
+
+// TestReadablePathsAreReadable checks the list local mode refuses data directories under: it holds
+// /usr and /opt (ffmpeg and its libraries, a Lambda layer's), and a confined program can read each.
+func TestReadablePathsAreReadable(t *testing.T) {
+	needLandlock(t)
+	paths := sandbox.ReadablePaths()
+	for _, want := range []string{"/usr", "/opt", "/lib", "/etc/ld.so.cache"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("ReadablePaths() = %v lacks %s", paths, want)
+		}
+	}
+	dir := t.TempDir()
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || p == "/dev/urandom" {
+			continue // absent here, or a device that never ends
+		}
+		t.Run(p, func(t *testing.T) {
+			prog, args := "/usr/bin/cat", []string{p}
+			if st.IsDir() {
+				prog, args = "/usr/bin/ls", []string{"-A", p}
+			}
+			if out, err := run(t, dir, nil, prog, args...); err != nil {
+				t.Fatalf("%s %s, confined: %v %s", prog, p, err, out)
+			}
+		})
+	}
+}
+
+// TestConfinedProgramOpensNoSocket runs this test binary confined as a client of a unix socket
+// outside its work directory and of a UDP port on loopback (Landlock, up to ABI 7, stops neither):
+// it gets no socket at all, and neither listener hears from it.
+func TestConfinedProgramOpensNoSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "service.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := acceptOnce(ln)
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{dialEnv + "=unix=" + sock + ",udp=" + udp.LocalAddr().String() + ",tcp=127.0.0.1:9"}
+	cmd, err := sandbox.CommandContext(context.Background(), sandbox.Spec{Path: exe, Dir: t.TempDir(), Env: env, ReadDirs: []string{filepath.Dir(exe)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the confined client failed: %v %s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	for _, network := range []string{"unix", "udp", "tcp"} {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, network+": ") })
+		if i < 0 || !strings.HasSuffix(lines[i], "socket: permission denied") {
+			t.Errorf("the confined client said %q; want its %s socket refused", out, network)
+		}
+	}
+	_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, from, err := udp.ReadFrom(make([]byte, 16)); err == nil {
+		t.Errorf("the UDP listener got %d byte(s) from %v", n, from)
+	}
+	select {
+	case <-accepted:
+		t.Error("the unix socket accepted a connection from the confined program")
+	default:
 	}
 }
 
@@ -100,13 +225,7 @@ func TestConfinedProgramMakesNoTCPConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			accepted <- struct{}{}
-			_ = c.Close()
-		}
-	}()
+	accepted := acceptOnce(ln)
 	port := ln.Addr().(*net.TCPAddr).Port
 	// bash's /dev/tcp is a plain connect(2); unconfined it reaches the listener.
 	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)

@@ -99,7 +99,7 @@ var refusedWhy = map[string]string{
 	"fs": "sinew bounds the output size", "filter_script": "it reads a file", "filter_complex_script": "it reads a file",
 	"safe": "it lets the concat demuxer open any path", "attach": "it reads a file", "dump_attachment": "it writes files",
 	"report": "it writes a log file", "vstats_file": "it writes a file", "sdp_file": "it writes a file", "progress": "it opens a URL",
-	"passlogfile": "it reads and writes files", "pass": "it reads and writes a log file",
+	"passlogfile": "it reads and writes files", "pattern_type": "it makes the image2 demuxer read every file matching a pattern", "pass": "it reads and writes a log file",
 	"x264-params": "its options read and write files", "x265-params": "its options read and write files",
 	"init_hw_device": "no devices are available", "hwaccel_device": "no devices are available",
 }
@@ -117,6 +117,13 @@ var outputFormats = []string{"mp4", "mov", "ipod", "3gp", "matroska", "webm", "a
 // outputExts are the extensions an output file name may have (ffmpeg picks the muxer by it).
 var outputExts = []string{".mp4", ".m4a", ".m4v", ".mov", ".3gp", ".mkv", ".mka", ".webm", ".avi", ".wmv", ".asf", ".mp3", ".wav",
 	".ogg", ".oga", ".ogv", ".opus", ".flac", ".aac", ".ac3", ".ts", ".jpg", ".jpeg", ".png", ".apng", ".gif", ".webp", ".bmp", ".tif", ".tiff"}
+
+// refusedExts explains the refusal of output extensions whose muxers write more than one file.
+var refusedExts = map[string]string{
+	".m3u8": "an HLS playlist: the hls muxer writes segment files beside it, named by patterns",
+	".m3u":  "an HLS playlist: the hls muxer writes segment files beside it, named by patterns",
+	".mpd":  "a DASH manifest: the dash muxer writes segment files beside it, named by patterns",
+}
 
 // allowedCodecs are the encoders (and copy) an output may use.
 var allowedCodecs = []string{"copy", "libx264", "h264", "libx265", "hevc", "mpeg4", "mpeg2video", "mpeg1video", "libvpx", "libvpx-vp9",
@@ -187,10 +194,17 @@ func checkFormat(field, value string) error {
 // checkOutputName is an output file: a plain name with a media extension, written by an allowed
 // muxer (format, from -f, when given).
 func checkOutputName(field, name, format string) error {
+	if name == "-" {
+		return fault.Invalid(field, "%s: \"-\" is ffmpeg's standard output (the pipe: protocol); name an output file", field)
+	}
 	if err := checkName(field, name); err != nil {
 		return err
 	}
-	if ext := strings.ToLower(filepath.Ext(name)); !slices.Contains(outputExts, ext) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if why, ok := refusedExts[ext]; ok {
+		return fault.Invalid(field, "%s: the output %q would be %s", field, name, why)
+	}
+	if !slices.Contains(outputExts, ext) {
 		return fault.Invalid(field, "%s: the output %q has no media extension sinew writes (%s)", field, name, strings.Join(outputExts, " "))
 	}
 	if format != "" && !slices.Contains(outputFormats, format) {

@@ -122,7 +122,7 @@ func TestAllowListRefuses(t *testing.T) {
 		{"attachment", []string{"-i", "a.mp4", "-attach", "a.mp4", "b.mkv"}, "args[2]", "reads a file"},
 		{"codec_whitelist", []string{"-codec_whitelist", "h264", "-i", "a.mp4", "b.mp4"}, "args[0]", "not on sinew's list"},
 		{"tee muxer", []string{"-i", "a.mp4", "-f", "tee", "b.mp4"}, "args[3]", "tee"},
-		{"hls muxer by extension", []string{"-i", "a.mp4", "b.m3u8"}, "args[2]", "media extension"},
+		{"hls muxer by extension", []string{"-i", "a.mp4", "b.m3u8"}, "args[2]", "HLS playlist"},
 		{"segment muxer", []string{"-i", "a.mp4", "-f", "segment", "b.mp4"}, "args[3]", "segment"},
 		{"a demuxer as an output format", []string{"-i", "a.mp4", "-f", "image2", "b.jpg", "-f", "png_pipe", "c.png"}, "args[7]", "output format"},
 		{"text output", []string{"-i", "a.mp4", "b.txt"}, "args[2]", "media extension"},

@@ -22,8 +22,9 @@
 //     by single-file muxers; encoders from a list. Nothing can open a second input.
 //   - the sandbox (internal/sandbox): ffmpeg runs with an empty environment, and under Landlock
 //     where the kernel has it, reading and writing only its work directory, reading only the
-//     system's program and library directories, with no TCP; this process is marked non-dumpable
-//     so its /proc/<pid>/environ is closed to other non-root processes even without Landlock.
+//     system's program and library directories, with no socket at all (seccomp), so no network;
+//     this process is marked non-dumpable so its /proc/<pid>/environ is closed to other non-root
+//     processes even without Landlock.
 //   - bounds: time (context), input size, output size (-fs on the output, and a watchdog on
 //     everything written in the directory), and stderr kept only as a bounded tail.
 //
@@ -376,6 +377,13 @@ func (r *Run) addInput(field, name, format string, isLast bool) error {
 	if isLast {
 		return fault.Invalid(field, "%s: -i needs an input file name, and the output file name must come last", field)
 	}
+	if name == "-" {
+		return fault.Invalid(field, "%s: \"-\" is ffmpeg's standard input (the pipe: protocol); give the input as a file", field)
+	}
+	// checkWord first, so the message names the protocol, absolute path or ".." (checkName only says "no plain name").
+	if err := checkWord(field, name); err != nil {
+		return err
+	}
 	if err := checkName(field, name); err != nil {
 		return err
 	}
@@ -395,7 +403,9 @@ var (
 	// protoRE finds "name:" where name is one of ffmpeg's protocols, at a word start in any
 	// argument (filter options too: movie=http\://... opens a URL). Backslashes and quotes are
 	// removed before matching, since filtergraphs use them to escape.
-	protoRE = lazyRE(`(?i)(^|[^a-z0-9_])(async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|rtsp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|dav|davs|ws|wss|libssh|librtmp|android_content)\s*:`)
+	// A protocol may nest another after a + (crypto+file:, hls+http:): the outer one is named. The
+	// subfile protocol also takes "subfile,,start,N,end,M,,:name".
+	protoRE = lazyRE(`(?i)(^|[^a-z0-9_])(async|bluray|cache|concat|concatf|crypto|data|dtls|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|rtsp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|dav|davs|ws|wss|libssh|librtmp|android_content)(\+[a-z0-9+.\-]*)?\s*:|(^|[^a-z0-9_])(subfile)\s*,`)
 	// pathSep splits an argument into the places a path could start in ffmpeg's syntaxes (option
 	// values, filter options, stream specifiers); not at "(", where "(w-tw)/2" is a division.
 	pathSep = lazyRE(`[=:,;\[\]|'"\s]`)
@@ -418,7 +428,7 @@ func checkWord(field, w string) error {
 	}
 	plain := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(w)
 	if m := protoRE().FindStringSubmatch(plain); m != nil {
-		return fault.Invalid(field, "%s names the %s: protocol; ffmpeg may read and write only the files in its working directory", field, strings.ToLower(m[2]))
+		return fault.Invalid(field, "%s names the %s: protocol; ffmpeg may read and write only the files in its working directory", field, strings.ToLower(m[2]+m[5]))
 	}
 	if strings.Contains(plain, "//") {
 		return fault.Invalid(field, "%s looks like a URL; ffmpeg may read and write only the files in its working directory", field)
@@ -437,6 +447,9 @@ func checkWord(field, w string) error {
 }
 
 func checkName(field, name string) error {
+	if strings.ContainsAny(name, "%*?[]{}") {
+		return fault.Invalid(field, "%s: %q is an image sequence pattern (%%d or a glob, which the image2 demuxer and muxer expand to many files); give one file per -i and one output file", field, name)
+	}
 	if !nameRE().MatchString(name) || strings.Contains(name, "..") {
 		return fault.Invalid(field, "%s must be a plain file name in the working directory (letters, digits, _ . -; no path, no protocol, no %%), got %q", field, name)
 	}

@@ -21,17 +21,14 @@ import (
 	"sinew/internal/integrations/providers/ffmpeg"
 )
 
-// needFFmpeg fails loudly when Debian's ffmpeg is missing, unless SINEW_SKIP_FFMPEG=1.
+// needFFmpeg fails loudly when Debian's ffmpeg is missing: these tests run the real one.
 func needFFmpeg(t testing.TB) {
 	t.Helper()
 	if p := os.Getenv(ffmpeg.EnvPath); p != "" {
 		return
 	}
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("SINEW_SKIP_FFMPEG") == "1" {
-			t.Skip("SKIPPED: ffmpeg is not installed and SINEW_SKIP_FFMPEG=1; install it with: infra/scripts/apt.sh ffmpeg")
-		}
-		t.Fatal("ffmpeg is not installed: run `infra/scripts/apt.sh ffmpeg` (as make test does), or set SINEW_SKIP_FFMPEG=1 to skip these tests")
+		t.Fatal("ffmpeg is not installed: `make deps` installs it")
 	}
 }
 
