@@ -1,0 +1,85 @@
+// Package browserguard refuses requests a web browser sends on a page's behalf, so no web page
+// (including via DNS rebinding) can use local mode's loopback ports.
+//
+// A page can make the browser send requests to 127.0.0.1 directly, or under its own domain once
+// that domain resolves to 127.0.0.1 (DNS rebinding). The first carry an Origin or Sec-Fetch-Site
+// naming another site; the second carry the page's domain in Host. Clients that are not browsers
+// (the AWS SDKs and CLI, curl, local mode's own processes) send neither, so they pass.
+package browserguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"sinew/internal/localaws/awsjson"
+)
+
+// Wrap passes on requests Check lets through and answers the rest 403 AccessDeniedException, in
+// a shape both the HTTP API's clients (message) and the AWS JSON clients (__type) read.
+func Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := Check(r); why != "" {
+			refuse(w, why)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Check gives the reason a request is refused, or "" to let it through.
+func Check(r *http.Request) string {
+	if !loopbackHost(r.Host) {
+		return fmt.Sprintf("local mode answers only requests addressed to localhost or a loopback IP, not to %q: "+
+			"a web page can reach a loopback port under its own domain (DNS rebinding)", awsjson.Clip(r.Host, 100))
+	}
+	if origins, ok := r.Header["Origin"]; ok {
+		for _, o := range origins {
+			if o != "http://"+r.Host {
+				return fmt.Sprintf("local mode refuses requests from another site (Origin %s)", awsjson.Clip(o, 100))
+			}
+		}
+	}
+	for _, site := range r.Header.Values("Sec-Fetch-Site") {
+		if site != "same-origin" && site != "none" {
+			return fmt.Sprintf("local mode refuses requests a browser sends for another site (Sec-Fetch-Site %s)", awsjson.Clip(site, 40))
+		}
+	}
+	return ""
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback: "localhost", an IPv4
+// address in 127.0.0.0/8, or [::1], with or without a port.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	bracketed := strings.HasPrefix(hostport, "[")
+	if strings.EqualFold(host, "localhost") && !bracketed {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil || addr.Zone() != "" || addr.Is6() != bracketed {
+		return false // a name, or an address written as no browser or client writes it
+	}
+	return addr.Unmap().IsLoopback()
+}
+
+func refuse(w http.ResponseWriter, why string) {
+	// Marshalled, not formatted: the reason quotes the request's own headers.
+	body, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}{"AccessDeniedException", why})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write(body)
+}
