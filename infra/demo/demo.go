@@ -81,6 +81,8 @@ type demo struct {
 	localLog  string
 	endpoints map[string]string
 	token     string
+	// awsEnv is what `local env` exports: the AWS endpoint, local mode's credentials and region.
+	awsEnv map[string]string
 	weather   *http.Server
 	// weatherHits counts the requests the weather API served with the right key.
 	weatherHits atomic.Int64
@@ -307,12 +309,12 @@ func (d *demo) report() {
 	d.printf("%s", b.String())
 	d.printf(`
 Try next (the demo has stopped its local mode; start one with make local, or go run ./infra/local):
-  export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1
+  eval "$(go run ./infra/local env)"    (the AWS endpoint and local mode's credentials: its AWS APIs answer only signed requests)
   TOKEN=$(go run ./infra/local token my-developer)
   curl -H "Authorization: Bearer $TOKEN" <http endpoint>/openapi.json
   curl -H "Authorization: Bearer $TOKEN" "<http endpoint>/calls?status=pending"
   <http endpoint>/console/#token=$TOKEN in a browser: the console (graphs, executions, pending calls, agents, chat)
-  aws stepfunctions list-executions --endpoint-url <stepfunctions endpoint> --state-machine-arn arn:aws:states:us-east-1:000000000000:stateMachine:tool_call
+  aws stepfunctions list-executions --endpoint-url "$AWS_ENDPOINT_URL" --state-machine-arn arn:aws:states:us-east-1:000000000000:stateMachine:tool_call
   SINEW_MODEL=scripted:infra/demo/script.json go run ./infra/local    (the demo's scripted model)
 `)
 }

@@ -106,13 +106,53 @@ func (d *demo) startLocal(ctx context.Context) (string, error) {
 	d.detail("HTTP API       %s", d.endpoints["http"])
 	d.detail("Step Functions %s", d.endpoints["stepfunctions"])
 	d.detail("Lambda         %s", d.endpoints["lambda"])
-	d.detail("DynamoDB       %s", d.endpoints["dynamodb"])
-	out, err := exec.CommandContext(ctx, d.bin, "token", "--dir", dataDir, "demo-developer").Output()
+	d.detail("DynamoDB       %s (on the AWS endpoint)", d.endpoints["aws"])
+	out, err := exec.CommandContext(ctx, d.bin, "env", "--dir", dataDir).Output()
+	if err != nil {
+		return "", fmt.Errorf("reading local mode's AWS exports (local env --dir %s): %w", dataDir, err)
+	}
+	d.awsEnv = exports(string(out))
+	// Local mode's AWS secret key is searched for with the setup secrets: it too must never
+	// reach a log, a history, an item or an answer.
+	d.secrets["local mode's AWS secret access key"] = d.awsEnv["AWS_SECRET_ACCESS_KEY"]
+	d.detail("AWS credentials: local mode's own, made for %s (local env prints the exports)", dataDir)
+	out, err = exec.CommandContext(ctx, d.bin, "token", "--dir", dataDir, "demo-developer").Output()
 	if err != nil {
 		return "", fmt.Errorf("issuing a local token (local token --dir %s demo-developer): %w", dataDir, err)
 	}
 	d.token = strings.TrimSpace(string(out))
 	return "local mode is up, with the scripted model of infra/demo/script.json; a JWT for developer demo-developer", nil
+}
+
+// exports reads the "export K=V ..." lines of `local env`.
+func exports(text string) map[string]string {
+	env := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Fields(rest) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
+
+// environ is the demo's environment with local mode's AWS exports in place of the shell's.
+func (d *demo) environ() []string {
+	env := []string{"AWS_SESSION_TOKEN="}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); d.awsEnv[k] == "" {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range d.awsEnv {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 // lastLine is the last line of a log, cut short, for progress lines.

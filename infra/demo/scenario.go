@@ -324,7 +324,7 @@ func (d *demo) callFunction(ctx context.Context) (string, error) {
 		"--task-token", token, "--task-output", `{"answer":"yes, ship it"}`}
 	d.detail("the client answers with the AWS CLI:\n  %s", shellQuote(cli))
 	cmd := exec.CommandContext(ctx, cli[0], cli[1:]...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_DEFAULT_REGION=us-east-1")
+	cmd.Env = d.environ()
 	stop := d.progress("the AWS CLI is starting (python)", nil)
 	out, err := cmd.CombinedOutput()
 	stop()

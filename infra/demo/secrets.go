@@ -21,7 +21,7 @@ import (
 // execution, every DynamoDB item, and the demo's own output. It names the secret and the place,
 // never the value.
 func (d *demo) checkSecrets(ctx context.Context) (string, error) {
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider(d.awsEnv["AWS_ACCESS_KEY_ID"], d.awsEnv["AWS_SECRET_ACCESS_KEY"], "")}
 	places := map[string]string{}
 	logText, err := os.ReadFile(d.localLog)
 	if err != nil {
@@ -94,7 +94,7 @@ func (d *demo) histories(ctx context.Context, cfg aws.Config) (string, int, int,
 
 // tableItems is the text of every value (strings and bytes as they are) of every item of every table.
 func (d *demo) tableItems(ctx context.Context, cfg aws.Config) (string, int, error) {
-	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(d.endpoints["dynamodb"]) })
+	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(d.endpoints["aws"]) })
 	tables, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
 	if err != nil {
 		return "", 0, fmt.Errorf("ListTables: %w", err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/localaws/sfnapi"
@@ -80,18 +79,18 @@ func (p *proc) stop(t testing.TB) {
 
 func (p *proc) sfn() *sfn.Client {
 	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["stepfunctions"]),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, sfnapi.NoHostPrefix)
+		Credentials: p.Credentials()}, sfnapi.NoHostPrefix)
 }
 
-// awsCLI runs the AWS CLI against endpoint and gives stdout, stderr and the error.
-func awsCLI(t testing.TB, endpoint string, args ...string) (string, string, error) {
+// awsCLI runs the AWS CLI against endpoint, signed with p's credentials, and gives stdout, stderr
+// and the error.
+func awsCLI(t testing.TB, p *proc, endpoint string, args ...string) (string, string, error) {
 	t.Helper()
 	if _, err := exec.LookPath("aws"); err != nil {
 		t.Fatal("the AWS CLI (aws) is not on PATH; the CLI-driven tests need it")
 	}
 	cmd := exec.Command("aws", append(args, "--endpoint-url", endpoint, "--output", "json")...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+	cmd.Env = append(os.Environ(), p.AWSEnv()...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -99,9 +98,9 @@ func awsCLI(t testing.TB, endpoint string, args ...string) (string, string, erro
 }
 
 // awsJSON runs the CLI and decodes what it prints; it must succeed.
-func awsJSON(t testing.TB, endpoint string, args ...string) map[string]any {
+func awsJSON(t testing.TB, p *proc, endpoint string, args ...string) map[string]any {
 	t.Helper()
-	out, errOut, err := awsCLI(t, endpoint, args...)
+	out, errOut, err := awsCLI(t, p, endpoint, args...)
 	if err != nil {
 		t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, errOut)
 	}

@@ -26,7 +26,9 @@ const integrationPrefix = "states-integration:"
 // EventBridge's putEvents into local mode's bus. They reach those through the endpoints local mode
 // set for its own handlers (setEnv).
 func directIntegrations() map[string]asl.Integration {
-	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
+	// Local mode's own credentials, which setEnv put in the environment: DynamoDB Local keeps
+	// local mode's table under their key id, and the events endpoint checks their signature.
+	creds := credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")
 	ddb := &ddbtask.HTTP{Endpoint: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Region: region, Credentials: creds}
 	events := eventbridge.New(eventbridge.Options{Region: region, Credentials: creds,
 		BaseEndpoint: aws.String(os.Getenv("AWS_ENDPOINT_URL_EVENTBRIDGE"))})

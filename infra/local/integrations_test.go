@@ -38,7 +38,7 @@ const userIntegrationsDef = `{"StartAt":"Put","States":{
 // userTable makes a user's own table (string key pk) in local mode's DynamoDB Local.
 func userTable(t *testing.T, p *proc, name string) *dynamodb.Client {
 	t.Helper()
-	ddb := ddblocal.NewClient(p.Endpoints["dynamodb"])
+	ddb := ddblocal.NewClientWith(p.Endpoints["aws"], p.Credentials())
 	if _, err := ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: ddbtypes.BillingModePayPerRequest,
 		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
@@ -138,7 +138,7 @@ func TestIntegrationCallsNotRepeatedAfterKill9(t *testing.T) {
 		d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: x.ExecutionArn})
 		return err == nil && d.Status == types.ExecutionStatusSucceeded
 	})
-	got, err := ddblocal.NewClient(p2.Endpoints["dynamodb"]).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("counters"),
+	got, err := ddblocal.NewClientWith(p2.Endpoints["aws"], p2.Credentials()).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("counters"),
 		Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "c"}}})
 	if err != nil {
 		t.Fatal(err)

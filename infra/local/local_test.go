@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
@@ -55,30 +54,30 @@ func TestCLI(t *testing.T) {
 	if err := os.WriteFile(defFile, []byte(callbackDef), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sm := awsJSON(t, ep, "stepfunctions", "create-state-machine", "--name", "cli", "--definition", "file://"+defFile, "--role-arn", role)["stateMachineArn"].(string)
+	sm := awsJSON(t, p, ep, "stepfunctions", "create-state-machine", "--name", "cli", "--definition", "file://"+defFile, "--role-arn", role)["stateMachineArn"].(string)
 
-	start := awsJSON(t, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`)
+	start := awsJSON(t, p, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`)
 	arn := start["executionArn"].(string)
 	if arn != "arn:aws:states:us-east-1:000000000000:execution:cli:e1" {
 		t.Errorf("executionArn = %s", arn)
 	}
 	tok := tokenFor(t, dir, "e1")
 	// Same name and input while it runs: the same execution.
-	if again := awsJSON(t, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`); again["executionArn"] != arn {
+	if again := awsJSON(t, p, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":true}`); again["executionArn"] != arn {
 		t.Errorf("repeat start gave %v", again)
 	}
 	// Other input: ExecutionAlreadyExists, as AWS.
-	if _, errOut, err := awsCLI(t, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":false}`); err == nil ||
+	if _, errOut, err := awsCLI(t, p, ep, "stepfunctions", "start-execution", "--state-machine-arn", sm, "--name", "e1", "--input", `{"go":false}`); err == nil ||
 		!strings.Contains(errOut, "(ExecutionAlreadyExists)") || !strings.Contains(errOut, "Execution Already Exists: '"+arn+"'") {
 		t.Errorf("start with other input: %v %s", err, errOut)
 	}
-	if d := awsJSON(t, ep, "stepfunctions", "describe-execution", "--execution-arn", arn); d["status"] != "RUNNING" {
+	if d := awsJSON(t, p, ep, "stepfunctions", "describe-execution", "--execution-arn", arn); d["status"] != "RUNNING" {
 		t.Errorf("status before the answer = %v", d["status"])
 	}
-	awsJSON(t, ep, "stepfunctions", "send-task-success", "--task-token", tok, "--task-output", `{"ok":1}`)
+	awsJSON(t, p, ep, "stepfunctions", "send-task-success", "--task-token", tok, "--task-output", `{"ok":1}`)
 	var d map[string]any
 	eventually(t, "e1 to succeed", func() bool {
-		d = awsJSON(t, ep, "stepfunctions", "describe-execution", "--execution-arn", arn)
+		d = awsJSON(t, p, ep, "stepfunctions", "describe-execution", "--execution-arn", arn)
 		return d["status"] != "RUNNING"
 	})
 	if d["status"] != "SUCCEEDED" {
@@ -93,12 +92,12 @@ func TestCLI(t *testing.T) {
 		t.Errorf("startDate = %v, want epoch seconds", d["startDate"])
 	}
 
-	h := awsJSON(t, ep, "stepfunctions", "get-execution-history", "--execution-arn", arn, "--reverse-order", "--max-items", "2")
+	h := awsJSON(t, p, ep, "stepfunctions", "get-execution-history", "--execution-arn", arn, "--reverse-order", "--max-items", "2")
 	evs := h["events"].([]any)
 	if len(evs) != 2 || evs[0].(map[string]any)["type"] != "ExecutionSucceeded" || h["NextToken"] == nil {
 		t.Errorf("reverse history page = %v", h)
 	}
-	all := awsJSON(t, ep, "stepfunctions", "get-execution-history", "--execution-arn", arn)["events"].([]any)
+	all := awsJSON(t, p, ep, "stepfunctions", "get-execution-history", "--execution-arn", arn)["events"].([]any)
 	var types []string
 	for _, e := range all {
 		types = append(types, e.(map[string]any)["type"].(string))
@@ -120,16 +119,16 @@ func TestCLI(t *testing.T) {
 		{[]string{"stepfunctions", "describe-execution", "--execution-arn", arn + "x"}, "(ExecutionDoesNotExist)"},
 		{[]string{"stepfunctions", "describe-execution", "--execution-arn", "nope"}, "(InvalidArn)"},
 	} {
-		if _, errOut, err := awsCLI(t, ep, tc.args...); err == nil || !strings.Contains(errOut, tc.want) {
+		if _, errOut, err := awsCLI(t, p, ep, tc.args...); err == nil || !strings.Contains(errOut, tc.want) {
 			t.Errorf("aws %s: %v %q, want %s", strings.Join(tc.args, " "), err, errOut, tc.want)
 		}
 	}
 
-	list := awsJSON(t, ep, "stepfunctions", "list-executions", "--state-machine-arn", sm)["executions"].([]any)
+	list := awsJSON(t, p, ep, "stepfunctions", "list-executions", "--state-machine-arn", sm)["executions"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["status"] != "SUCCEEDED" {
 		t.Errorf("list-executions = %v", list)
 	}
-	sms := awsJSON(t, ep, "stepfunctions", "list-state-machines")["stateMachines"].([]any)
+	sms := awsJSON(t, p, ep, "stepfunctions", "list-state-machines")["stateMachines"].([]any)
 	var names []string
 	for _, m := range sms {
 		names = append(names, m.(map[string]any)["name"].(string))
@@ -140,21 +139,21 @@ func TestCLI(t *testing.T) {
 
 	// The Lambda Invoke API and DynamoDB Local, through the same CLI.
 	outFile := filepath.Join(dir, "out.json")
-	inv := awsJSON(t, p.Endpoints["lambda"], "lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hello":"world"}`, outFile)
+	inv := awsJSON(t, p, p.Endpoints["lambda"], "lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hello":"world"}`, outFile)
 	if inv["StatusCode"] != float64(200) {
 		t.Errorf("lambda invoke = %v", inv)
 	}
 	if data, _ := os.ReadFile(outFile); string(data) != `{"hello":"world"}` {
 		t.Errorf("lambda invoke payload = %s", data)
 	}
-	tables := awsJSON(t, p.Endpoints["dynamodb"], "dynamodb", "list-tables")["TableNames"].([]any)
+	tables := awsJSON(t, p, p.Endpoints["aws"], "dynamodb", "list-tables")["TableNames"].([]any)
 	if len(tables) == 0 || !strings.Contains(strings.Join(anyStrings(tables), ","), tableName) {
 		t.Errorf("dynamodb list-tables = %v", tables)
 	}
 
 	// KMS (the key file under the local directory) and PutEvents, through the same CLI.
 	// The CLI v1 sends a blob argument's text as the bytes; fileb:// sends a file's bytes.
-	enc := awsJSON(t, p.Endpoints["kms"], "kms", "encrypt", "--key-id", "alias/sinew-secrets", "--plaintext", "hello")
+	enc := awsJSON(t, p, p.Endpoints["kms"], "kms", "encrypt", "--key-id", "alias/sinew-secrets", "--plaintext", "hello")
 	blob, err := base64.StdEncoding.DecodeString(enc["CiphertextBlob"].(string))
 	if err != nil {
 		t.Fatal(err)
@@ -163,14 +162,14 @@ func TestCLI(t *testing.T) {
 	if err := os.WriteFile(blobFile, blob, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dec := awsJSON(t, p.Endpoints["kms"], "kms", "decrypt", "--ciphertext-blob", "fileb://"+blobFile)
+	dec := awsJSON(t, p, p.Endpoints["kms"], "kms", "decrypt", "--ciphertext-blob", "fileb://"+blobFile)
 	if plain, _ := base64.StdEncoding.DecodeString(dec["Plaintext"].(string)); string(plain) != "hello" {
 		t.Errorf("kms decrypt = %v", dec)
 	}
-	if dk := awsJSON(t, p.Endpoints["kms"], "kms", "generate-data-key", "--key-id", "alias/sinew-secrets", "--key-spec", "AES_256"); dk["Plaintext"] == nil || dk["CiphertextBlob"] == nil {
+	if dk := awsJSON(t, p, p.Endpoints["kms"], "kms", "generate-data-key", "--key-id", "alias/sinew-secrets", "--key-spec", "AES_256"); dk["Plaintext"] == nil || dk["CiphertextBlob"] == nil {
 		t.Errorf("kms generate-data-key = %v", dk)
 	}
-	put := awsJSON(t, p.Endpoints["events"], "events", "put-events", "--entries", `[{"Source":"test.cli","DetailType":"Hello","Detail":"{\"a\":1}"}]`)
+	put := awsJSON(t, p, p.Endpoints["events"], "events", "put-events", "--entries", `[{"Source":"test.cli","DetailType":"Hello","Detail":"{\"a\":1}"}]`)
 	if put["FailedEntryCount"] != float64(0) {
 		t.Errorf("put-events = %v", put)
 	}
@@ -292,7 +291,7 @@ func TestSDK(t *testing.T) {
 
 	// The Lambda SDK against the Invoke API.
 	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["lambda"]),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+		Credentials: p.Credentials()})
 	lo, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("sinew-test-echo"), Payload: []byte(`[1,2]`)})
 	if err != nil || string(lo.Payload) != `[1,2]` {
 		t.Errorf("lambda Invoke = %v %v", lo, err)

@@ -11,6 +11,7 @@
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
+//	go run ./infra/local env [--dir .local]                                print the AWS exports (eval "$(...)")
 //	go run ./infra/local rotate-secrets                                    re-encrypt sealed values under the key's newest version
 //
 // Every AWS API it serves (Step Functions, Lambda, KMS, EventBridge, and DynamoDB, proxied to
@@ -27,6 +28,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -47,7 +49,9 @@ import (
 	"sinew/internal/console"
 	"sinew/internal/deploy"
 	"sinew/internal/httpapi"
+	"sinew/internal/localaws/awsauth"
 	"sinew/internal/localaws/awsrouter"
+	"sinew/internal/localaws/browserguard"
 	"sinew/internal/localaws/durable"
 	"sinew/internal/localaws/eventbridge"
 	"sinew/internal/localaws/jwtlocal"
@@ -73,6 +77,8 @@ func main() {
 	switch {
 	case len(args) > 0 && args[0] == "token":
 		err = tokenCmd(args[1:])
+	case len(args) > 0 && args[0] == "env":
+		err = envCmd(os.Stdout, args[1:])
 	case len(args) > 0 && args[0] == "rotate-secrets":
 		// Re-encrypts every sealed value under the secrets key's newest version, against the
 		// endpoints in the environment (AWS_ENDPOINT_URL_DYNAMODB/KMS, SINEW_TABLE, SINEW_SECRETS_KEY):
@@ -107,6 +113,37 @@ func tokenCmd(args []string) error {
 		return err
 	}
 	fmt.Println(tok)
+	return nil
+}
+
+// envCmd prints the shell exports that point the AWS SDKs and CLI at the local mode running on
+// dir, signed with its credentials: the one place the secret key is printed, on request.
+func envCmd(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("env", flag.ContinueOnError)
+	dir := fs.String("dir", ".local", "the local directory of a running local mode")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return errors.New("usage: local env [--dir .local]")
+	}
+	data, err := os.ReadFile(filepath.Join(*dir, "endpoints.json"))
+	if err != nil {
+		return fmt.Errorf("no local mode runs on %s (start it with make local, or go run ./infra/local --dir %s): %w", *dir, *dir, err)
+	}
+	var eps map[string]string
+	if err := json.Unmarshal(data, &eps); err != nil {
+		return fmt.Errorf("%s/endpoints.json: %w", *dir, err)
+	}
+	creds, err := awsauth.Load(*dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
+	for _, kv := range creds.Env() {
+		fmt.Fprintf(w, "export %s\n", kv)
+	}
+	fmt.Fprintf(w, "export AWS_DEFAULT_REGION=%s AWS_REGION=%s\n", region, region)
 	return nil
 }
 
@@ -165,6 +202,9 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	if err := checkDataDir(dir); err != nil {
+		return err
+	}
 	self, stopStats, err := setUpAWSClients(log, dir)
 	if err != nil {
 		return err
@@ -172,6 +212,12 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	defer stopStats()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	// The AWS endpoints accept only requests signed with these, as an AWS account accepts only
+	// its own keys; the in-process functions sign with them too (setEnv).
+	creds, err := awsauth.LoadOrCreate(dir)
+	if err != nil {
+		return err
 	}
 
 	listeners, err := listen(o)
@@ -183,7 +229,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	url := func(n string) string { return "http://" + listeners[n].Addr().String() }
 
-	ddb, err := startDynamoDB(ctx, o, dir)
+	ddb, err := startDynamoDB(ctx, o, dir, creds)
 	if err != nil {
 		return err
 	}
@@ -210,7 +256,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	defer closeStore()
 	warnOldJournal(log, dir)
 
-	cfg, err := setEnv(url, ddb.Endpoint())
+	cfg, err := setEnv(url, ddb.Endpoint(), creds)
 	if err != nil {
 		return err
 	}
@@ -241,11 +287,13 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	routeStatusChanges(ctx, events, fns, lambdaapi.AsyncOptions{Logger: log})
 
-	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), log)
+	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), creds, log)
 	if err != nil {
 		return err
 	}
-	running, errc := serveEndpoints(handlers, listeners)
+	running, errc := serveEndpoints(guarded(handlers, creds), listeners)
+	// The in-process functions' own requests never cross a socket, so no web page or other
+	// process can have sent them: they skip the checks.
 	self.serve(selfHosts(handlers, listeners))
 
 	if err := announce(dir, ddb.Endpoint(), url); err != nil {
@@ -332,8 +380,9 @@ type awsServices struct {
 }
 
 // endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
-// the one AWS endpoint, routed by signing name, and the HTTP API behind the console.
-func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, log *slog.Logger) (map[string]http.Handler, error) {
+// the one AWS endpoint, routed by signing name, and the HTTP API behind the console; guarded adds
+// the checks of requests from outside.
+func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, creds awsauth.Credentials, log *slog.Logger) (map[string]http.Handler, error) {
 	ddbProxy, err := proxyTo(svc.dynamoDB)
 	if err != nil {
 		return nil, err
@@ -344,7 +393,31 @@ func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, 
 		return serveAPI(ctx, fns, ev)
 	}, signer.Claims)
 	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region), Claims: signer.Claims, Logger: log})}, nil
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region, creds.Provider()), Claims: signer.Claims, Logger: log})}, nil
+}
+
+// endpointServices are the signing names each AWS endpoint accepts: a request signed for another
+// service is refused there, as AWS refuses it at that service's endpoint.
+var endpointServices = map[string][]string{
+	"aws":           {awsrouter.StepFunctions, awsrouter.Lambda, awsrouter.EventBridge, awsrouter.KMS, awsrouter.DynamoDB},
+	"stepfunctions": {awsrouter.StepFunctions},
+	"lambda":        {awsrouter.Lambda},
+	"events":        {awsrouter.EventBridge},
+	"kms":           {awsrouter.KMS},
+}
+
+// guarded wraps each endpoint's handler in the checks a request from outside the process passes:
+// every endpoint refuses what a web browser sends on a page's behalf (browserguard), and the AWS
+// endpoints accept only requests signed with creds (awsauth), as IAM would in an account.
+func guarded(handlers map[string]http.Handler, creds awsauth.Credentials) map[string]http.Handler {
+	out := make(map[string]http.Handler, len(handlers))
+	for n, h := range handlers {
+		if svcs, ok := endpointServices[n]; ok {
+			h = awsauth.New(creds, awsauth.Options{Region: region, Services: svcs}).Wrap(h)
+		}
+		out[n] = browserguard.Wrap(h)
+	}
+	return out
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
@@ -383,11 +456,18 @@ func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *
 // startDynamoDB starts DynamoDB Local with its data under dir (in memory with --in-memory),
 // waits for it and makes sinew's table. It stops with this process (its JVM also dies with it
 // on kill -9: ddblocal sets the parent-death signal).
-func startDynamoDB(ctx context.Context, o options, dir string) (*ddblocal.Server, error) {
-	ddbOpts := ddblocal.Options{}
+//
+// DynamoDB Local keeps a database per access key id (Isolated), and local mode's is the secret
+// one of creds: a caller without it finds DynamoDB Local empty. A data directory from before
+// keeps its one shared database, adopted as local mode's.
+func startDynamoDB(ctx context.Context, o options, dir string, creds awsauth.Credentials) (*ddblocal.Server, error) {
+	ddbOpts := ddblocal.Options{Isolated: true}
 	if !o.inMemory {
 		ddbOpts.DBPath = filepath.Join(dir, "dynamodb")
 		if err := os.MkdirAll(ddbOpts.DBPath, 0o700); err != nil {
+			return nil, err
+		}
+		if _, err := ddblocal.AdoptSharedDB(ddbOpts.DBPath, creds.AccessKeyID, region); err != nil {
 			return nil, err
 		}
 	}
@@ -395,7 +475,7 @@ func startDynamoDB(ctx context.Context, o options, dir string) (*ddblocal.Server
 	if err != nil {
 		return nil, err
 	}
-	if err := store.EnsureTable(ctx, ddblocal.NewClient(ddb.Endpoint()), tableName); err != nil {
+	if err := store.EnsureTable(ctx, ddblocal.NewClientWith(ddb.Endpoint(), creds.Provider()), tableName); err != nil {
 		ddb.Close()
 		return nil, fmt.Errorf("create the table: %w", err)
 	}
@@ -438,7 +518,7 @@ func warnOldJournal(log *slog.Logger, dir string) {
 // setEnv sets the environment the in-process handlers read their configuration and endpoints
 // from, as deployed code does, and gives the configuration it makes. url gives an endpoint's
 // address by name.
-func setEnv(url func(string) string, dynamoDB string) (*config.Config, error) {
+func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials) (*config.Config, error) {
 	env := map[string]string{
 		"AWS_ENDPOINT_URL_SFN":         url("stepfunctions"),
 		"AWS_ENDPOINT_URL_LAMBDA":      url("lambda"),
@@ -453,15 +533,16 @@ func setEnv(url func(string) string, dynamoDB string) (*config.Config, error) {
 	for _, f := range config.Functions {
 		env[config.FunctionEnv(f)] = f
 	}
+	// The in-process functions sign with local mode's own credentials, whatever the shell had:
+	// every AWS API they call is local mode's. A session token would be refused.
+	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env["AWS_SESSION_TOKEN"] = creds.AccessKeyID, creds.SecretAccessKey, ""
 	for k, v := range env {
 		if err := os.Setenv(k, v); err != nil {
 			return nil, err
 		}
 	}
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": region} {
-		if os.Getenv(k) == "" {
-			_ = os.Setenv(k, v)
-		}
+	if os.Getenv("AWS_REGION") == "" {
+		_ = os.Setenv("AWS_REGION", region)
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -619,13 +700,16 @@ func writeEndpoints(dir string, eps map[string]string) error {
 
 func printEndpoints(w *os.File, eps map[string]string, dir string) {
 	fmt.Fprintf(w, "sinew local mode is up (data in %s)\n", dir)
-	for _, n := range []string{"aws", "stepfunctions", "lambda", "http", "dynamodb", "events", "kms"} {
+	for _, n := range []string{"aws", "stepfunctions", "lambda", "http", "events", "kms"} {
 		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
 	}
+	// DynamoDB Local's own port checks no signature, so it is not offered: DynamoDB answers on
+	// the aws endpoint like every other AWS API.
+	fmt.Fprintf(w, "  %-14s %s (on the aws endpoint)\n", "dynamodb", eps["aws"])
 	fmt.Fprintf(w, "  %-14s %s%s (in a browser on this machine)\n", "console", eps["http"], console.Prefix)
-	fmt.Fprintln(w, "Point the AWS SDKs and the AWS CLI at it (every AWS API answers on the one endpoint):")
+	fmt.Fprintln(w, "Point the AWS SDKs and the AWS CLI at it (every AWS API answers on the one endpoint, to requests signed with this directory's credentials):")
+	fmt.Fprintf(w, "  eval \"$(go run ./infra/local env --dir %s)\"\n", dir)
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
-	fmt.Fprintln(w, "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION="+region)
 	// AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> are honoured from AWS CLI 1.29 and 2.13 and
 	// the SDKs of 2023 on; an older CLI (Debian's awscli 2.9) needs --endpoint-url on each command.
 	fmt.Fprintf(w, "(An AWS CLI older than 1.29 or 2.13 ignores AWS_ENDPOINT_URL: pass --endpoint-url %s.)\n", eps["aws"])

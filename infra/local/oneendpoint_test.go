@@ -26,12 +26,10 @@ import (
 	"sinew/internal/testenv/localmode"
 )
 
-// onlyAWSEndpoint is an environment for a child process with AWS_ENDPOINT_URL and nothing else that
-// points at an endpoint: no AWS_ENDPOINT_URL_<SERVICE>, no config file.
-func onlyAWSEndpoint(endpoint string) []string {
-	env := []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
-		"AWS_DEFAULT_REGION=us-east-1", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+// onlyAWSEndpoint is an environment for a child process with AWS_ENDPOINT_URL and p's credentials
+// and nothing else that points at an endpoint: no AWS_ENDPOINT_URL_<SERVICE>, no config file.
+func onlyAWSEndpoint(p *proc, endpoint string) []string {
+	env := append([]string{"AWS_ENDPOINT_URL=" + endpoint}, p.AWSEnv()...)
 	for _, k := range []string{"PATH", "HOME", "PYENV_ROOT", "PYENV_VERSION"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -50,7 +48,7 @@ func TestOneEndpointServesTheGoSDK(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
-	for _, kv := range onlyAWSEndpoint(p.Endpoints["aws"]) {
+	for _, kv := range onlyAWSEndpoint(p, p.Endpoints["aws"]) {
 		k, v, _ := strings.Cut(kv, "=")
 		if k != "PATH" && k != "HOME" {
 			t.Setenv(k, v)
@@ -99,16 +97,12 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// The AWS CLI, told nothing but the lines local mode prints to export, reaches every API; and the
-// JS SDK (v3) with AWS_ENDPOINT_URL alone invokes a function.
+// The AWS CLI, told nothing but the lines `local env` prints to export, reaches every API; and the
+// JS SDK (v3) and boto3 with those lines alone invoke a function.
 func TestOneEndpointServesTheCLIAndJS(t *testing.T) {
-	p := startLocal(t, t.TempDir())
-	env := exportedEnv(t, p.Stdout.String())
-	if env["AWS_ENDPOINT_URL"] != p.Endpoints["aws"] {
-		t.Fatalf("printed AWS_ENDPOINT_URL %q, want %q\n%s", env["AWS_ENDPOINT_URL"], p.Endpoints["aws"], p.Stdout)
-	}
-	base := onlyAWSEndpoint(env["AWS_ENDPOINT_URL"])
 	dir := t.TempDir()
+	p := startLocal(t, dir)
+	base := localEnvExports(t, p)
 	version, err := exec.Command("aws", "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("aws --version: %v (install the AWS CLI: infra/scripts/deps.sh)", err)
@@ -146,6 +140,54 @@ new LambdaClient({}).send(new InvokeCommand({FunctionName: "sinew-test-echo", Pa
 	if err != nil || string(out) != `{"js":2}` {
 		t.Errorf("JS SDK Lambda Invoke: %v %q\n%s", err, out, stderr.String())
 	}
+
+	// boto3 (Debian's python3-boto3, which make deps installs) honours AWS_ENDPOINT_URL from 1.28
+	// on; Debian's is older, so the endpoint is passed as boto3 users pass it.
+	py := `import boto3, json, os
+c = boto3.client("lambda", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+print(c.invoke(FunctionName="sinew-test-echo", Payload=b'{"py":3}')["Payload"].read().decode(), end="")`
+	cmd = exec.Command(python3WithBoto3(t), "-c", py)
+	cmd.Env = base
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if out, err = cmd.Output(); err != nil || string(out) != `{"py":3}` {
+		t.Errorf("boto3 Lambda Invoke: %v %q\n%s", err, out, stderr.String())
+	}
+}
+
+// python3WithBoto3 is Debian's python3, where python3-boto3 installs boto3 (a python3 earlier on
+// PATH, such as pyenv's, does not see it).
+func python3WithBoto3(t *testing.T) string {
+	t.Helper()
+	const py = "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import boto3").Run(); err != nil {
+		t.Fatalf("%s cannot import boto3 (%v): make deps installs Debian's python3-boto3", py, err)
+	}
+	return py
+}
+
+// localEnvExports runs `local env` on p's directory and gives the environment its export lines
+// make, checking that they name p's endpoint and credentials, with PATH and HOME to run programs.
+func localEnvExports(t *testing.T, p *proc) []string {
+	t.Helper()
+	out, err := exec.Command(binPath, "env", "--dir", p.Dir).Output()
+	if err != nil {
+		t.Fatalf("local env: %v", err)
+	}
+	env := exportedEnv(t, string(out))
+	if env["AWS_ENDPOINT_URL"] != p.Endpoints["aws"] || env["AWS_ACCESS_KEY_ID"] != p.Creds.AccessKeyID || env["AWS_SECRET_ACCESS_KEY"] != p.Creds.SecretAccessKey {
+		t.Fatalf("local env printed %q; want the endpoint %s and the directory's credentials", out, p.Endpoints["aws"])
+	}
+	list := []string{"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	for k, v := range env {
+		list = append(list, k+"="+v)
+	}
+	for _, k := range []string{"PATH", "HOME", "PYENV_ROOT", "PYENV_VERSION"} {
+		if v, ok := os.LookupEnv(k); ok {
+			list = append(list, k+"="+v)
+		}
+	}
+	return list
 }
 
 // exportedEnv reads the "export K=V ..." lines local mode printed.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"sinew/internal/deploy"
@@ -46,7 +45,7 @@ func TestRIE(t *testing.T) {
 		t.Fatalf("prepare was not started under the emulator:\n%s", p.Stderr)
 	}
 	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["lambda"]),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+		Credentials: p.Credentials()})
 	out, err := lc.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("prepare"), Payload: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)

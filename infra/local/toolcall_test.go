@@ -170,7 +170,7 @@ func TestToolCallFunctionResumed(t *testing.T) {
 		resume func(t *testing.T, id string, call map[string]any)
 	}{
 		{"aws CLI send-task-success", func(t *testing.T, _ string, call map[string]any) {
-			awsJSON(t, sfnEP, "stepfunctions", "send-task-success", "--task-token", call["task_token"].(string),
+			awsJSON(t, p, sfnEP, "stepfunctions", "send-task-success", "--task-token", call["task_token"].(string),
 				"--task-output", `{"answer":"from the CLI","n":`+exact+`}`)
 		}},
 		{"aws-sdk-go-v2 SendTaskSuccess", func(t *testing.T, _ string, call map[string]any) {
@@ -249,7 +249,7 @@ func TestToolCallFunctionResumed(t *testing.T) {
 	t.Run("aws CLI send-task-failure", func(t *testing.T) {
 		id := dev.startCall(t, agent, "ask_user", map[string]any{"question": "may I?"})
 		call := dev.pendingCall(t, id)
-		awsJSON(t, sfnEP, "stepfunctions", "send-task-failure", "--task-token", call["task_token"].(string),
+		awsJSON(t, p, sfnEP, "stepfunctions", "send-task-failure", "--task-token", call["task_token"].(string),
 			"--error", "NotAllowed", "--cause", "the user said no")
 		x, raw := dev.final(t, id)
 		e, _ := x["error"].(map[string]any)

@@ -28,6 +28,10 @@ fi
 infra/scripts/apt.sh ffmpeg chromium ||
   stop "ffmpeg and chromium are missing: install them (apt-get install ffmpeg chromium)"
 
+# boto3 for Debian's python3: the tests check that boto3 signs requests local mode accepts.
+infra/scripts/apt.sh python3-boto3 ||
+  stop "boto3 is missing: install it (apt-get install python3-boto3)"
+
 # The AWS CLI: the demo resumes a function tool with it and the local-API tests drive it, always
 # with --endpoint-url (Debian's awscli 2.9 predates the AWS_ENDPOINT_URL_* variables).
 if ! command -v aws >/dev/null 2>&1; then

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -105,8 +104,10 @@ func startLocal() (*localMode, error) {
 	if l.Proc, err = localmode.Start(l.bin, filepath.Join(tmp, "data"), []string{"--in-memory", "--root", root}, env); err != nil {
 		return nil, err
 	}
-	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
-	l.db = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.Endpoints["dynamodb"]), Credentials: creds})
+	// DynamoDB through the AWS endpoint, as a user reaches it: DynamoDB Local's own port keeps
+	// local mode's table under its secret key id.
+	creds := l.Credentials()
+	l.db = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.Endpoints["aws"]), Credentials: creds})
 	l.lambda = lambdasdk.New(lambdasdk.Options{Region: "us-east-1", BaseEndpoint: awsv2.String(l.Endpoints["lambda"]), Credentials: creds})
 	return l, nil
 }

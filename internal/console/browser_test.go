@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/chromedp/chromedp"
 
@@ -230,7 +229,7 @@ func usersOwnExecution(t *testing.T, h *harness) string {
 	t.Helper()
 	ctx := context.Background()
 	c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(h.Endpoints["stepfunctions"]),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, sfnapi.NoHostPrefix)
+		Credentials: h.Credentials()}, sfnapi.NoHostPrefix)
 	m, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("users-own"),
 		RoleArn:    aws.String("arn:aws:iam::000000000000:role/users-own"),
 		Definition: aws.String(`{"StartAt":"Hello","States":{"Hello":{"Type":"Pass","Result":{"hello":"world"},"Next":"Done"},"Done":{"Type":"Succeed"}}}`)})

@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/config"
@@ -59,9 +58,8 @@ type Options struct {
 }
 
 // SFNClient is a Step Functions client for local mode's endpoint.
-func SFNClient(endpoint, region string) *sfn.Client {
-	return sfn.New(sfn.Options{Region: region, BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+func SFNClient(endpoint, region string, creds aws.CredentialsProvider) *sfn.Client {
+	return sfn.New(sfn.Options{Region: region, BaseEndpoint: aws.String(endpoint), Credentials: creds})
 }
 
 // New gives the HTTP endpoint's handler: the console under /console/, the API everywhere else.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
@@ -77,7 +76,7 @@ func (p *local) kill9(t testing.TB) {
 // idle connections for the load's concurrency.
 func (p *local) sfnClient() *sfn.Client {
 	return sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["stepfunctions"]),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), HTTPClient: pooledClient()}, sfnapi.NoHostPrefix)
+		Credentials: p.Credentials(), HTTPClient: pooledClient()}, sfnapi.NoHostPrefix)
 }
 
 func pooledClient() *http.Client {

@@ -10,6 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 // Credentials are the access key local mode makes for its data directory.
@@ -35,6 +38,11 @@ func (c Credentials) Env() []string {
 		"AWS_SECRET_ACCESS_KEY=" + c.SecretAccessKey,
 		"AWS_SESSION_TOKEN=",
 	}
+}
+
+// Provider is the AWS SDK for Go's provider of these credentials, for local mode's own clients.
+func (c Credentials) Provider() aws.CredentialsProvider {
+	return credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, "")
 }
 
 // LoadOrCreate reads dir/aws-credentials.json, or makes new random credentials and writes them

@@ -44,8 +44,9 @@ func Path() (string, error) {
 	return "", fmt.Errorf("no chromium on PATH")
 }
 
-// Start runs a browser until the test ends.
-func Start(t testing.TB) *Browser {
+// Start runs a browser until the test ends, with flags added to the headless ones (for example
+// --host-resolver-rules to give a test host name a loopback address).
+func Start(t testing.TB, flags ...string) *Browser {
 	t.Helper()
 	bin, err := Path()
 	if err != nil {
@@ -55,12 +56,13 @@ func Start(t testing.TB) *Browser {
 		t.Fatalf("Chromium is not installed: run `infra/scripts/apt.sh chromium` (as make test does), or set %s=1 to skip these tests", EnvSkip)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(bin,
+	args := append([]string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--no-default-browser-check", "--mute-audio",
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-		"--user-data-dir="+dir, "about:blank")
+		"--user-data-dir=" + dir}, flags...)
+	cmd := exec.Command(bin, append(args, "about:blank")...)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr

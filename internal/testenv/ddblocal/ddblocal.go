@@ -82,14 +82,15 @@ type Options struct {
 	Own bool
 	// Isolated runs DynamoDB Local without -sharedDb: it keeps a database per access key id and
 	// region (files <AccessKeyId>_<region>.db under DBPath), so a caller without local mode's
-	// key id sees an empty database; local mode's clients use that key id (NewClientWith). It
-	// always starts a process of its own: the tests' shared instance is not isolated.
+	// key id sees an empty database; local mode's clients use that key id (NewClientWith). Like
+	// any start, it uses SINEW_TEST_DYNAMODB_ENDPOINT instead when that is set (the tests' shared
+	// instance, which is not isolated): a test of isolation starts local mode without it.
 	Isolated bool
 }
 
 // StartWith is Start with options.
 func StartWith(ctx context.Context, opts Options) (*Server, error) {
-	if ep := os.Getenv(EnvEndpoint); ep != "" && !opts.Own && !opts.Isolated {
+	if ep := os.Getenv(EnvEndpoint); ep != "" && !opts.Own {
 		s := &Server{endpoint: ep}
 		if err := s.waitReady(ctx, 30*time.Second); err != nil {
 			return nil, fmt.Errorf("DynamoDB at %s=%s does not answer: %w", EnvEndpoint, ep, err)

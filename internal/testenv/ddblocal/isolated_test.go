@@ -41,7 +41,7 @@ func TestIsolatedServer(t *testing.T) {
 		t.Fatalf("AdoptSharedDB: moved %v, %v; want moved", moved, err)
 	}
 
-	s, err := ddblocal.StartWith(ctx, ddblocal.Options{DBPath: dir, Isolated: true})
+	s, err := ddblocal.StartWith(ctx, ddblocal.Options{DBPath: dir, Isolated: true, Own: true})
 	if err != nil {
 		t.Fatal(err)
 	}

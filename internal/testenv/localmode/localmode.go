@@ -14,6 +14,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"sinew/internal/localaws/awsauth"
 )
 
 // Build gives the path of ./infra/local built from the module at root. go run keeps a linked
@@ -49,6 +53,9 @@ type Proc struct {
 	Cmd       *exec.Cmd
 	Dir       string            // its --dir: endpoints.json, the journal, the key files
 	Endpoints map[string]string // endpoints.json
+	// Creds are the AWS credentials local mode made for Dir: its AWS endpoints answer only
+	// requests signed with them.
+	Creds   awsauth.Credentials
 	Stdout    *Buffer
 	Stderr    *Buffer // its log
 	done      chan struct{}
@@ -101,12 +108,29 @@ func Start(bin, dir string, args, env []string) (*Proc, error) {
 			err = fmt.Errorf("endpoints.json %s = %q, want a loopback URL", k, p.Endpoints[k])
 		}
 	}
+	if err == nil {
+		p.Creds, err = awsauth.Load(dir)
+	}
 	if err != nil {
 		p.Kill()
 		return nil, err
 	}
 	return p, nil
 }
+
+// Region is local mode's one region.
+const Region = "us-east-1"
+
+// AWSEnv is the environment a child process (the AWS CLI, a Node or Python SDK) needs to call
+// local mode's AWS endpoints: its credentials and region, with no shared config or metadata
+// service to fall back on. It holds no endpoint: callers pass the one they test.
+func (p *Proc) AWSEnv() []string {
+	return append(p.Creds.Env(), "AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region, "AWS_SESSION_TOKEN=",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+}
+
+// Credentials is the AWS SDK for Go's provider of Creds.
+func (p *Proc) Credentials() aws.CredentialsProvider { return p.Creds.Provider() }
 
 // hungAfter is how long local mode may go without a line of output before it is taken as hung.
 // Start-up has no overall deadline: on a busy machine it takes as long as it takes (--rie builds
