@@ -227,16 +227,28 @@ func TestConsoleKeepsDevelopersApart(t *testing.T) {
 // runs it; it gives the execution's name.
 func usersOwnExecution(t *testing.T, h *harness) string {
 	t.Helper()
+	return usersOwn(t, h, "users-own", `{"StartAt":"Hello","States":{"Hello":{"Type":"Pass","Result":{"hello":"world"},"Next":"Done"},"Done":{"Type":"Succeed"}}}`, "", `{"n":1}`)
+}
+
+// usersOwn makes (or finds) a user's own state machine through the Step Functions API and starts
+// an execution of it named execution (a name Step Functions makes when empty); it gives the
+// execution's name.
+func usersOwn(t *testing.T, h *harness, machine, definition, execution, input string) string {
+	t.Helper()
 	ctx := context.Background()
 	c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(h.Endpoints["stepfunctions"]),
 		Credentials: h.Credentials()}, sfnapi.NoHostPrefix)
-	m, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("users-own"),
+	m, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(machine),
 		RoleArn:    aws.String("arn:aws:iam::000000000000:role/users-own"),
-		Definition: aws.String(`{"StartAt":"Hello","States":{"Hello":{"Type":"Pass","Result":{"hello":"world"},"Next":"Done"},"Done":{"Type":"Succeed"}}}`)})
+		Definition: aws.String(definition)})
 	if err != nil {
 		t.Fatalf("CreateStateMachine: %v", err)
 	}
-	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: m.StateMachineArn, Input: aws.String(`{"n":1}`)})
+	in := &sfn.StartExecutionInput{StateMachineArn: m.StateMachineArn, Input: aws.String(input)}
+	if execution != "" {
+		in.Name = aws.String(execution)
+	}
+	x, err := c.StartExecution(ctx, in)
 	if err != nil {
 		t.Fatalf("StartExecution: %v", err)
 	}

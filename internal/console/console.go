@@ -86,24 +86,42 @@ func New(o Options) http.Handler {
 	page := http.StripPrefix(Prefix, http.FileServer(http.FS(files)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
+		if p != strings.TrimSuffix(Prefix, "/") && !strings.HasPrefix(p, Prefix) {
+			o.API.ServeHTTP(w, r)
+			return
+		}
+		// Every answer of the console's, its JSON and errors too: a browser can be sent to any.
+		secure(w.Header())
 		switch {
 		case p == strings.TrimSuffix(Prefix, "/"):
 			http.Redirect(w, r, Prefix, http.StatusMovedPermanently)
-		case !strings.HasPrefix(p, Prefix):
-			o.API.ServeHTTP(w, r)
 		case !fromLoopback(r):
 			status, body, _ := httpapi.ErrorResponse(fault.New(fault.Forbidden, "the console answers only on a loopback address (127.0.0.1, localhost or ::1)"))
 			writeError(w, status, body)
 		case strings.HasPrefix(p, Prefix+"api/"):
 			jsonRoutes.ServeHTTP(w, r)
 		default:
-			// The page loads nothing from elsewhere; saying so to the browser keeps it that way.
-			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.Header().Set("Cache-Control", "no-cache")
 			page.ServeHTTP(w, r)
 		}
 	})
+}
+
+// policy is the console's Content-Security-Policy. The page runs its one script file and loads
+// nothing from elsewhere, so text that reached the page as markup (or a javascript: link, or
+// eval) would run nothing; Trusted Types make the browser refuse any HTML or script built from
+// a string, so a sink added to app.js fails loudly instead of waiting for a payload.
+const policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; " +
+	"require-trusted-types-for 'script'; trusted-types 'none'"
+
+// secure sets the headers that keep a browser to the policy, from guessing a type other than
+// the one sent, and from showing the console in another site's frame or telling it its address.
+func secure(h http.Header) {
+	h.Set("Content-Security-Policy", policy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // fromLoopback reports whether a request came from this machine and names it by a loopback

@@ -317,12 +317,21 @@ func choiceLabel(c map[string]any, i int) string {
 			continue
 		}
 		if v != "" {
-			b, _ := json.Marshal(val)
-			return clipLabel(fmt.Sprintf("%s %s %s", v, k, b))
+			return clipLabel(fmt.Sprintf("%s %s %s", v, k, jsonLabel(val)))
 		}
 		return clipLabel(k + " …")
 	}
 	return fmt.Sprintf("rule %d", i+1)
+}
+
+// jsonLabel is a value as JSON text for a label, its <, > and & as they are: the page draws
+// labels as text, where JSON's HTML escapes would show as \u003c.
+func jsonLabel(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func retryLabel(st aslState) string {

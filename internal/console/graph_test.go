@@ -192,3 +192,32 @@ func TestLayoutRefusesWhatIsNotAMachine(t *testing.T) {
 		}
 	}
 }
+
+// Labels are text for the page to draw as it is: a value in a choice keeps its <, > and &
+// (JSON's HTML escapes would show as \u003c).
+func TestLayoutLabelsKeepTextAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name, rule, want string
+	}{
+		{"markup", `{"Variable":"$.v","StringEquals":"<b>","Next":"B"}`, `$.v StringEquals "<b>"`},
+		{"ampersand", `{"Variable":"$.v","StringEquals":"a&b","Next":"B"}`, `$.v StringEquals "a&b"`},
+		{"quote", `{"Variable":"$.v","StringEquals":"\"x","Next":"B"}`, `$.v StringEquals "\"x"`},
+		{"number", `{"Variable":"$.v","NumericEquals":3,"Next":"B"}`, `$.v NumericEquals 3`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := Layout([]byte(`{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[` + tc.rule + `],"Default":"B"},"B":{"Type":"Succeed"}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var labels []string
+			for _, e := range g.Edges {
+				if e.Kind == "choice" {
+					labels = append(labels, e.Label)
+				}
+			}
+			if !slices.Equal(labels, []string{tc.want}) {
+				t.Errorf("choice labels %q, want %q", labels, tc.want)
+			}
+		})
+	}
+}

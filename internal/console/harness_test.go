@@ -82,12 +82,36 @@ func startLocal() (*harness, error) {
 	// The scripted model: nothing here may reach a real model endpoint. DynamoDB Local is make
 	// test's shared one when SINEW_TEST_DYNAMODB_ENDPOINT names it (each test has developers of
 	// its own), else local mode's own.
+	script, err := modelScript(root, tmp)
+	if err != nil {
+		return nil, err
+	}
 	env := os.Environ()
-	env = append(env, config.EnvModel+"=scripted:"+filepath.Join(root, "events/models/echo_demo.json"))
+	env = append(env, config.EnvModel+"=scripted:"+script)
 	if h.Proc, err = localmode.Start(h.bin, filepath.Join(tmp, "data"), []string{"--in-memory", "--root", root}, env); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// modelScript writes the scripted model's script: echo_demo's turns (the chat tests' first turn
+// and its answer), then payloadTurns, which a session's next message plays.
+func modelScript(root, tmp string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "events/models/echo_demo.json"))
+	if err != nil {
+		return "", err
+	}
+	var script map[string]any
+	if err := json.Unmarshal(b, &script); err != nil {
+		return "", fmt.Errorf("echo_demo.json: %w", err)
+	}
+	turns, _ := script["turns"].([]any)
+	script["turns"] = append(turns, payloadTurns()...)
+	if b, err = json.Marshal(script); err != nil {
+		return "", err
+	}
+	p := filepath.Join(tmp, "model.json")
+	return p, os.WriteFile(p, b, 0o644)
 }
 
 // token is a JWT for developer dev from local mode's own signer.
@@ -212,9 +236,10 @@ func screenshots(t *testing.T) string {
 }
 
 type tab struct {
-	t   *testing.T
-	h   *harness
-	ctx context.Context
+	t     *testing.T
+	h     *harness
+	ctx   context.Context
+	loads int // openAnew's documents
 }
 
 // browser opens a tab of a new headless Chromium, for the test's length.
@@ -233,11 +258,24 @@ func (h *harness) browser(t *testing.T) *tab {
 // open shows a console page (a hash route) as dev.
 func (b *tab) open(dev, route string) {
 	b.t.Helper()
+	b.navigate(dev, route, "")
+}
+
+// openAnew shows a console page in a document of its own: open, on a tab already on the
+// console, changes only the address's fragment, and the page's window lives on.
+func (b *tab) openAnew(dev, route string) {
+	b.t.Helper()
+	b.loads++
+	b.navigate(dev, route, fmt.Sprintf("?load=%d", b.loads))
+}
+
+func (b *tab) navigate(dev, route, query string) {
+	b.t.Helper()
 	sep := "?"
 	if strings.Contains(route, "?") {
 		sep = "&"
 	}
-	u := b.h.Endpoints["http"] + "/console/#" + route + sep + "token=" + b.h.token(b.t, dev)
+	u := b.h.Endpoints["http"] + "/console/" + query + "#" + route + sep + "token=" + b.h.token(b.t, dev)
 	b.run("open "+route, chromedp.Navigate(u))
 }
 

@@ -53,13 +53,19 @@ function tokenPage(message) {
 
 // ---- helpers ----
 
+// el makes an element; it is the page's one way to draw. Data becomes text nodes and attribute
+// values, never markup. An on* attribute takes only a function (never code in a string), and a
+// link only a route of this page (#/...): a javascript: or data: address is dropped.
 function el(tag, attrs, ...children) {
   const svgTags = ['svg', 'g', 'rect', 'path', 'text', 'title', 'defs', 'marker', 'circle', 'tspan'];
   const e = svgTags.includes(tag) ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : v);
+    if (k.toLowerCase().startsWith('on')) {
+      if (typeof v === 'function') e.addEventListener(k.slice(2), v);
+    } else if (k.toLowerCase() !== 'href' || String(v).startsWith('#')) {
+      e.setAttribute(k, v === true ? '' : v);
+    }
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
@@ -402,7 +408,7 @@ async function executionPage(gen, machine, name) {
         el('div', {}, 'state machine'), el('div', {}, el('a', { href: '#/machines/' + encodeURIComponent(x.machine) }, x.machine)),
         el('div', {}, 'whose'), el('div', {}, visibility(x)),
         el('div', {}, 'started'), el('div', {}, when(x.start), x.stop ? ' · took ' + took(x.start, x.stop) : ''),
-        x.agent_id ? [el('div', {}, 'agent'), el('div', {}, el('a', { href: '#/agents/' + x.agent_id }, x.agent_id))] : null,
+        x.agent_id ? [el('div', {}, 'agent'), el('div', {}, el('a', { href: '#/agents/' + encodeURIComponent(x.agent_id) }, x.agent_id))] : null,
         x.session_id ? [el('div', {}, 'session'), el('div', {}, x.session_id)] : null,
         x.error ? [el('div', {}, 'error'), el('div', { class: 'error' }, x.error + (x.cause ? ': ' + x.cause : ''))] : null));
     const pc = pendingCalls(x);
@@ -475,7 +481,7 @@ async function agentsPage(gen) {
   const { items } = await api('GET', '/agents?limit=100');
   if (gen !== generation) return;
   main.replaceChildren(el('h1', {}, 'Agents'), items.length === 0 ? el('p', { class: 'muted' }, 'No agents yet.') :
-    el('div', { class: 'list-cards' }, items.map(a => el('a', { class: 'card', href: '#/agents/' + a.id, 'data-agent': a.id },
+    el('div', { class: 'list-cards' }, items.map(a => el('a', { class: 'card', href: '#/agents/' + encodeURIComponent(a.id), 'data-agent': a.id },
       el('h2', {}, a.name || a.id), el('p', { class: 'muted' }, a.about || a.id)))));
 }
 
@@ -506,7 +512,7 @@ async function chatPage(gen) {
   const model = el('input', { type: 'text', id: 'chat-model', placeholder: 'the configured model', size: 30 });
   const input = el('textarea', { id: 'chat-input', rows: 3, placeholder: 'Say something to the agent' });
   const showHistory = async () => {
-    const h = await api('GET', '/sessions/' + session + '/history?limit=100');
+    const h = await api('GET', '/sessions/' + encodeURIComponent(session) + '/history?limit=100');
     if (gen !== generation) return;
     log.replaceChildren(...h.items.map(m => el('div', { class: 'msg ' + m.role, 'data-role': m.role },
       el('div', { class: 'role' }, m.role + (m.name ? ' · ' + m.name : '')),
@@ -531,7 +537,7 @@ async function chatPage(gen) {
       if (!session) session = (await api('POST', '/sessions', { agent_id: agentSel.value })).id;
       const body = { messages: [{ role: 'user', content: text }], async: true, auto_run_tools: true };
       if (model.value.trim()) body.model = model.value.trim();
-      const r = await api('POST', '/sessions/' + session + '/chat', body);
+      const r = await api('POST', '/sessions/' + encodeURIComponent(session) + '/chat', body);
       input.value = '';
       agentSel.disabled = true;
       log.append(el('div', { class: 'msg user', 'data-role': 'user' }, el('div', { class: 'role' }, 'user'), text));
