@@ -73,7 +73,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the output does not say %q", s)
 		}
 	}
-	if len(res.secrets) != 3 || res.localLog == "" {
+	if len(res.secrets) != 4 || res.localLog == "" { // three setup secrets and local mode's AWS secret key
 		t.Fatalf("%d secrets, local log of %d bytes: the run left too little to check", len(res.secrets), len(res.localLog))
 	}
 	for i, s := range res.secrets {
