@@ -74,7 +74,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "--net", "--", "bash", "-c", `ip link set lo up && exec bash "$0"`, path)
 	cmd.Dir = root
-	cmd.Env = walkthroughEnv()
+	cmd.Env = walkthroughEnv(debianCLI(t))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -105,14 +105,33 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 // walkthroughEnv is this process's environment without anything that would point the walkthrough
 // elsewhere than where it says (endpoints, a model, allowed addresses).
-func walkthroughEnv() []string {
+// The AWS CLI comes first on its PATH from cliDir.
+func walkthroughEnv(cliDir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "SINEW_") {
 			continue
+		}
+		if k == "PATH" {
+			kv = "PATH=" + cliDir + string(os.PathListSeparator) + v
 		}
 		env = append(env, kv)
 	}
 	return env
+}
+
+// debianCLI is a directory holding only the AWS CLI make deps installs (Debian's awscli), so the
+// walkthrough runs with the CLI a reader gets from make deps, not whichever is first on PATH.
+func debianCLI(t *testing.T) string {
+	t.Helper()
+	const bin = "/usr/bin/aws"
+	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil {
+		t.Fatalf("%s --version: %v %s (make deps installs Debian's awscli)", bin, err, out)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, "aws")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -32,12 +32,16 @@ infra/scripts/apt.sh ffmpeg chromium ||
 infra/scripts/apt.sh python3-boto3 ||
   stop "boto3 is missing: install it (apt-get install python3-boto3)"
 
-# The AWS CLI: the demo resumes a function tool with it and the local-API tests drive it, always
-# with --endpoint-url (Debian's awscli 2.9 predates the AWS_ENDPOINT_URL_* variables).
-if ! command -v aws >/dev/null 2>&1; then
-  infra/scripts/apt.sh awscli ||
-    stop "the AWS CLI is missing: install it (apt-get install awscli, or https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html)"
-fi
+# The AWS CLI: the demo resumes a function tool with it, the local-API tests and the README
+# walkthrough drive it. Debian's awscli (2.9) is installed even when another CLI is on PATH, since
+# the walkthrough's test runs the one a reader gets from make deps; it predates AWS_ENDPOINT_URL, so
+# the walkthrough passes --endpoint-url.
+infra/scripts/apt.sh awscli ||
+  stop "the AWS CLI is missing: install it (apt-get install awscli, or https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html)"
+
+# jq and curl: the README walkthrough uses both.
+infra/scripts/apt.sh jq curl ||
+  stop "jq and curl are missing: install them (apt-get install jq curl)"
 
 # cfn-lint checks the synthesized CloudFormation template (infra/cdk). Debian has no package: it
 # comes from PyPI, at the version the template was last checked with.
