@@ -42,10 +42,12 @@ const (
 )
 
 // The largest values the call bounds accept: generous, but bounded, so a typo cannot switch the
-// bound off.
+// bound off. A turn's calls are bounded further by Step Functions' 25,000 history events per
+// execution: an agent_loop call costs about 11 events and a model reply 24, so 1,500 calls over
+// 100 replies stay near 19,000 (internal/e2e's TestAgentLoopHistoryFitsTheCallBounds measures it).
 const (
 	MaxCallsPerReplyLimit = 1000
-	MaxCallsPerTurnLimit  = 10000
+	MaxCallsPerTurnLimit  = 1500
 )
 
 // Functions are the folders under functions/, one per Lambda. Each has a
@@ -151,7 +153,7 @@ func Variables() []Var {
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
 		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
-		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 10000)"},
+		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 1500, which keeps an agent_loop turn under Step Functions' 25,000 history events)"},
 	)
 	for _, p := range urlProviders() {
 		vs = append(vs, Var{ProviderEnv(p), "", "the base URL of the " + p + " provider, instead of its public endpoint"})

@@ -120,7 +120,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"budget not a number", EnvChatBudget, "soon", "number of seconds"},
 		{"calls per reply zero", EnvMaxCallsPerReply, "0", "from 1 to 1000"},
 		{"calls per reply too many", EnvMaxCallsPerReply, "1001", "from 1 to 1000"},
-		{"calls per turn not a number", EnvMaxCallsPerTurn, "lots", "from 1 to 10000"},
+		{"calls per turn not a number", EnvMaxCallsPerTurn, "lots", "from 1 to 1500"},
 		{"budget zero", EnvChatBudget, "0", "less than 30"},
 		{"budget at limit", EnvChatBudget, "30", "less than 30"},
 		{"budget negative", EnvChatBudget, "-1", "less than 30"},
