@@ -2,13 +2,11 @@ package executions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/smithy-go"
 
 	"sinew/internal/fault"
 	"sinew/internal/store"
@@ -81,11 +79,10 @@ func (l *Liveness) Exists(ctx context.Context, wf, name string) (bool, error) {
 	}
 	arn = strings.Replace(arn, ":stateMachine:", ":execution:", 1) + ":" + name
 	_, err := l.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: &arn})
-	var ae smithy.APIError
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.As(err, &ae) && ae.ErrorCode() == "ExecutionDoesNotExist":
+	case fault.AWSCode(err) == "ExecutionDoesNotExist":
 		return false, nil
 	}
 	return false, fault.Wrap(fault.Transient, err, "asking Step Functions about execution %s", name)

@@ -2,14 +2,12 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/smithy-go"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
@@ -64,15 +62,12 @@ func (t *Tokens) Answer(ctx context.Context, token string, output any, runErr er
 		}
 		_, err = c.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: &token, Output: awsv2.String(string(b))})
 	}
-	var ae smithy.APIError
-	if err == nil {
+	switch code := fault.AWSCode(err); {
+	case err == nil:
 		return nil
-	} else if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "TaskTimedOut", "TaskDoesNotExist", "InvalidToken":
-			slog.WarnContext(ctx, "the Task no longer waits for this call's answer", "error_code", ae.ErrorCode())
-			return nil
-		}
+	case code == "TaskTimedOut" || code == "TaskDoesNotExist" || code == "InvalidToken":
+		slog.WarnContext(ctx, "the Task no longer waits for this call's answer", "error_code", code)
+		return nil
 	}
 	return fault.Wrap(fault.Transient, err, "answer the Task's token")
 }

@@ -11,13 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -130,55 +127,20 @@ func (s strictHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]b
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// DecodeEvent decodes a Lambda event into v strictly: an empty event, malformed JSON, a value of the
-// wrong type, an unknown field and data after the value are InvalidInput errors naming the field.
-func DecodeEvent(payload []byte, v any) error { return decodeEvent(payload, v, true) }
+// DecodeEvent decodes a Lambda event into v strictly (jsonv.Strict): an empty event, malformed
+// JSON, a value of the wrong type, an unknown field and data after the value are InvalidInput
+// errors naming the field.
+func DecodeEvent(payload []byte, v any) error { return eventJSON.Decode(payload, v) }
 
 // decodeAWSEvent is DecodeEvent for the events AWS makes, whose unknown fields are ignored.
-func decodeAWSEvent(payload []byte, v any) error { return decodeEvent(payload, v, false) }
-
-func decodeEvent(payload []byte, v any, strict bool) error {
-	if len(bytes.TrimSpace(payload)) == 0 {
-		return fault.Invalid("event", "the event is empty; send a JSON object")
-	}
-	// encoding/json would put U+FFFD in place of invalid bytes and carry the damaged text on.
-	if !utf8.Valid(payload) {
-		return fault.Invalid("event", "the event is not valid UTF-8; JSON must be UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	if strict {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(v); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		var fe *fault.Error
-		switch {
-		case errors.As(err, &fe):
-			return err // a field's own UnmarshalJSON said what is wrong
-		case errors.As(err, &se):
-			return fault.Invalid("event", "the event is not valid JSON: %s (at byte %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return fault.Invalid("event", "the event ends in the middle of its JSON value")
-		case errors.As(err, &te):
-			if te.Field == "" {
-				return fault.Invalid("event", "the event must be %s, not %s", jsonv.KindOf(te.Type), te.Value)
-			}
-			return fault.Invalid(te.Field, "%s must be %s, not %s", te.Field, jsonv.KindOf(te.Type), te.Value)
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			if n, uerr := strconv.Unquote(name); uerr == nil {
-				name = n
-			}
-			return fault.Invalid(name, "the event has an unknown field %q", name)
-		}
-		return fault.Invalid("event", "the event is invalid: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fault.Invalid("event", "the event has data after its JSON value")
-	}
-	return nil
+func decodeAWSEvent(payload []byte, v any) error {
+	s := eventJSON
+	s.AllowUnknown = true
+	return s.Decode(payload, v)
 }
+
+var eventJSON = jsonv.Strict{Subject: "the event", Field: "event", UTF8: "JSON must be UTF-8",
+	Unknown: "the event has an unknown field %q"}
 
 // Invoke runs h in process as the Lambda runtime would: the answer's bytes, or the error the runtime
 // would report, named by the runtime's own rule (an InvokeResponse_Error value as is, any other error

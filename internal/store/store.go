@@ -64,7 +64,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/google/uuid"
 
 	"sinew/internal/fault"
@@ -227,54 +226,41 @@ func sortTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0
 
 // ---- errors ----
 
-// dbErr turns an SDK error into a typed fault: throttling and DynamoDB's own failures are Transient
-// (callers retry), the rest Internal. what says which operation failed.
+// dbErr types an SDK error (fault.FromAWS) after DynamoDB's own rules: an item over its size
+// limit is TooLarge, and a transaction that lost to a concurrent change is Transient. what says
+// which operation failed.
 func dbErr(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+	if err == nil || errors.As(err, new(*fault.Error)) {
 		return err
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fault.Wrap(fault.Timeout, err, "%s: the request ran out of time", what)
-	}
 	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
-			"InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
-			"TransactionConflictException", "TransactionInProgressException":
-			return fault.Wrap(fault.Transient, err, "%s: DynamoDB is busy, try again", what)
-		}
-		if ae.ErrorCode() == "ValidationException" && strings.Contains(ae.ErrorMessage(), "size") {
-			// The one validation failure a caller can cause: an item over 400 KB (or a
-			// transaction over 4 MB). Everything else the store builds itself.
-			return fault.Wrap(fault.TooLarge, err, "%s: the record is over DynamoDB's 400 KB item limit", what)
-		}
-		var tce *types.TransactionCanceledException
-		if errors.As(err, &tce) {
-			for _, r := range tce.CancellationReasons {
-				switch strv(r.Code) {
-				case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-					return fault.Wrap(fault.Transient, err, "%s: a concurrent change, try again", what)
-				}
+	if errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" && strings.Contains(ae.ErrorMessage(), "size") {
+		// The one validation failure a caller can cause: an item over 400 KB (or a
+		// transaction over 4 MB). Everything else the store builds itself.
+		return fault.Wrap(fault.TooLarge, err, "%s: the record is over DynamoDB's 400 KB item limit", what)
+	}
+	if concurrentChange(err) {
+		return fault.Wrap(fault.Transient, err, "%s: a concurrent change, try again", what)
+	}
+	return fault.FromAWS(err, what)
+}
+
+// concurrentChange reports a transaction refused for another's change to the same items, or for
+// a throttled item in it.
+func concurrentChange(err error) bool {
+	if fault.AWSCode(err) == "TransactionConflictException" {
+		return true
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			switch strv(r.Code) {
+			case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+				return true
 			}
 		}
 	}
-	var se *smithyhttp.RequestSendError
-	if errors.As(err, &se) {
-		// The request got no answer (connection refused or reset), after the SDK's own retries.
-		return fault.Wrap(fault.Transient, err, "%s: DynamoDB did not answer, try again", what)
-	}
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
-		// DynamoDB's own failure (DynamoDB Local answers 500 when its disk is full): nothing was
-		// written, and a retry may find it cured.
-		return fault.Wrap(fault.Transient, err, "%s: DynamoDB failed (HTTP %d), try again", what, re.HTTPStatusCode())
-	}
-	return fault.Wrap(fault.Internal, err, "%s", what)
+	return false
 }
 
 func strv(p *string) string {

@@ -108,7 +108,7 @@ func answerable(c *store.PendingCall) error {
 
 // sendErr says what a SendTask* failure means for the caller.
 func (s *Service) sendErr(ctx context.Context, dev, execID, callID string, sendErr error) error {
-	switch awsCode(sendErr) {
+	switch fault.AWSCode(sendErr) {
 	case "TaskTimedOut", "TaskDoesNotExist", "InvalidToken":
 		// Both a used and an expired token answer TaskTimedOut: the record says which.
 		if c, err := s.Store.GetCall(ctx, dev, execID, callID); err == nil && (c.Status == store.CallAnswered || c.Status == store.CallFailed) {
@@ -121,7 +121,7 @@ func (s *Service) sendErr(ctx context.Context, dev, execID, callID string, sendE
 	case "InvalidOutput":
 		return fault.Wrap(fault.InvalidInput, sendErr, "output is not JSON Step Functions accepts")
 	}
-	return awsErr(sendErr, "deliver the answer to Step Functions")
+	return fault.FromAWS(sendErr, "deliver the answer to Step Functions")
 }
 
 // Heartbeat tells the waiting Task its client is alive (SendTaskHeartbeat).
@@ -134,13 +134,14 @@ func (s *Service) Heartbeat(ctx context.Context, dev, execID, callID string) err
 		return err
 	}
 	_, err = s.SFN.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: &c.TaskToken})
-	switch awsCode(err) {
-	case "":
+	if err == nil {
 		return nil
+	}
+	switch fault.AWSCode(err) {
 	case "TaskTimedOut", "TaskDoesNotExist", "InvalidToken":
 		return fault.Wrap(fault.Gone, err, "call %s is no longer awaited", callID)
 	}
-	return awsErr(err, "send the heartbeat")
+	return fault.FromAWS(err, "send the heartbeat")
 }
 
 // Resume is Julep's PUT /executions/{id} with status running: it answers the execution's one
@@ -180,8 +181,8 @@ func (s *Service) Cancel(ctx context.Context, dev, execID, reason string) (*stor
 		return nil, fault.Invalid("reason", "reason is at most %d characters", maxCause)
 	}
 	_, err = s.SFN.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: &arn, Error: awsv2.String("Sinew.Cancelled"), Cause: &reason})
-	if err != nil && awsCode(err) != "ExecutionDoesNotExist" {
-		return nil, awsErr(err, "stop execution")
+	if err != nil && fault.AWSCode(err) != "ExecutionDoesNotExist" {
+		return nil, fault.FromAWS(err, "stop execution")
 	}
 	errObj := map[string]any{"type": "Sinew.Cancelled", "message": reason}
 	if _, err := s.Finish(ctx, dev, execID, store.ExecCancelled, nil, errObj); err != nil {

@@ -56,19 +56,9 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 		return nil, &fault.Error{Kind: fault.TooLarge, Field: "arguments",
 			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
 	}
-	// Step Functions answers a start with the same name and input of a running execution with
-	// that execution, and ExecutionAlreadyExists otherwise.
-	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ToolCallARN, Name: &name, Input: awsv2.String(string(input))})
-	switch {
-	case err == nil:
-	case awsCode(err) == "ExecutionAlreadyExists" && idemKey != "":
-		return s.started(ctx, dev, name)
-	case awsCode(err) == "ExecutionLimitExceeded":
-		return nil, fault.Wrap(fault.Transient, err, "too many executions are running; try again later")
-	case awsCode(err) == "InvalidExecutionInput":
-		return nil, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the call's input: %s", awsMessage(err))
-	default:
-		return nil, awsErr(err, "start the tool_call execution")
+	st, again, err := StartExecution(ctx, s.SFN, s.Store, dev, s.ToolCallARN, name, input, ToolCall)
+	if err != nil || again {
+		return st, err
 	}
 	var claim any
 	if held {
@@ -84,16 +74,33 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 	return &Started{ExecutionID: name, Status: x.Status}, nil
 }
 
-// started answers a repeat of an idempotency key with the execution's recorded status.
-func (s *Service) started(ctx context.Context, dev, name string) (*Started, error) {
-	x, err := s.Store.GetExecution(ctx, dev, name)
-	if fault.Is(err, fault.NotFound) {
-		return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
+// StartExecution starts dev's execution named name of the state machine arn, of the workflow wf
+// (ToolCall, AgentLoop), with input. A name already taken is a repeat of the start: an
+// Idempotency-Key's, or the SDK's retry of a start whose answer was lost (Step Functions answers a
+// repeat of a running execution's name and input with that execution, and ExecutionAlreadyExists
+// once it has ended or for another input). A repeat answers the first start's execution, with its
+// recorded status (running until its executor records it), and again true.
+func StartExecution(ctx context.Context, c ExecutionStarter, records *store.Store, dev, arn, name string, input []byte, wf string) (st *Started, again bool, err error) {
+	_, err = c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &arn, Name: &name, Input: awsv2.String(string(input))})
+	if err == nil {
+		return &Started{ExecutionID: name, Status: store.ExecRunning}, false, nil
 	}
-	if err != nil {
-		return nil, err
+	switch fault.AWSCode(err) {
+	case "ExecutionAlreadyExists":
+		x, gerr := records.GetExecution(ctx, dev, name)
+		if fault.Is(gerr, fault.NotFound) {
+			return &Started{ExecutionID: name, Status: store.ExecRunning}, true, nil
+		}
+		if gerr != nil {
+			return nil, true, gerr
+		}
+		return &Started{ExecutionID: name, Status: x.Status}, true, nil
+	case "ExecutionLimitExceeded":
+		return nil, false, fault.Wrap(fault.Transient, err, "start the %s execution: the account's limit of open executions is reached; try again once some have ended", wf)
+	case "InvalidExecutionInput":
+		return nil, false, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the %s execution's input: %s", wf, awsMessage(err))
 	}
-	return &Started{ExecutionID: name, Status: x.Status}, nil
+	return nil, false, fault.FromAWS(err, "start the "+wf+" execution")
 }
 
 // StartInput is tool_call's input. A user's own state machine gives the request (developer_id,

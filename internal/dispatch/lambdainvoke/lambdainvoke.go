@@ -5,15 +5,11 @@ package lambdainvoke
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
@@ -50,25 +46,12 @@ func (l *Invoker) Invoke(ctx context.Context, function string, payload []byte) (
 	return out.Payload, nil, nil
 }
 
+// invokeErr types a failed Invoke (fault.FromAWS); a function that Lambda is still creating or
+// updating is Transient too, as it takes invocations again once done.
 func invokeErr(err error, function string) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fault.Wrap(fault.Timeout, err, "invoking %s: the request's time budget ran out", function)
+	switch fault.AWSCode(err) {
+	case "ResourceNotReadyException", "ResourceConflictException":
+		return fault.Wrap(fault.Transient, err, "invoking %s: the function is being updated; try again", function)
 	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "TooManyRequestsException", "ServiceException", "EC2ThrottledException", "ResourceNotReadyException", "ResourceConflictException":
-			return fault.Wrap(fault.Transient, err, "invoking %s: Lambda is busy; try again", function)
-		}
-	}
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() >= http.StatusInternalServerError {
-		return fault.Wrap(fault.Transient, err, "invoking %s: Lambda is unavailable; try again", function)
-	}
-	var oe *smithy.OperationError
-	if errors.As(err, &oe) && re == nil {
-		// No HTTP answer at all: a connection that failed.
-		return fault.Wrap(fault.Transient, err, "invoking %s: could not reach Lambda; try again", function)
-	}
-	return fault.Wrap(fault.Internal, err, "invoking %s", function)
+	return fault.FromAWS(err, "invoking "+function)
 }

@@ -2,12 +2,8 @@ package agentloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/smithy-go"
 	"github.com/google/uuid"
 
 	"sinew/internal/fault"
@@ -21,10 +17,8 @@ import (
 // and system task.execution.create.
 type Starter struct {
 	Store *store.Store
-	SFN   interface {
-		StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-	}
-	ARN string // SINEW_AGENT_LOOP_ARN
+	SFN   workflow.ExecutionStarter
+	ARN   string // SINEW_AGENT_LOOP_ARN
 }
 
 // Start starts an execution named name (a fresh UUIDv7 when ""). Messages are stored by reference
@@ -59,27 +53,8 @@ func (s *Starter) Start(ctx context.Context, name string, in Input, messages []l
 	if err != nil {
 		return nil, fmt.Errorf("agent_loop: encoding the input: %w", err)
 	}
-	_, err = s.SFN.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: &s.ARN, Name: &name, Input: awsv2.String(string(body))})
-	var ae smithy.APIError
-	switch {
-	case err == nil:
-		return &workflow.Started{ExecutionID: name, Status: store.ExecRunning}, nil
-	case errors.As(err, &ae) && ae.ErrorCode() == "ExecutionAlreadyExists":
-		x, gerr := s.Store.GetExecution(ctx, in.DeveloperID, name)
-		if gerr == nil {
-			return &workflow.Started{ExecutionID: name, Status: x.Status}, nil
-		}
-		if !fault.Is(gerr, fault.NotFound) {
-			return nil, gerr
-		}
-		return &workflow.Started{ExecutionID: name, Status: store.ExecRunning}, nil
-	case errors.As(err, &ae) && (ae.ErrorCode() == "ThrottlingException" || ae.ErrorCode() == "ServiceUnavailable"):
-		return nil, fault.Wrap(fault.Transient, err, "start agent_loop: Step Functions is busy; try again")
-	case errors.As(err, &ae) && ae.ErrorCode() == "ExecutionLimitExceeded":
-		return nil, fault.Wrap(fault.Transient, err, "start agent_loop: the account's limit of open executions is reached; try again once some have ended")
-	default:
-		return nil, fault.Wrap(fault.Internal, err, "start agent_loop")
-	}
+	st, _, err := workflow.StartExecution(ctx, s.SFN, s.Store, in.DeveloperID, s.ARN, name, body, workflow.AgentLoop)
+	return st, err
 }
 
 // TaskPrompt is a task's optional prompt (free-form JSON in the store).

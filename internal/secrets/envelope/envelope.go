@@ -18,8 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"sinew/internal/fault"
 )
@@ -217,28 +215,15 @@ func aad(encCtx map[string]string) []byte {
 	return b
 }
 
-// kmsErr types a KMS failure: throttling, KMS's own faults and no answer are Transient (the
-// caller's Retry handles them); anything else (access denied, a wrong context, a disabled key) is
-// Internal, a fault of sinew's deployment, not of the caller.
+// kmsErr types a KMS failure (fault.FromAWS): throttling, KMS's own faults and no answer are
+// Transient (the caller's Retry handles them); anything else (access denied, a wrong context, a
+// disabled key) is Internal, a fault of sinew's deployment, not of the caller.
 func kmsErr(err error, what string) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fault.Wrap(fault.Timeout, err, "%s: the request ran out of time", what)
+	switch fault.AWSCode(err) {
+	case "InvalidCiphertextException", "IncorrectKeyException":
+		return fault.Wrap(fault.Internal, err, "%s: the value does not open under this key and context", what)
 	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "ThrottlingException", "KMSInternalException", "DependencyTimeoutException", "LimitExceededException":
-			return fault.Wrap(fault.Transient, err, "%s: KMS is busy, try again", what)
-		case "InvalidCiphertextException", "IncorrectKeyException":
-			return fault.Wrap(fault.Internal, err, "%s: the value does not open under this key and context", what)
-		}
-		return fault.Wrap(fault.Internal, err, "%s: KMS refused (%s)", what, ae.ErrorCode())
-	}
-	var se *smithyhttp.RequestSendError
-	if errors.As(err, &se) {
-		return fault.Wrap(fault.Transient, err, "%s: KMS did not answer, try again", what)
-	}
-	return fault.Wrap(fault.Internal, err, "%s", what)
+	return fault.FromAWS(err, what)
 }
 
 // NewEnvelopeFromConfig is an envelope over keyID with a KMS client made from cfg, which finds
