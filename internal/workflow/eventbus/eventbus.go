@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"sinew/internal/fault"
 	"sinew/internal/workflow"
 )
 
@@ -37,7 +38,8 @@ func (b Bus) Publish(ctx context.Context, e workflow.Event) error {
 		Detail: aws.String(string(e.Detail)), Resources: []string{},
 	}}})
 	if err != nil {
-		return fmt.Errorf("EventBridge PutEvents: %w", err)
+		// Throttled or unreachable is Transient, so the caller retries rather than fails.
+		return fault.FromAWS(err, "EventBridge PutEvents")
 	}
 	if out.FailedEntryCount > 0 {
 		if len(out.Entries) > 0 {
