@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"sinew/internal/jsonout"
 )
 
 // orderedKeys gives a Go map's keys in a fixed order, as JavaScript would hold them had they been
@@ -144,7 +146,7 @@ func writeExact(b *strings.Builder, v any) error {
 				b.WriteByte(',')
 			}
 			n++
-			writeJSONString(b, k)
+			jsonout.WriteString(b, k, jsonout.JavaScript)
 			b.WriteByte(':')
 			if err := writeExact(b, x.vals[k]); err != nil {
 				return err

@@ -2,9 +2,9 @@ package jsonata
 
 import (
 	"math"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"sinew/internal/jsonout"
 )
 
 // toJSString is $string without prettify: a string as it is, a function as "", anything else as
@@ -55,7 +55,7 @@ func writeJSON(b *strings.Builder, v any, pretty bool, indent int) error {
 		}
 		b.WriteString(numberString(toPrecision15(x)))
 	case string:
-		writeJSONString(b, x)
+		jsonout.WriteString(b, x, jsonout.JavaScript)
 	case *Lambda, *Native, *partialNative:
 		b.WriteString(`""`)
 	case *Array:
@@ -113,7 +113,7 @@ func writeJSONObject(b *strings.Builder, o *Object, pretty bool, indent int) err
 		}
 		n++
 		newline(b, pretty, indent+1)
-		writeJSONString(b, k)
+		jsonout.WriteString(b, k, jsonout.JavaScript)
 		b.WriteByte(':')
 		if pretty {
 			b.WriteByte(' ')
@@ -127,43 +127,4 @@ func writeJSONObject(b *strings.Builder, o *Object, pretty bool, indent int) err
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-func writeJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				b.WriteString(`\"`)
-			case '\\':
-				b.WriteString(`\\`)
-			case '\b':
-				b.WriteString(`\b`)
-			case '\f':
-				b.WriteString(`\f`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				if c < 0x20 {
-					b.WriteString(`\u00`)
-					b.WriteString(strconv.FormatInt(int64(c)>>4, 16))
-					b.WriteString(strconv.FormatInt(int64(c)&15, 16))
-				} else {
-					b.WriteByte(c)
-				}
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		b.WriteRune(r)
-		i += size
-	}
-	b.WriteByte('"')
 }
