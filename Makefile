@@ -22,13 +22,13 @@ funclen:
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 unit:
 	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
-	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (they must share nothing writable)" go test -race -count=1 -run 'Concurrent' ./internal/asl/jsonata/...
+	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (they must share nothing writable)" go test -race -count=1 -run 'Concurrent' ./internal/jsonata/... ./internal/asl/jsonata/...
 
-# jsonata-suite: the official JSONata 2.0.6 test suite through internal/asl/jsonata/eval; prints the
-# count of passing cases (the exceptions, with reasons, are in eval/testdata/suite-exceptions.txt).
+# jsonata-suite: the official JSONata 2.0.6 test suite through internal/jsonata; prints the count
+# of passing cases (the exceptions, with reasons, are in internal/jsonata/testdata/suite-exceptions.txt).
 .PHONY: jsonata-suite
 jsonata-suite:
-	@$(PHASE) "test: the JSONata 2.0.6 test suite (internal/asl/jsonata/eval)" bash -c 'set -o pipefail; go test -count=1 -run "^TestSuite$$" -v ./internal/asl/jsonata/eval/ | grep -E "suite_test|^(---|ok|FAIL)"'
+	@$(PHASE) "test: the JSONata 2.0.6 test suite (internal/jsonata)" bash -c 'set -o pipefail; go test -count=1 -run "^TestSuite$$" -v ./internal/jsonata/ | grep -E "suite_test|^(---|ok|FAIL)"'
 
 asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; infra/node_modules/.bin/asl-validator $$args' 

@@ -31,5 +31,6 @@
 // in tests. Jitter draws from Config.Rand.
 //
 // JSONata: the engine uses JSONata through the JSONataCompiler interface; internal/asl/jsonata
-// implements it. Without one, definitions that use JSONata are refused at Parse.
+// implements it over the evaluator internal/jsonata. Without one, definitions that use JSONata are
+// refused at Parse.
 package asl

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"sinew/internal/jsonout"
 )
 
 // encodeJSON writes a jsonv value as compact JSON, byte for byte as jsonv.Encode (encoding/json
@@ -42,7 +43,7 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 	case bool:
 		return strconv.AppendBool(b, x), true
 	case string:
-		return appendString(b, x), true
+		return jsonout.AppendString(b, x, jsonout.GoJSON), true
 	case int64:
 		return strconv.AppendInt(b, x, 10), true
 	case float64:
@@ -71,7 +72,7 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonout.AppendString(b, k, jsonout.GoJSON)
 			b = append(b, ':')
 			var ok bool
 			if b, ok = appendJSON(b, x[k]); !ok {
@@ -106,60 +107,6 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 	return b, true
 }
 
-const hexDigits = "0123456789abcdef"
-
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // jsonOver reports whether v's JSON text (as encodeJSON writes it) is longer than limit bytes,
 // without writing it: every state's output is checked against the payload limit, and most are
 // never rendered at all.
@@ -190,7 +137,7 @@ func jsonSize(v any, limit int) (int, bool) {
 		}
 		return 5, true
 	case string:
-		return stringSize(x), true
+		return jsonout.StringLen(x, jsonout.GoJSON), true
 	case int64:
 		return len(strconv.AppendInt(num[:0], x, 10)), true
 	case float64:
@@ -209,40 +156,11 @@ func jsonSize(v any, limit int) (int, bool) {
 		n := 1 + max(len(x), 1) // braces and commas
 		for k, e := range x {
 			m, ok := jsonSize(e, limit-n)
-			if n += m + stringSize(k) + 1; !ok || n > limit {
+			if n += m + jsonout.StringLen(k, jsonout.GoJSON) + 1; !ok || n > limit {
 				return n, ok
 			}
 		}
 		return n, true
 	}
 	return 0, false
-}
-
-// stringSize is the length of appendString's quoted form of s.
-func stringSize(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c >= 0x20 && c != '"' && c != '\\':
-				n++
-			case c == '\\' || c == '"' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-				n += 2
-			default:
-				n += 6
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
 }

@@ -274,6 +274,8 @@ func randomUUID() string {
 	return string(b[:])
 }
 
+const hexDigits = "0123456789abcdef"
+
 // randomUUIDBytes is randomUUID's text as an array, which needs no allocation of its own.
 func randomUUIDBytes() (b [36]byte) {
 	hi, lo := mrand.Uint64(), mrand.Uint64()

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"sinew/internal/asl/jsonpath"
+	"sinew/internal/jsonout"
 )
 
 // template is a payload template (Parameters, ResultSelector, ItemSelector, Assign): in JSONPath
@@ -90,7 +91,7 @@ func (n *tnode) bound() (fixed, refs int, ok bool) {
 			if !ok {
 				return 0, 0, false
 			}
-			fixed, refs = fixed+f+stringSize(n.obj[i].key)+1, refs+r
+			fixed, refs = fixed+f+jsonout.StringLen(n.obj[i].key, jsonout.GoJSON)+1, refs+r
 		}
 		return fixed, refs, true
 	case n.isArr:

@@ -12,23 +12,23 @@ import (
 	"math"
 	mrand "math/rand/v2"
 
-	"sinew/internal/asl/jsonata/eval"
+	"sinew/internal/jsonata"
 	"sinew/internal/jsonv"
 )
 
 // awsFunctions are the functions Step Functions adds to JSONata, and $eval taken away.
-var awsFunctions = map[string]*eval.Native{
+var awsFunctions = map[string]*jsonata.Native{
 	"partition": mustFunction("partition", "<an:a>", 2, partition),
 	"range":     mustFunction("range", "<nnn:a>", 3, rangeFn),
 	"hash":      mustFunction("hash", "<j-s:s>", 2, hashFn),
 	"random":    mustFunction("random", "<n?:n>", 1, random),
 	"uuid":      mustFunction("uuid", "<:s>", 0, uuid),
 	"parse":     mustFunction("parse", "<s-:j>", 1, parse),
-	"eval":      eval.Disabled,
+	"eval":      jsonata.Disabled,
 }
 
-func mustFunction(name, sig string, arity int, fn func([]any) (any, error)) *eval.Native {
-	f, err := eval.NewFunction(name, sig, arity, fn)
+func mustFunction(name, sig string, arity int, fn func([]any) (any, error)) *jsonata.Native {
+	f, err := jsonata.NewFunction(name, sig, arity, fn)
 	if err != nil {
 		panic(err)
 	}
@@ -41,7 +41,7 @@ func num(v any) float64 {
 }
 
 func partition(a []any) (any, error) {
-	arr, _ := a[0].(*eval.Array)
+	arr, _ := a[0].(*jsonata.Array)
 	size := num(a[1])
 	if size < 1 || size != math.Trunc(size) {
 		return nil, fmt.Errorf("$partition: the chunk size must be a positive integer")
@@ -51,10 +51,10 @@ func partition(a []any) (any, error) {
 	if arr != nil {
 		for i := 0; i < len(arr.Items); i += n {
 			end := min(i+n, len(arr.Items))
-			out = append(out, eval.NewArray(append([]any(nil), arr.Items[i:end]...)))
+			out = append(out, jsonata.NewArray(append([]any(nil), arr.Items[i:end]...)))
 		}
 	}
-	return eval.NewArray(out), nil
+	return jsonata.NewArray(out), nil
 }
 
 // rangeFn is $range; like any JSONata sequence, a single item comes back unwrapped (recorded:
@@ -71,7 +71,7 @@ func rangeFn(a []any) (any, error) {
 			return nil, fmt.Errorf("$range: at most 1000 items")
 		}
 	}
-	return eval.NewSequence(out), nil
+	return jsonata.NewSequence(out), nil
 }
 
 func hashFn(a []any) (any, error) {
@@ -82,7 +82,7 @@ func hashFn(a []any) (any, error) {
 	case nil:
 		return nil, nil
 	default:
-		s = jsonv.EncodeString(jsonv.Normalize(eval.ToGo(x, true)))
+		s = jsonv.EncodeString(jsonv.Normalize(jsonata.ToGo(x, true)))
 	}
 	alg, _ := a[1].(string)
 	var h hash.Hash
@@ -126,7 +126,7 @@ func parse(a []any) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	v, err := eval.ParseJSON([]byte(s))
+	v, err := jsonata.ParseJSON([]byte(s))
 	if err != nil {
 		return nil, fmt.Errorf("$parse: %v", err)
 	}

@@ -1,7 +1,9 @@
-// Package jsonata gives the engine JSONata (the QueryLanguage "JSONata" of Step Functions) behind
-// asl.JSONataCompiler. The evaluator is sinew's own, internal/asl/jsonata/eval: JSONata 2.0.6, the
-// version Step Functions implements ("Step Functions implements JSONata based on the 2.0.6
-// specification", https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html),
+// Package jsonata binds JSONata to the engine as asl.JSONataCompiler.
+//
+// It is the QueryLanguage "JSONata" of Step Functions over sinew's own evaluator,
+// sinew/internal/jsonata (imported under the same name, as html/template imports text/template):
+// JSONata 2.0.6, the version Step Functions implements ("Step Functions implements JSONata based
+// on the 2.0.6 specification", https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html),
 // pure Go, bounded in time, depth and memory. This package applies what Step Functions changes:
 //
 //   - The functions AWS adds: $partition, $range, $hash, $random([seed]), $uuid and $parse
@@ -30,7 +32,7 @@ import (
 	"time"
 
 	"sinew/internal/asl"
-	"sinew/internal/asl/jsonata/eval"
+	"sinew/internal/jsonata"
 )
 
 // Compiler compiles JSONata for the engine. The zero value is ready to use.
@@ -55,7 +57,7 @@ func (c *Compiler) Compile(src string) (asl.JSONataExpr, error) {
 		name := bareRE.FindString(t)
 		return nil, &Error{Msg: fmt.Sprintf("UNSUPPORTED_JSONATA_EXPRESSION: Reference to '%s' at the top level is not supported", strings.TrimSuffix(name, "."))}
 	}
-	x, err := eval.Compile(src)
+	x, err := jsonata.Compile(src)
 	if err != nil {
 		return nil, typed(err)
 	}
@@ -104,12 +106,12 @@ func isKeyword(s string) bool {
 }
 
 type expr struct {
-	x *eval.Expr
+	x *jsonata.Expr
 }
 
 // Eval runs the expression with vars bound as $name.
 func (e *expr) Eval(ctx context.Context, vars map[string]any) (any, bool, error) {
-	v, defined, err := e.x.EvalUndefined(ctx, eval.Options{
+	v, defined, err := e.x.EvalUndefined(ctx, jsonata.Options{
 		Bindings:  vars,
 		Functions: awsFunctions,
 		Timeout:   MaxEvalTime,
@@ -141,25 +143,25 @@ func (Function) MarshalJSON() ([]byte, error) { return []byte(`""`), nil }
 // toEngine gives a result as the engine's JSON values: integral numbers as int64, a function as
 // Function (inside an array or object, as "").
 func toEngine(v any) (any, error) {
-	if eval.IsFunction(v) {
+	if jsonata.IsFunction(v) {
 		return Function{}, nil
 	}
 	if err := checkJSON(v); err != nil {
 		return nil, err
 	}
-	return eval.ToGo(v, true), nil
+	return jsonata.ToGo(v, true), nil
 }
 
 // checkJSON refuses a number JSON cannot carry (1/0), which JSONata reports as D1001.
 func checkJSON(v any) error {
 	switch x := v.(type) {
-	case *eval.Array:
+	case *jsonata.Array:
 		for _, it := range x.Items {
 			if err := checkJSON(it); err != nil {
 				return err
 			}
 		}
-	case *eval.Object:
+	case *jsonata.Object:
 		for _, k := range x.Keys() {
 			it, _ := x.Get(k)
 			if err := checkJSON(it); err != nil {
@@ -168,7 +170,7 @@ func checkJSON(v any) error {
 		}
 	case float64:
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return typed(&eval.Error{Code: "D1001", Value: x})
+			return typed(&jsonata.Error{Code: "D1001", Value: x})
 		}
 	}
 	return nil

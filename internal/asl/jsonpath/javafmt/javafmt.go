@@ -1,6 +1,7 @@
-// Package javafmt renders JSON values the way Step Functions (a Java service) prints them: doubles as
-// Java's Double.toString (1.0, 1.1, 1.0E20), compact JSON as Jackson writes it, and objects in
-// messages and States.Format as Java's Map.toString ({Arg1=1, Arg2=[]}). Values are those of
+// Package javafmt renders JSON values the way Step Functions (a Java service) prints them.
+//
+// Doubles come out as Java's Double.toString (1.0, 1.1, 1.0E20), compact JSON as Jackson writes
+// it, and objects in messages and States.Format as Java's Map.toString ({Arg1=1, Arg2=[]}). Values are those of
 // sinew/internal/jsonv. Object keys come out sorted: Go maps keep no order, and sorted is stable.
 package javafmt
 
@@ -9,7 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"sinew/internal/jsonout"
 )
 
 // Double is Java's Double.toString: the shortest digits that round-trip, plain between 1e-3 and
@@ -86,7 +88,7 @@ func writeJSON(b *strings.Builder, v any) {
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case string:
-		Quote(b, x)
+		jsonout.WriteString(b, x, jsonout.Jackson)
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {
@@ -102,7 +104,7 @@ func writeJSON(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			Quote(b, k)
+			jsonout.WriteString(b, k, jsonout.Jackson)
 			b.WriteByte(':')
 			writeJSON(b, x[k])
 		}
@@ -114,52 +116,6 @@ func writeJSON(b *strings.Builder, v any) {
 		}
 		b.WriteString("null")
 	}
-}
-
-// Quote writes s as a JSON string the way Jackson escapes it: the quote, the backslash and control
-// characters; everything else verbatim.
-func Quote(b *strings.Builder, s string) {
-	const hex = "0123456789ABCDEF"
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b.WriteString(`\uFFFD`)
-			} else {
-				b.WriteString(s[i : i+size])
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if c < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xF])
-			} else {
-				b.WriteByte(c)
-			}
-		}
-		i++
-	}
-	b.WriteByte('"')
 }
 
 // String is Java's toString of the value as Step Functions holds it: strings bare, null as "null",
