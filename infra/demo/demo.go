@@ -82,8 +82,8 @@ type demo struct {
 	endpoints map[string]string
 	token     string
 	// awsEnv is what `local env` exports: the AWS endpoint, local mode's credentials and region.
-	awsEnv map[string]string
-	weather   *http.Server
+	awsEnv  map[string]string
+	weather *http.Server
 	// weatherHits counts the requests the weather API served with the right key.
 	weatherHits atomic.Int64
 	mail        *smtpd.Server

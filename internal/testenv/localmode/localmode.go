@@ -56,11 +56,11 @@ type Proc struct {
 	// Creds are the AWS credentials local mode made for Dir: its AWS endpoints answer only
 	// requests signed with them.
 	Creds   awsauth.Credentials
-	Stdout    *Buffer
-	Stderr    *Buffer // its log
-	done      chan struct{}
-	err       error
-	started   time.Time
+	Stdout  *Buffer
+	Stderr  *Buffer // its log
+	done    chan struct{}
+	err     error
+	started time.Time
 }
 
 // Start runs bin on dir with args after --dir, and env (KEY=VALUE) in place of the process's own
