@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,8 +28,15 @@ const (
 	GSI1 = "gsi1"
 )
 
+// gsi1Attributes are the attributes GSI1 projects besides the keys: what its two lists decode
+// (ListExecutions: decodeExec; ListCalls: decodeCall and its filter on exp). Every write that
+// changes a projected attribute is also an index write, sized by what the index holds, so what the
+// lists never read stays out: an execution's claim (which holds a whole run's outcome, beside the
+// output, and is rewritten as a long run renews it), kind, and a call's ttl.
+var gsi1Attributes = []string{attrDoc, attrStatus, attrUpdated, attrOutput, attrError, attrFirstState, attrToken, attrExp}
+
 // TableSpec is the definition of sinew's one table: on-demand billing, string keys pk/sk, the
-// sparse index GSI1 (all attributes projected), and TTL on AttrTTL (set after creation with
+// sparse index GSI1 (projecting gsi1Attributes), and TTL on AttrTTL (set after creation with
 // UpdateTimeToLive; see TTLSpec). Encryption at rest with a key of its own is the CDK's concern.
 func TableSpec(name string) *dynamodb.CreateTableInput {
 	return &dynamodb.CreateTableInput{
@@ -50,7 +58,7 @@ func TableSpec(name string) *dynamodb.CreateTableInput {
 				{AttributeName: aws.String(AttrGSI1PK), KeyType: types.KeyTypeHash},
 				{AttributeName: aws.String(AttrGSI1SK), KeyType: types.KeyTypeRange},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: slices.Clone(gsi1Attributes)},
 		}},
 	}
 }

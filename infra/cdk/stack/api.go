@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
 	"sinew/internal/deploy"
@@ -17,6 +18,7 @@ type builtAPI struct {
 	api          awsapigatewayv2.HttpApi
 	url          *string
 	pool, client *string // the Cognito user pool and client ids; nil with an external issuer
+	accessLogs   awslogs.ILogGroup
 }
 
 // accessLogs implements awsapigatewayv2.IAccessLogSettings for the stage.
@@ -104,6 +106,7 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 	}
 
 	mcpMetadata(api, integ(httpFn))
+	mcpRoutes(api, integ(httpFn))
 
 	if cors != nil {
 		s.preflightRoute(api, integ(httpFn))
@@ -115,19 +118,23 @@ func (s *Sinew) httpAPI(routes []httpapi.RouteInfo) builtAPI {
 		AutoDeploy: jsii.Bool(true),
 		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(s.settings.ThrottleRate), BurstLimit: jsii.Number(float64(s.settings.ThrottleBurst))},
 		AccessLogSettings: &accessLogs{
-			dest: awsapigatewayv2.NewLogGroupLogDestination(lg),
-			format: awsapigateway.AccessLogFormat_Custom(jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
-				`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey",` +
-				`"path":"$context.path","status":"$context.status","responseLength":"$context.responseLength",` +
-				`"latencyMs":"$context.responseLatency","integrationLatencyMs":"$context.integrationLatency",` +
-				`"integrationError":"$context.integrationErrorMessage","authorizerError":"$context.authorizer.error",` +
-				`"developer":"$context.authorizer.claims.sub"}`)),
+			dest:   awsapigatewayv2.NewLogGroupLogDestination(lg),
+			format: awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
 	})
 	s.chatThrottle(stage, chatRoutes)
-	out.api, out.url = api, stage.Url()
+	out.api, out.url, out.accessLogs = api, stage.Url(), lg
 	return out
 }
+
+// accessLogFormat is one JSON object a request. latencyMs is a number, not a string, for the
+// metric filter of the $default route's latency (monitoring.go).
+const accessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
+	`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey",` +
+	`"path":"$context.path","status":"$context.status","responseLength":"$context.responseLength",` +
+	`"latencyMs":$context.responseLatency,"integrationLatencyMs":"$context.integrationLatency",` +
+	`"integrationError":"$context.integrationErrorMessage","authorizerError":"$context.authorizer.error",` +
+	`"developer":"$context.authorizer.claims.sub"}`
 
 // cognitoAuthorizer makes the stack's Cognito user pool of developers, its app client, and the
 // JWT authorizer over them; out learns the pool's and the client's ids.
@@ -178,6 +185,19 @@ func mcpMetadata(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteInt
 		}
 	}
 }
+
+// mcpRoutes give MCP's endpoints routes of their own to the api function, behind the authorizer
+// like $default: a tools/call waits for its execution up to SINEW_MCP_WAIT_S by design, so apart
+// from $default its answers do not make the latency of the quick routes.
+func mcpRoutes(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteIntegration) {
+	for _, path := range mcpPaths {
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{Path: jsii.String(path),
+			Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}, Integration: integ})
+	}
+}
+
+// mcpPaths are the api function's MCP endpoints (internal/mcpserver; not imported, as above).
+var mcpPaths = []string{"/agents/{agent_id}/mcp", "/sessions/{session_id}/mcp"}
 
 // mcpMetadataPath is mcpserver.MetadataPath (not imported: it would bring the MCP SDK into this module).
 const mcpMetadataPath = "/.well-known/oauth-protected-resource"

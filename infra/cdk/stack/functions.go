@@ -331,6 +331,11 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 	if f.Name == "integration" {
 		props.Layers = s.ffmpegLayer()
 	}
+	// A burst of tool calls can take every execution of a small account; api (every route) and
+	// settle (every outcome) keep theirs.
+	if n := s.settings.Reserved[f.Name]; n > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(n)
+	}
 	fn := awslambda.NewFunction(s.Stack, jsii.String(id), props)
 	s.Functions[f.Name] = fn
 	if perms != nil {

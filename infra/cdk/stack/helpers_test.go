@@ -214,6 +214,15 @@ func asStrings(v any) []string {
 	return out
 }
 
+// asAny is list as the template's JSON decodes it.
+func asAny(list []string) []any {
+	out := make([]any, len(list))
+	for i, v := range list {
+		out[i] = v
+	}
+	return out
+}
+
 func statements(doc any) []statement {
 	var out []statement
 	d, _ := doc.(map[string]any)

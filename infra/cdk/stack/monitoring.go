@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
@@ -21,11 +22,47 @@ const (
 	// API5xxThreshold is the 5xx answers in five minutes that page: one can be a client racing a
 	// deploy, five are a fault.
 	API5xxThreshold = 5
-	// APILatencyP99Ms is the p99 latency that pages when it lasts 15 minutes. The chat route may
-	// take most of API Gateway's 30 s by design; everything else answers in well under a second.
-	APILatencyP99Ms = 10000
+	// APILatencyP99Ms is the p99 latency of the $default route that pages when it lasts 15
+	// minutes. That route takes every request but chat's and MCP's, whose waits are by design and
+	// have routes of their own; its answers take well under a second.
+	APILatencyP99Ms = 5000
 	// DurationNearTimeout is the fraction of its timeout a function's longest run may reach.
 	DurationNearTimeout = 0.9
+)
+
+// LongByDesign are the functions whose ordinary runs reach their timeout: a duration alarm on them
+// would page on callers' legitimate waits. API Gateway's 5xx (a cut-off request) and the $default
+// route's latency watch the HTTP ones.
+var LongByDesign = map[string]string{
+	"prepare":     "handing a call on, it waits for the executor's whole run (up to apicall's 630 s)",
+	"apicall":     "an api_call waits for its target up to its own timeout, at most 600 s",
+	"integration": "a provider runs up to its own time bound (an MCP tool's up to 600 s), past the function's 300 s",
+	"api":         "an MCP tools/call waits for its execution up to SINEW_MCP_WAIT_S, which may be set up to 29 s",
+	"chat":        "a chat runs up to SINEW_CHAT_BUDGET_S, which may be set up to 29 s, before agent_loop takes over",
+}
+
+// CallerErrors are the functions whose Lambda errors include callers' own failures, so an errors
+// alarm would page on them. The executors answer a failed tool through SendTaskFailure when they
+// hold a task token (tool_call's Dispatch) but fail the invocation with it when invoked without one
+// (agent_loop's per-type Tasks, chat's and system's direct invokes); prepare fails with
+// Sinew.WaitForClient to route every function call named only by its tool, and with the caller's
+// own mistakes (an unknown tool). Their throttles still page, and their faults show as failed
+// executions and 5xx answers.
+var CallerErrors = map[string]string{
+	"integration": "a tool's failure (a provider's refusal, a bad argument) is the invocation's error without a task token",
+	"apicall":     "a tool's failure (the target's error, a timeout) is the invocation's error without a task token",
+	"system":      "a tool's failure (an unknown resource, a bad argument) is the invocation's error without a task token",
+	"prepare":     "Sinew.WaitForClient routes function calls, and a caller's mistake (an unknown tool) fails the invocation",
+}
+
+// Log lines that are failures nothing else reports, and the metrics their filters make.
+const (
+	// PendingPublishFailed is what internal/workflow logs when ToolCallPending could not be put on
+	// the bus: the call is recorded and waits, so the function does not fail.
+	PendingPublishFailed = "publishing ToolCallPending failed"
+	pendingPublishMetric = "ToolCallPendingPublishFailures"
+	defaultRouteLatency  = "ApiDefaultRouteLatency"
+	defaultRouteKey      = "$default"
 )
 
 // deadLetters makes an encrypted queue that keeps what would otherwise be dropped (14 days, SQS's
@@ -35,6 +72,8 @@ func (s *Sinew) deadLetters(id, what string) awssqs.Queue {
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		// What it holds is the only record of an outcome not yet settled: kept with the data.
+		RemovalPolicy: s.removal(),
 	})
 	nag(q, "AwsSolutions-SQS3", "This queue is itself a dead-letter queue ("+what+"); an operator reads and redrives it by hand.")
 	s.dlqs = append(s.dlqs, namedQueue{id: id, what: what, q: q})
@@ -117,15 +156,34 @@ func (m *monitor) graph(title string, metrics ...awscloudwatch.IMetric) {
 	}))
 }
 
+// apiAlarms page on the API's 5xx answers and on the latency of its $default route, taken from the
+// access logs: API Gateway's own latency is per stage (chat's and MCP's waits in it), and per route
+// only with detailed metrics, whose dimension names AWS documents two ways (Route; Method and
+// Resource), while the access log's routeKey is the stack's own format.
 func (m *monitor) apiAlarms(api builtAPI) {
 	errs := api.api.MetricServerError(sum())
-	p99 := api.api.MetricLatency(&awscloudwatch.MetricOptions{Period: fiveMinutes, Statistic: jsii.String("p99")})
+	latency := awslogs.NewMetricFilter(m.s.Stack, jsii.String("ApiDefaultRouteLatencyFilter"), &awslogs.MetricFilterProps{
+		LogGroup: api.accessLogs,
+		FilterPattern: awslogs.FilterPattern_All(awslogs.FilterPattern_StringValue(jsii.String("$.routeKey"), jsii.String("="), jsii.String(defaultRouteKey)),
+			awslogs.FilterPattern_NumberValue(jsii.String("$.latencyMs"), jsii.String(">="), jsii.Number(0))),
+		MetricNamespace: m.s.metricNamespace(), MetricName: jsii.String(defaultRouteLatency),
+		MetricValue: jsii.String("$.latencyMs"), Unit: awscloudwatch.Unit_MILLISECONDS,
+	})
+	p99 := latency.Metric(&awscloudwatch.MetricOptions{Period: fiveMinutes, Statistic: jsii.String("p99")})
 	m.alarm("Api5xxAlarm", fmt.Sprintf("at least %d 5xx answers of the HTTP API in 5 minutes", API5xxThreshold), errs, API5xxThreshold, 1)
-	m.alarm("ApiLatencyAlarm", fmt.Sprintf("the HTTP API's p99 latency at least %d ms for 15 minutes", APILatencyP99Ms), p99, APILatencyP99Ms, 3)
+	m.alarm("ApiDefaultRouteLatencyAlarm", fmt.Sprintf("the $default route's p99 latency (every route but chat and MCP) at least %d ms for 15 minutes", APILatencyP99Ms),
+		p99, APILatencyP99Ms, 3)
 	m.graph("HTTP API: 4xx and 5xx", api.api.MetricClientError(sum()), errs)
-	m.graph("HTTP API: p99 latency (ms)", p99)
+	m.graph("HTTP API: p99 latency (ms), all routes and $default", api.api.MetricLatency(&awscloudwatch.MetricOptions{Period: fiveMinutes, Statistic: jsii.String("p99")}), p99)
 }
 
+// metricNamespace holds the metrics of the stack's log filters; the stack's name keeps two stacks
+// of one account and Region apart.
+func (s *Sinew) metricNamespace() *string { return jsii.String("sinew/" + s.name) }
+
+// workflowAlarms page on executions that failed, timed out or were throttled. Aborted ones are
+// graphed only: an abort is a caller's cancel (PUT /executions/{id} with status cancelled stops the
+// execution), not a fault.
 func (m *monitor) workflowAlarms() {
 	var failed, other []awscloudwatch.IMetric
 	for _, d := range deploy.StateMachines() {
@@ -135,7 +193,6 @@ func (m *monitor) workflowAlarms() {
 		f, t, a, th := sm.MetricFailed(sum()), sm.MetricTimedOut(sum()), sm.MetricAborted(sum()), sm.MetricThrottled(sum())
 		m.alarm(id+"FailedAlarm", d.Name+" executions failed", f, 1, 1)
 		m.alarm(id+"TimedOutAlarm", d.Name+" executions timed out", t, 1, 1)
-		m.alarm(id+"AbortedAlarm", d.Name+" executions aborted", a, 1, 1)
 		m.alarm(id+"ThrottledAlarm", d.Name+" executions throttled", th, 1, 1)
 		failed = append(failed, f, t)
 		other = append(other, a, th)
@@ -144,16 +201,23 @@ func (m *monitor) workflowAlarms() {
 	m.graph("Step Functions: aborted and throttled", other...)
 }
 
+// functionAlarms page on every function's throttles, on errors where they are faults (not
+// CallerErrors) and on runs near the timeout where runs are short by design (not LongByDesign); the
+// dashboard graphs all three for every function.
 func (m *monitor) functionAlarms() {
 	var errs, throttles, durations []awscloudwatch.IMetric
 	for _, f := range deploy.Functions() {
 		fn, id := m.s.Functions[f.Name], logicalID(f.Name)
 		e, t := fn.MetricErrors(sum()), fn.MetricThrottles(sum())
 		d := fn.MetricDuration(&awscloudwatch.MetricOptions{Period: fiveMinutes, Statistic: jsii.String("Maximum")})
-		m.alarm(id+"ErrorsAlarm", f.Name+" function errors", e, 1, 1)
+		if _, callers := CallerErrors[f.Name]; !callers {
+			m.alarm(id+"ErrorsAlarm", f.Name+" function errors", e, 1, 1)
+		}
 		m.alarm(id+"ThrottlesAlarm", f.Name+" function throttles", t, 1, 1)
-		m.alarm(id+"DurationAlarm", fmt.Sprintf("%s function ran %.0f%% of its %v timeout", f.Name, DurationNearTimeout*100, f.Timeout),
-			d, float64(f.Timeout.Milliseconds())*DurationNearTimeout, 1)
+		if _, long := LongByDesign[f.Name]; !long {
+			m.alarm(id+"DurationAlarm", fmt.Sprintf("%s function ran %.0f%% of its %v timeout", f.Name, DurationNearTimeout*100, f.Timeout),
+				d, float64(f.Timeout.Milliseconds())*DurationNearTimeout, 1)
+		}
 		errs, throttles, durations = append(errs, e), append(throttles, t), append(durations, d)
 	}
 	m.graph("Lambda: errors", errs...)
@@ -176,6 +240,9 @@ func (m *monitor) tableAlarms() {
 	m.graph("DynamoDB: system errors", sysErrs)
 }
 
+// deadLetterAlarms page on what did not reach its destination: a dead letter kept, an event
+// EventBridge or Lambda could deliver neither to settle nor to its dead-letter queue, and a
+// ToolCallPending that was never published.
 func (m *monitor) deadLetterAlarms() {
 	var depth []awscloudwatch.IMetric
 	for _, d := range m.s.dlqs {
@@ -183,10 +250,23 @@ func (m *monitor) deadLetterAlarms() {
 		m.alarm(d.id+"DepthAlarm", "messages in the dead-letter queue of "+d.what, v, 1, 1)
 		depth = append(depth, v)
 	}
-	failed := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("FailedInvocations"),
-		DimensionsMap: &map[string]*string{"RuleName": m.s.settleRule.RuleName()}, Period: fiveMinutes, Statistic: jsii.String("Sum")})
+	rule := func(metric string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/Events"), MetricName: jsii.String(metric),
+			DimensionsMap: &map[string]*string{"RuleName": m.s.settleRule.RuleName()}, Period: fiveMinutes, Statistic: jsii.String("Sum")})
+	}
+	failed, lost := rule("FailedInvocations"), rule("InvocationsFailedToBeSentToDlq")
 	m.alarm("SettleRuleFailedInvocationsAlarm", "EventBridge failed to deliver an Execution Status Change event to settle", failed, 1, 1)
-	m.graph("Dead letters and failed deliveries", append(depth, failed)...)
+	m.alarm("SettleRuleDeadLetterFailuresAlarm", "EventBridge could deliver an Execution Status Change event neither to settle nor to its dead-letter queue: the event is lost", lost, 1, 1)
+	// settle's on-failure destination is its last record of an outcome it could not settle.
+	undelivered := m.s.Functions["settle"].Metric(jsii.String("DestinationDeliveryFailures"), sum())
+	m.alarm("SettleDestinationDeliveryFailuresAlarm", "Lambda could not put an event settle failed on into its dead-letter queue: the event is lost", undelivered, 1, 1)
+	pending := awslogs.NewMetricFilter(m.s.Stack, jsii.String("ToolCallPendingPublishFilter"), &awslogs.MetricFilterProps{
+		LogGroup:        m.s.Functions["function"].LogGroup(),
+		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.msg"), jsii.String("="), jsii.String(PendingPublishFailed)),
+		MetricNamespace: m.s.metricNamespace(), MetricName: jsii.String(pendingPublishMetric), MetricValue: jsii.String("1"),
+	}).Metric(sum())
+	m.alarm("ToolCallPendingPublishAlarm", "ToolCallPending could not be published: the call waits, but only GET /calls shows it", pending, 1, 1)
+	m.graph("Dead letters and failed deliveries", append(depth, failed, lost, undelivered, pending)...)
 }
 
 // dashboard is one CloudWatch dashboard: the state of every alarm, then the graphs.
@@ -195,8 +275,12 @@ func (m *monitor) dashboard() {
 		Title: jsii.String("sinew alarms"), Alarms: &m.alarms, Width: jsii.Number(24), Height: jsii.Number(6),
 	})
 	widgets := append([]awscloudwatch.IWidget{status}, m.graphs...)
-	awscloudwatch.NewDashboard(m.s.Stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(m.s.physical("operations")),
-		Widgets:       &[]*[]awscloudwatch.IWidget{&widgets},
+	// No fixed name: dashboard names are global to the account, so two stacks of one name in two
+	// Regions would collide; the output gives the name CloudFormation chose.
+	d := awscloudwatch.NewDashboard(m.s.Stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		Widgets: &[]*[]awscloudwatch.IWidget{&widgets},
+	})
+	awscdk.NewCfnOutput(m.s.Stack, jsii.String("DashboardName"), &awscdk.CfnOutputProps{
+		Value: d.DashboardName(), Description: jsii.String("the CloudWatch dashboard of sinew's alarms and graphs"),
 	})
 }

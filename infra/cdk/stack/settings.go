@@ -36,6 +36,11 @@ const (
 	CtxOpenAIKeySecretARN = "openAIKeySecretArn"     // an existing secret with the OpenAI-compatible key
 	CtxFFmpegLayerARN     = "ffmpegLayerArn"         // a Lambda layer with ffmpeg for the integration function
 	CtxFFmpegLayerZip     = "ffmpegLayerZip"         // a zip (path) of such a layer for the stack to publish
+
+	CtxAPIReservedConcurrency    = "apiReservedConcurrency"    // concurrent executions kept for the api function; 0: none
+	CtxSettleReservedConcurrency = "settleReservedConcurrency" // the same for settle
+	CtxTableMaxReadUnits         = "tableMaxReadRequestUnits"  // the table's (and its index's) on-demand maximum of read units a second; 0: none
+	CtxTableMaxWriteUnits        = "tableMaxWriteRequestUnits" // the same for write units
 )
 
 // Settings are the operator's choices for one deployment, validated.
@@ -58,6 +63,12 @@ type Settings struct {
 	OpenAIKeySecretARN string
 	FFmpegLayerARN     string
 	FFmpegLayerZip     string
+	// Reserved is the reserved concurrency of the functions that have one (api, settle); a
+	// function absent has none.
+	Reserved map[string]int
+	// TableMaxReadUnits and TableMaxWriteUnits cap the table's and its index's on-demand request
+	// units a second; 0 is no cap.
+	TableMaxReadUnits, TableMaxWriteUnits int
 	// Env holds the functions' operator settings that were given (SINEW_MODEL, SINEW_APICALL_ALLOW,
 	// ...); unset ones take config's defaults in the function.
 	Env map[string]string
@@ -71,6 +82,16 @@ const (
 	DefaultChatThrottleBurst = 10
 	DefaultLogRetentionDays  = 30 // prod's
 	DevLogRetentionDays      = 7
+	// A reservation is also a cap: api serves at most this many requests at once (an MCP tools/call
+	// holds one for up to SINEW_MCP_WAIT_S), settle at most this many events (the rest are retried).
+	// Reserving needs an account limit of at least their sum plus the 10 AWS keeps unreserved.
+	DefaultAPIReservedConcurrency    = 20
+	DefaultSettleReservedConcurrency = 10
+	// Above what the API's default throttle can cause (50 calls a second at the ~18 write and ~5
+	// read units of the costliest call, infra/bench), low enough that a runaway loop costs at most
+	// about $110 a day in writes and $45 in reads at on-demand list prices.
+	DefaultTableMaxReadUnits  = 4000
+	DefaultTableMaxWriteUnits = 2000
 )
 
 // Stages.
@@ -166,6 +187,7 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 	s.Tags, errs = parseTags(list(CtxTags), errs)
 
 	errs = append(errs, parseNames(&s, str)...)
+	errs = append(errs, parseLimits(&s, str)...)
 	cfg, ferrs := parseFunctionEnv(&s, str, keys)
 	errs = append(errs, ferrs...)
 	errs = append(errs, parseModels(&s, cfg, list)...)
@@ -238,6 +260,38 @@ func parseNames(s *Settings, str func(string) string) (errs []error) {
 	case s.FFmpegLayerZip != "" && !strings.HasSuffix(s.FFmpegLayerZip, ".zip"):
 		errs = append(errs, fault.Invalid(CtxFFmpegLayerZip, "%s=%q: want the path of a .zip file", CtxFFmpegLayerZip, s.FFmpegLayerZip))
 	}
+	return errs
+}
+
+// parseLimits reads the reserved concurrency of api and settle and the table's on-demand
+// maximums: whole numbers, 0 for none.
+func parseLimits(s *Settings, str func(string) string) (errs []error) {
+	count := func(key string, def, hi int) int {
+		v := str(key)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if f, ferr := strconv.ParseFloat(v, 64); err != nil && ferr == nil && f == float64(int(f)) {
+			n, err = int(f), nil // a number from cdk.json
+		}
+		if err != nil || n < 0 || n > hi {
+			errs = append(errs, fault.Invalid(key, "%s=%q: want a whole number from 0 (none) to %d", key, v, hi))
+			return def
+		}
+		return n
+	}
+	s.Reserved = map[string]int{}
+	for fn, r := range map[string]struct {
+		key string
+		def int
+	}{"api": {CtxAPIReservedConcurrency, DefaultAPIReservedConcurrency}, "settle": {CtxSettleReservedConcurrency, DefaultSettleReservedConcurrency}} {
+		if n := count(r.key, r.def, 10000); n > 0 {
+			s.Reserved[fn] = n
+		}
+	}
+	s.TableMaxReadUnits = count(CtxTableMaxReadUnits, DefaultTableMaxReadUnits, 1000000)
+	s.TableMaxWriteUnits = count(CtxTableMaxWriteUnits, DefaultTableMaxWriteUnits, 1000000)
 	return errs
 }
 

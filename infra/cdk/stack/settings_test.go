@@ -25,7 +25,9 @@ func TestParseSettingsDefaults(t *testing.T) {
 	if s.Destroy || s.OIDCIssuer != "" || len(s.CORSOrigins) != 0 || s.ThrottleRate != DefaultThrottleRate ||
 		s.ThrottleBurst != DefaultThrottleBurst || s.LogRetentionDays != DefaultLogRetentionDays || s.EventBusName != "" ||
 		s.UsesOpenAI() || len(s.Env) != 0 || s.Stage != StageProd || s.LogLevel != "INFO" ||
-		s.ChatThrottleRate != DefaultChatThrottleRate || s.ChatThrottleBurst != DefaultChatThrottleBurst || len(s.Tags) != 0 {
+		s.ChatThrottleRate != DefaultChatThrottleRate || s.ChatThrottleBurst != DefaultChatThrottleBurst || len(s.Tags) != 0 ||
+		len(s.Reserved) != 2 || s.Reserved["api"] != DefaultAPIReservedConcurrency || s.Reserved["settle"] != DefaultSettleReservedConcurrency ||
+		s.TableMaxReadUnits != DefaultTableMaxReadUnits || s.TableMaxWriteUnits != DefaultTableMaxWriteUnits {
 		t.Errorf("defaults: %+v", s)
 	}
 	// The default model is a Bedrock one, so it is granted.
@@ -91,6 +93,12 @@ func TestParseSettings(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
+		{"limits from cdk.json", map[string]any{CtxAPIReservedConcurrency: 30.0, CtxSettleReservedConcurrency: "0", CtxTableMaxReadUnits: 1e6, CtxTableMaxWriteUnits: "0"},
+			func(t *testing.T, s Settings) {
+				if len(s.Reserved) != 1 || s.Reserved["api"] != 30 || s.TableMaxReadUnits != 1000000 || s.TableMaxWriteUnits != 0 {
+					t.Errorf("reserved %v, table maximums %d/%d", s.Reserved, s.TableMaxReadUnits, s.TableMaxWriteUnits)
+				}
+			}},
 		{"cors", map[string]any{CtxCORSOrigins: "https://a.example.com, http://localhost:3000,*"}, func(t *testing.T, s Settings) {
 			if len(s.CORSOrigins) != 3 {
 				t.Errorf("origins %v", s.CORSOrigins)
@@ -140,6 +148,9 @@ func TestParseSettingsRefuses(t *testing.T) {
 		{"scripted model", map[string]any{"SINEW_MODEL": "scripted:events/x.json"}, config.EnvModel, "tests and local mode"},
 		{"openai without endpoint", map[string]any{"SINEW_MODEL": "openai:gpt-4o"}, config.EnvOpenAIBaseURL, "needs"},
 		{"function setting checked by config", map[string]any{"SINEW_CHAT_BUDGET_S": "99"}, config.EnvChatBudget, "less than"},
+		{"negative reservation", map[string]any{CtxAPIReservedConcurrency: -1}, CtxAPIReservedConcurrency, "whole number"},
+		{"fractional reservation", map[string]any{CtxSettleReservedConcurrency: 2.5}, CtxSettleReservedConcurrency, "whole number"},
+		{"table maximum", map[string]any{CtxTableMaxWriteUnits: "lots"}, CtxTableMaxWriteUnits, "whole number"},
 		{"variable the stack fills", map[string]any{"SINEW_TABLE": "mine"}, "SINEW_TABLE", "not a setting"},
 		{"typo", map[string]any{"SINEW_MODLE": "bedrock:x.y"}, "SINEW_MODLE", "not a setting"},
 	}

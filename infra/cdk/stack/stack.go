@@ -228,12 +228,15 @@ func (s *Sinew) taskResponderPolicy() {
 	})
 }
 
-// removal is the removal policy the operator chose for stateful resources.
+// removal is the removal policy the operator chose for stateful resources. Retain is
+// RetainExceptOnCreate: kept when the stack is deleted or replaces them, but deleted when their
+// first create rolls back, so a failed first deploy leaves no deletion-protected table, keys, pool
+// or queues behind, holding nothing, to be found and deleted by hand.
 func (s *Sinew) removal() awscdk.RemovalPolicy {
 	if s.settings.Destroy {
 		return awscdk.RemovalPolicy_DESTROY
 	}
-	return awscdk.RemovalPolicy_RETAIN
+	return awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
 }
 
 // physical is the deployed name of a function or state machine: <stack>-<name>. Fixed names let
@@ -308,20 +311,38 @@ func (s *Sinew) data() {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		Encryption:         awsdynamodb.TableEncryption_CUSTOMER_MANAGED,
-		EncryptionKey:      s.TableKey,
-		RemovalPolicy:      s.removal(),
-		DeletionProtection: jsii.Bool(!s.settings.Destroy),
+		Encryption:           awsdynamodb.TableEncryption_CUSTOMER_MANAGED,
+		EncryptionKey:        s.TableKey,
+		RemovalPolicy:        s.removal(),
+		DeletionProtection:   jsii.Bool(!s.settings.Destroy),
+		MaxReadRequestUnits:  maxUnits(s.settings.TableMaxReadUnits),
+		MaxWriteRequestUnits: maxUnits(s.settings.TableMaxWriteUnits),
 	})
 	for _, g := range spec.GlobalSecondaryIndexes {
 		gpk, gsk := key(keysOf(g.KeySchema))
+		var include *[]*string
+		if len(g.Projection.NonKeyAttributes) > 0 {
+			include = jsii.Strings(g.Projection.NonKeyAttributes...)
+		}
+		// The index has maximums of its own: a loop of Queries on it is not capped by the table's.
 		s.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-			IndexName:      g.IndexName,
-			PartitionKey:   gpk,
-			SortKey:        gsk,
-			ProjectionType: awsdynamodb.ProjectionType(g.Projection.ProjectionType),
+			IndexName:            g.IndexName,
+			PartitionKey:         gpk,
+			SortKey:              gsk,
+			ProjectionType:       awsdynamodb.ProjectionType(g.Projection.ProjectionType),
+			NonKeyAttributes:     include,
+			MaxReadRequestUnits:  maxUnits(s.settings.TableMaxReadUnits),
+			MaxWriteRequestUnits: maxUnits(s.settings.TableMaxWriteUnits),
 		})
 	}
+}
+
+// maxUnits is an on-demand maximum, nil (none) for 0.
+func maxUnits(n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	return jsii.Number(n)
 }
 
 // modelSecret makes (or adopts) the secret holding the OpenAI-compatible endpoint's key, when the
@@ -352,9 +373,9 @@ func (s *Sinew) modelSecret() {
 var fullSecretARN = regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
 
 // logs makes a log group with the operator's retention and removal policy. Its name ends with the
-// stack's id (a UUID CloudFormation gives each stack it creates): a group kept by the Retain policy,
-// after `cdk destroy` or a first deploy that rolled back, never blocks the next deploy with "already
-// exists", and the prefix still says whose logs they are.
+// stack's id (a UUID CloudFormation gives each stack it creates): a group kept by the Retain policy
+// after `cdk destroy` never blocks the next deploy with "already exists", and the prefix still says
+// whose logs they are.
 func (s *Sinew) logs(id, prefix string) awslogs.LogGroup {
 	stackUUID := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), awscdk.Aws_STACK_ID(), nil))
 	return awslogs.NewLogGroup(s.Stack, jsii.String(id), &awslogs.LogGroupProps{

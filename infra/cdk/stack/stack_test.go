@@ -27,24 +27,28 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::Lambda::Function":            nf,
 		"AWS::StepFunctions::StateMachine": nm,
 		"AWS::DynamoDB::Table":             1,
-		"AWS::KMS::Key":                    2,                       // the table's and the setup secrets'
-		"AWS::IAM::Role":                   nf + nm + 1,             // and rotate-secrets' role
-		"AWS::Logs::LogGroup":              nf + nm + 1,             // each function, each state machine, the API's access logs
-		"AWS::CloudWatch::Alarm":           3*nf + 4*nm + 2 + 2 + 3, // API, table, the two queues and the rule
-		"AWS::CloudWatch::Dashboard":       1,
-		"AWS::SQS::Queue":                  2, // the settle rule's and settle's dead letters
-		"AWS::Lambda::EventInvokeConfig":   1,
-		"AWS::IAM::ManagedPolicy":          1, // the task responder's
-		"AWS::SNS::Topic":                  1,
-		"AWS::Events::EventBus":            1,
-		"AWS::Events::Rule":                1,
-		"AWS::Cognito::UserPool":           1,
-		"AWS::Cognito::UserPoolClient":     1,
-		"AWS::ApiGatewayV2::Api":           1,
-		"AWS::ApiGatewayV2::Stage":         1,
-		"AWS::ApiGatewayV2::Authorizer":    1,
-		// $default to api, the two public routes, the chat route, the MCP metadata's two
-		"AWS::ApiGatewayV2::Route":       6,
+		"AWS::KMS::Key":                    2,           // the table's and the setup secrets'
+		"AWS::IAM::Role":                   nf + nm + 1, // and rotate-secrets' role
+		"AWS::Logs::LogGroup":              nf + nm + 1, // each function, each state machine, the API's access logs
+		// Throttles of every function, errors and durations where they mean faults (CallerErrors,
+		// LongByDesign), each state machine's three, the API's two, the table's two, the two queues,
+		// the settle rule's two, settle's destination, the ToolCallPending publish.
+		"AWS::CloudWatch::Alarm":         nf + (nf - len(CallerErrors)) + (nf - len(LongByDesign)) + 3*nm + 2 + 2 + 2 + 2 + 1 + 1,
+		"AWS::Logs::MetricFilter":        2, // the $default route's latency, the ToolCallPending publish failures
+		"AWS::CloudWatch::Dashboard":     1,
+		"AWS::SQS::Queue":                2, // the settle rule's and settle's dead letters
+		"AWS::Lambda::EventInvokeConfig": 1,
+		"AWS::IAM::ManagedPolicy":        1, // the task responder's
+		"AWS::SNS::Topic":                1,
+		"AWS::Events::EventBus":          1,
+		"AWS::Events::Rule":              1,
+		"AWS::Cognito::UserPool":         1,
+		"AWS::Cognito::UserPoolClient":   1,
+		"AWS::ApiGatewayV2::Api":         1,
+		"AWS::ApiGatewayV2::Stage":       1,
+		"AWS::ApiGatewayV2::Authorizer":  1,
+		// $default to api, the two public routes, the chat route, the MCP metadata's two, MCP's two
+		"AWS::ApiGatewayV2::Route":       8,
 		"AWS::ApiGatewayV2::Integration": 2,
 		"AWS::SecretsManager::Secret":    0, // no OpenAI-compatible endpoint by default
 		"AWS::Lambda::LayerVersion":      0,
@@ -53,7 +57,7 @@ func TestResourceCounts(t *testing.T) {
 		check(t, typ, func() { s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
 	}
 	for _, o := range []string{"ApiUrl", "TableName", "ToolCallStateMachineArn", "AgentLoopStateMachineArn", "EventBusName",
-		"UserPoolId", "UserPoolClientId", "AlarmTopicArn", "SecretsRotationRoleArn", "TaskResponderPolicyArn"} {
+		"UserPoolId", "UserPoolClientId", "AlarmTopicArn", "SecretsRotationRoleArn", "TaskResponderPolicyArn", "DashboardName"} {
 		check(t, "output "+o, func() { s.tpl.HasOutput(jsii.String(o), map[string]any{}) })
 	}
 }
@@ -63,7 +67,7 @@ func TestTable(t *testing.T) {
 	spec := store.TableSpec("x")
 	check(t, "table", func() {
 		s.tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
-			"DeletionPolicy":      "Retain",
+			"DeletionPolicy":      "RetainExceptOnCreate",
 			"UpdateReplacePolicy": "Retain",
 			"Properties": map[string]any{
 				"BillingMode":                      "PAY_PER_REQUEST",
@@ -76,7 +80,7 @@ func TestTable(t *testing.T) {
 				"GlobalSecondaryIndexes": []any{map[string]any{
 					"IndexName":  *spec.GlobalSecondaryIndexes[0].IndexName,
 					"KeySchema":  []any{map[string]any{"AttributeName": store.AttrGSI1PK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrGSI1SK, "KeyType": "RANGE"}},
-					"Projection": map[string]any{"ProjectionType": "ALL"},
+					"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": asAny(spec.GlobalSecondaryIndexes[0].Projection.NonKeyAttributes)},
 				}},
 			},
 		})
@@ -453,6 +457,9 @@ func TestHTTPAPI(t *testing.T) {
 		"GET /healthz":                     {api, "NONE"},
 		"GET /openapi.json":                {api, "NONE"},
 		"POST /sessions/{session_id}/chat": {chat, "JWT"},
+		// MCP's endpoints, apart from $default for their waits.
+		"POST /agents/{agent_id}/mcp":     {api, "JWT"},
+		"POST /sessions/{session_id}/mcp": {api, "JWT"},
 		// MCP clients read the protected-resource metadata before they hold a token.
 		"GET /.well-known/oauth-protected-resource":          {api, "NONE"},
 		"GET /.well-known/oauth-protected-resource/{proxy+}": {api, "NONE"},
@@ -530,10 +537,11 @@ func TestSettleRuleAndAlarms(t *testing.T) {
 		}
 	}
 	nf, nm := len(deploy.Functions()), len(deploy.StateMachines())
-	for k, n := range map[string]int{"AWS/Lambda/Errors": nf, "AWS/Lambda/Throttles": nf, "AWS/Lambda/Duration": nf,
-		"AWS/States/ExecutionsFailed": nm, "AWS/States/ExecutionsTimedOut": nm, "AWS/States/ExecutionsAborted": nm,
-		"AWS/States/ExecutionThrottled": nm, "AWS/ApiGateway/5xx": 1, "AWS/ApiGateway/Latency": 1, "math": 2,
-		"AWS/SQS/ApproximateNumberOfMessagesVisible": 2, "AWS/Events/FailedInvocations": 1} {
+	for k, n := range map[string]int{"AWS/Lambda/Errors": nf - len(CallerErrors), "AWS/Lambda/Throttles": nf, "AWS/Lambda/Duration": nf - len(LongByDesign),
+		"AWS/States/ExecutionsFailed": nm, "AWS/States/ExecutionsTimedOut": nm, "AWS/States/ExecutionsAborted": 0,
+		"AWS/States/ExecutionThrottled": nm, "AWS/ApiGateway/5xx": 1, "math": 2,
+		"AWS/SQS/ApproximateNumberOfMessagesVisible": 2, "AWS/Events/FailedInvocations": 1, "AWS/Events/InvocationsFailedToBeSentToDlq": 1,
+		"AWS/Lambda/DestinationDeliveryFailures": 1, "sinew/sinew/" + defaultRouteLatency: 1, "sinew/sinew/" + pendingPublishMetric: 1} {
 		if metrics[k] != n {
 			t.Errorf("%d alarms on %s, want %d (all: %v)", metrics[k], k, n, metrics)
 		}
@@ -666,7 +674,7 @@ func TestRoutesFromRouter(t *testing.T) {
 	}
 	tpl := assertions.Template_FromStack(s.Stack, nil)
 	check(t, "routes", func() {
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(8)) // and the MCP metadata's two
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(10)) // and the MCP metadata's and endpoints' four
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /status", "AuthorizationType": "NONE"})
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "POST /tasks/{task_id}/chat", "AuthorizationType": "JWT"})
 		tpl.ResourcePropertiesCountIs(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /agents"}, jsii.Number(0))

@@ -349,7 +349,7 @@ func partCost(ctx context.Context, o options, r *report) error {
 		"its consumed capacity (`ReturnConsumedCapacity: INDEXES`) and `internal/awscount` adds up what DynamoDB Local returns, the table and "+
 		"its index `gsi1` together: an item rounded up to 1 KB per write unit and 4 KB per read unit (a write costs the larger of the item "+
 		"before and after it), a transaction's items twice, and one more write unit for every write that puts, changes or deletes a `gsi1` "+
-		"entry (two when the entry's key changes: executions and pending function calls are in the index, with all their attributes); "+
+		"entry (two when the entry's key changes: executions and pending function calls are in the index, with the attributes its lists read); "+
 		"GetItem, BatchGetItem, Query, Scan and TransactGetItems are priced as read units, the other operations as write units, and an "+
 		"eventually consistent read's half unit is rounded up to a whole one per operation. `internal/awscount`'s `TestUnits` holds DynamoDB "+
 		"Local's figures to AWS's documented rules; where they depart the counter corrects them (a BatchGetItem key that finds no item is "+
