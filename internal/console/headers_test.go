@@ -63,8 +63,29 @@ func TestConsoleSendsSecurityHeaders(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
+			if tc.host != "" {
+				// Local mode's guard answers another host before the console sees the request,
+				// with a policy that lets nothing run at all.
+				checkRefusalHeaders(t, resp.Header)
+				return
+			}
 			checkSecurityHeaders(t, resp.Header)
 		})
+	}
+}
+
+func checkRefusalHeaders(t *testing.T, hd http.Header) {
+	t.Helper()
+	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+		if got := hd.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	csp := cspDirectives(hd.Get("Content-Security-Policy"))
+	for _, d := range []string{"default-src", "frame-ancestors", "base-uri"} {
+		if !slices.Equal(csp[d], []string{"'none'"}) {
+			t.Errorf("Content-Security-Policy %s: %q, want 'none' (policy %q)", d, csp[d], hd.Get("Content-Security-Policy"))
+		}
 	}
 }
 

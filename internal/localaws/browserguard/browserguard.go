@@ -71,6 +71,9 @@ func loopbackHost(hostport string) bool {
 	return addr.Unmap().IsLoopback()
 }
 
+// RefusalPolicy is the Content-Security-Policy of a refusal: nothing may run or load.
+const RefusalPolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 func refuse(w http.ResponseWriter, why string) {
 	// Marshalled, not formatted: the reason quotes the request's own headers.
 	body, _ := json.Marshal(struct {
@@ -80,6 +83,11 @@ func refuse(w http.ResponseWriter, why string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The refusal is a page too, if a browser shows it: it runs nothing, loads nothing and may
+	// not be framed.
+	w.Header().Set("Content-Security-Policy", RefusalPolicy)
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(http.StatusForbidden)
 	_, _ = w.Write(body)
 }
