@@ -1,7 +1,6 @@
 // Package chromium starts Debian's headless Chromium for tests, with its DevTools endpoint on
 // 127.0.0.1 and a port the browser picks, read back from the DevToolsActivePort file. A test that
-// needs it fails with the install command when the browser is missing (infra/scripts/apt.sh chromium, as
-// make test runs), unless SINEW_SKIP_CHROMIUM=1, which skips it loudly.
+// needs it fails, never skips, when the browser is missing: `make deps` installs it.
 package chromium
 
 import (
@@ -19,9 +18,6 @@ import (
 	"time"
 )
 
-// EnvSkip, set to 1, skips the tests that need Chromium when it is not installed.
-const EnvSkip = "SINEW_SKIP_CHROMIUM"
-
 // Browser is a running headless Chromium.
 type Browser struct {
 	Port int
@@ -29,6 +25,9 @@ type Browser struct {
 	WSURL string
 	// HTTPURL is http://127.0.0.1:PORT, whose /json/version names WSURL.
 	HTTPURL string
+	// Dir holds all that the browser writes: its profile, its HOME (and so its Downloads folder)
+	// and its working directory.
+	Dir string
 }
 
 // Path finds the browser binary: SINEW_CHROMIUM_PATH, else chromium or chromium-browser on PATH.
@@ -50,12 +49,15 @@ func Start(t testing.TB, flags ...string) *Browser {
 	t.Helper()
 	bin, err := Path()
 	if err != nil {
-		if os.Getenv(EnvSkip) == "1" {
-			t.Skipf("SKIPPED: Chromium is not installed and %s=1; install it with: infra/scripts/apt.sh chromium", EnvSkip)
-		}
-		t.Fatalf("Chromium is not installed: run `infra/scripts/apt.sh chromium` (as make test does), or set %s=1 to skip these tests", EnvSkip)
+		t.Fatalf("Chromium is not installed: `make deps` installs it (%v)", err)
 	}
-	dir := t.TempDir()
+	root := t.TempDir()
+	dir, home, work := filepath.Join(root, "profile"), filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{dir, home, work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	args := append([]string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -67,6 +69,9 @@ func Start(t testing.TB, flags ...string) *Browser {
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Whatever the browser saves lands under root, not in the real HOME or the package's folder.
+	cmd.Dir = work
+	cmd.Env = append(withoutHome(os.Environ()), "HOME="+home)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
@@ -93,6 +98,7 @@ func Start(t testing.TB, flags ...string) *Browser {
 						Port:    port,
 						WSURL:   fmt.Sprintf("ws://127.0.0.1:%d%s", port, lines[1]),
 						HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", port),
+						Dir:     root,
 					}
 				}
 			}
@@ -105,6 +111,17 @@ func Start(t testing.TB, flags ...string) *Browser {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// withoutHome drops HOME and the XDG folders, which would send the browser's files elsewhere.
+func withoutHome(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "XDG_") && !strings.HasPrefix(kv, "HOME=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 type lockedBuffer struct {

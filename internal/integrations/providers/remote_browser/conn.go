@@ -156,25 +156,44 @@ func passed(ctx context.Context) bool {
 }
 
 // wsConn is a chromedp.Transport over a gorilla websocket whose TCP connection the guard dialed.
+// side, when set, sees every message first and keeps those of the sessions sinew drives itself.
 type wsConn struct {
-	ws *websocket.Conn
-	mu sync.Mutex // one writer at a time
+	ws   *websocket.Conn
+	mu   sync.Mutex // one writer at a time
+	side *sessions
 }
 
 var _ chromedp.Transport = (*wsConn)(nil)
 
 func (c *wsConn) Read(_ context.Context, msg *cdproto.Message) error {
-	typ, data, err := c.ws.ReadMessage()
-	if err != nil {
-		return err
+	for {
+		typ, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return err
+		}
+		if typ != websocket.TextMessage {
+			return fmt.Errorf("unexpected websocket message type %d", typ)
+		}
+		// Each message gets its own value: the side keeps those it takes beyond this call.
+		m := new(cdproto.Message)
+		if err := jsonv2.Unmarshal(data, m, chromedp.DefaultUnmarshalOptions); err != nil {
+			return err
+		}
+		if c.side == nil || !c.side.take(m) {
+			*msg = *m
+			return nil
+		}
 	}
-	if typ != websocket.TextMessage {
-		return fmt.Errorf("unexpected websocket message type %d", typ)
-	}
-	return jsonv2.Unmarshal(data, msg, chromedp.DefaultUnmarshalOptions)
 }
 
 func (c *wsConn) Write(_ context.Context, msg *cdproto.Message) error {
+	if c.side != nil {
+		c.side.sent(msg)
+	}
+	return c.write(msg)
+}
+
+func (c *wsConn) write(msg *cdproto.Message) error {
 	b, err := jsonv2.Marshal(msg, chromedp.DefaultMarshalOptions)
 	if err != nil {
 		return err

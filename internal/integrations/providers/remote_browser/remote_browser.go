@@ -15,12 +15,16 @@
 // sinew; failures are typed errors rather than re-raised text, and there is no retry loop of the
 // provider's own.
 //
-// What the browser itself loads is guarded too (pageguard.go): navigate takes only http and https
-// URLs whose address the network guard permits; while a call is connected, every request of the
-// browser (redirects, frames, subresources) is paused through CDP's Fetch domain and fails unless
-// the guard permits it; and no action but navigate runs on a page whose address the guard refuses.
-// Between calls sinew is not connected, and the browser resolves names itself: the browser's own
-// network must keep it from internal addresses.
+// What the browser itself loads is guarded too (pageguard.go, sessions.go): navigate takes only
+// http and https URLs whose address the network guard permits; while a call is connected, every
+// request of every page, frame, worker and service worker (redirects and subresources included) is
+// paused through CDP's Fetch domain and fails unless the guard permits it, no WebSocket opens, and
+// downloads are denied (the call's answer names them); an action that may start a navigation or a
+// download waits for the browser to settle before the call leaves; and no action but navigate runs
+// on a page that shows, in any frame, a document of a refused address or scheme (judged by origin
+// where the URL does not tell it: about:blank, about:srcdoc, blob:). Between calls sinew is not
+// connected, and the browser resolves names itself: the browser's own network must keep it from
+// internal addresses.
 package remotebrowser
 
 import (
@@ -38,12 +42,14 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gorilla/websocket"
@@ -205,6 +211,10 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 	if err != nil {
 		return PerformActionOutput{}, err
 	}
+	guard := newPageGuard(env.Guard)
+	sideCtx, cancelSide := context.WithCancel(ctx)
+	side := newSessions(sideCtx, conn, guard, log) // before chromedp reads a message
+	defer func() { cancelSide(); side.stop() }()
 	quiet := func(string, ...any) {}
 	logErr := func(format string, a ...any) { log.DebugContext(ctx, "chromedp: "+fmt.Sprintf(format, a...)) }
 	alloc := &allocator{conn: conn, opts: []chromedp.BrowserOption{chromedp.WithBrowserLogf(quiet), chromedp.WithBrowserErrorf(logErr)}}
@@ -213,13 +223,32 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
 	defer cancelBrowser()
 
-	guard := newPageGuard(env.Guard)
 	if args.Action == ActionNavigate {
 		if err := guard.check(ctx, *args.Text); err != nil {
 			return PerformActionOutput{}, fault.Invalid("text", "text: %s", fault.Message(err))
 		}
 	}
+	out, err := act(ctx, bctx, guard, side, setup, args)
+	if err != nil {
+		return PerformActionOutput{}, err
+	}
+	log.InfoContext(ctx, "remote_browser action", "action", args.Action)
+	return out, nil
+}
+
+// Settling after an action that may start a navigation or a download: how long the browser must
+// ask about nothing, and the most that it waits.
+const (
+	settleQuiet = 300 * time.Millisecond
+	settleLimit = 3 * time.Second
+)
+
+// act guards the browser (bctx) and performs the action on its first page. ctx is the call's.
+func act(ctx, bctx context.Context, guard *pageGuard, side *sessions, setup Setup, args PerformActionArguments) (PerformActionOutput, error) {
 	if err := guard.intercept(bctx); err != nil {
+		return PerformActionOutput{}, actionError(ctx, "connect", err)
+	}
+	if err := side.ready(ctx); err != nil {
 		return PerformActionOutput{}, actionError(ctx, "connect", err)
 	}
 	targets, err := chromedp.Targets(bctx)
@@ -227,9 +256,11 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 		return PerformActionOutput{}, actionError(ctx, "connect", err)
 	}
 	opts := []chromedp.ContextOption{chromedp.WithDetachOnCancel()}
+	var pageID target.ID
 	for _, t := range targets {
 		if t.Type == "page" && !strings.HasPrefix(t.URL, "devtools://") {
-			opts = append(opts, chromedp.WithTargetID(t.TargetID))
+			pageID = t.TargetID
+			opts = append(opts, chromedp.WithTargetID(pageID))
 			break
 		}
 	}
@@ -238,7 +269,7 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 	defer cancelPage()
 
 	if args.Action != ActionNavigate {
-		if err := guard.checkPage(pctx); err != nil {
+		if err := guard.checkPage(pctx, pageID, targets); err != nil {
 			return PerformActionOutput{}, actionError(ctx, args.Action, err)
 		}
 	}
@@ -247,10 +278,24 @@ func PerformAction(ctx context.Context, env Env, setup Setup, args PerformAction
 		return PerformActionOutput{}, actionError(ctx, args.Action, err)
 	}
 	out, err := s.perform(pctx, args)
+	switch args.Action {
+	case ActionScreenshot, ActionCursorPosition, ActionMouseMove:
+	default:
+		guard.settle(ctx, settleQuiet, settleLimit)
+	}
+	if names := guard.refusedDownloads(); len(names) > 0 {
+		refusal := fmt.Sprintf("refused to download %s: the browser may save no files while sinew drives it", quoteAll(names))
+		var le *chromedp.LoadError
+		if errors.As(err, &le) && strings.Contains(le.ErrorText, "ERR_ABORTED") {
+			return PerformActionOutput{}, fault.New(fault.Forbidden, "%s", refusal) // the page loaded was the download
+		}
+		if err == nil {
+			out.Error = &refusal
+		}
+	}
 	if err != nil {
 		return PerformActionOutput{}, actionError(ctx, args.Action, err)
 	}
-	log.InfoContext(ctx, "remote_browser action", "action", args.Action)
 	return out, nil
 }
 
@@ -441,6 +486,16 @@ func (s *pageState) load(ctx context.Context, act chromedp.Action[chromedp.Void]
 		return PerformActionOutput{}, err
 	}
 	return PerformActionOutput{Output: str(out)}, nil
+}
+
+// quoteAll lists names quoted, comma-separated, each cut to a readable length (a page names its
+// downloads).
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(firstLine(n, 100))
+	}
+	return strings.Join(q, ", ")
 }
 
 func withButtons(b int64) chromedp.MouseOption {

@@ -14,7 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,9 +53,8 @@ pad.addEventListener('contextmenu', (e) => { e.preventDefault(); send('contextme
 // site serves the test page and records what its script reports.
 type site struct {
 	srv   *httptest.Server
-	mu    sync.Mutex
-	evs   []string
-	loads int
+	log   eventLog
+	loads atomic.Int64
 }
 
 func newSite(t *testing.T) *site {
@@ -63,14 +62,9 @@ func newSite(t *testing.T) *site {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/event":
-			b, _ := io.ReadAll(r.Body)
-			s.mu.Lock()
-			s.evs = append(s.evs, string(b))
-			s.mu.Unlock()
+			s.log.record(r)
 		case "/":
-			s.mu.Lock()
-			s.loads++
-			s.mu.Unlock()
+			s.loads.Add(1)
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = io.WriteString(w, testPage)
 		default:
@@ -84,26 +78,12 @@ func newSite(t *testing.T) *site {
 // waitEvent waits until the page reported ev (the reports are asynchronous fetches).
 func (s *site) waitEvent(t *testing.T, ev string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		found := slices.Contains(s.evs, ev)
-		s.mu.Unlock()
-		if found {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if evs := s.log.waitFor(func(e string) bool { return e == ev }, 15*time.Second); !slices.Contains(evs, ev) {
+		t.Fatalf("the page never reported %q; it reported %q", ev, evs)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t.Fatalf("the page never reported %q; it reported %q", ev, s.evs)
 }
 
-func (s *site) pageLoads() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loads
-}
+func (s *site) pageLoads() int { return int(s.loads.Load()) }
 
 func loopbackEnv(t testing.TB) remotebrowser.Env {
 	trip, _ := netguardtest.Tripwire(t)
@@ -335,17 +315,8 @@ func TestEveryAction(t *testing.T) {
 // pageIDs lists the browser's pages through its own HTTP endpoint.
 func pageIDs(t *testing.T, b *chromium.Browser) []string {
 	t.Helper()
-	resp, err := http.Get(b.HTTPURL + "/json/list")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var targets []struct{ ID, Type string }
-	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
-	for _, tg := range targets {
+	for _, tg := range listTargets(t, b) {
 		if tg.Type == "page" {
 			ids = append(ids, tg.ID)
 		}
