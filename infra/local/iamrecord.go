@@ -47,7 +47,7 @@ func openIAMRecorder(log *slog.Logger) (*iamRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("recording the AWS requests of the functions and state machines for the IAM check", "dir", dir)
+	log.Debug("recording the AWS requests of the functions and state machines for the IAM check", "dir", dir)
 	return &iamRecorder{w: w, log: log}, nil
 }
 
@@ -155,12 +155,8 @@ func (r *iamRecorder) engineCall(execution string, rs ...iamrec.Request) {
 	if r == nil {
 		return
 	}
-	name := iamrec.MachineName(execution)
-	typ := iamrec.PrincipalStateMachine
-	if name == "" {
-		typ = ""
-	}
-	r.write(name, typ, rs)
+	// An Express execution carries no ARN here: its requests are written with no machine's name.
+	r.write(iamrec.MachineName(execution), iamrec.PrincipalStateMachine, rs)
 }
 
 // engineInvoke records a Lambda task's invocation.
