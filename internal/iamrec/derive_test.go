@@ -152,3 +152,38 @@ func TestMachineOfExecution(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDir reads what Write wrote, a killed process's partial last line left out, and refuses a
+// file broken elsewhere.
+func TestReadDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		tail    string // appended to the written file
+		want    int
+		wantErr bool
+	}{
+		{"whole", "", 2, false},
+		{"partial last line", `{"principal":"api","acti`, 2, false},
+		{"broken line before others", "{\n" + `{"principal":"api"}` + "\n", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(req("dynamodb:GetItem", table), req("kms:Decrypt", keyARN)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.f.WriteString(tt.tail); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			rs, files, err := ReadDir(dir)
+			if (err != nil) != tt.wantErr || (err == nil && (len(rs) != tt.want || files != 1)) {
+				t.Errorf("ReadDir = %d requests in %d files, %v; want %d (error %v)", len(rs), files, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

@@ -8,7 +8,6 @@ package iamrec
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,20 +124,22 @@ func readFile(path string) ([]Request, error) {
 	}
 	defer f.Close()
 	var rs []Request
+	var bad error // a line that did not parse: an error unless it is the last
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for n := 1; sc.Scan(); n++ {
+		if bad != nil {
+			return nil, bad
+		}
 		var r Request
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			// A process killed mid-write leaves at most its last line partial.
-			if !sc.Scan() {
-				break
-			}
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			bad = fmt.Errorf("%s:%d: %w", path, n, err)
+			continue
 		}
 		rs = append(rs, r)
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rs, nil
