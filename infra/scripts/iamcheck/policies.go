@@ -15,6 +15,7 @@ type policies struct {
 	owner    map[string]string   // policy name -> what holds it ("role api", "key SecretsKey...")
 	stmts    []statement
 	warnings []string
+	note     func(st map[string]any) string // why local mode cannot use a statement, if known
 }
 
 // statement is one Allow statement of a policy, as the simulator numbers them (from 1).
@@ -32,6 +33,11 @@ func (st statement) id() string { return fmt.Sprintf("%s#%d", st.policy, st.inde
 // permissions, queue, topic, bus and table policies).
 func (s *stack) collect() (*policies, error) {
 	p := &policies{docs: map[string]any{}, identity: map[string][]string{}, resource: map[string]string{}, owner: map[string]string{}}
+	dests, err := s.destinations()
+	if err != nil {
+		return nil, err
+	}
+	p.note = func(st map[string]any) string { return s.note(st, dests) }
 	perms := map[string][]any{} // function ARN -> its permissions as statements
 	for _, id := range sortedKeys(s.resources) {
 		var err error
@@ -83,7 +89,7 @@ func (p *policies) add(name, owner string, doc any, counted bool) {
 			continue
 		}
 		p.stmts = append(p.stmts, statement{policy: name, sid: str(sm["Sid"]), owner: owner, index: i + 1,
-			actions: strs(sm["Action"]), resources: strs(sm["Resource"]), note: note(sm), counted: counted})
+			actions: strs(sm["Action"]), resources: strs(sm["Resource"]), note: p.note(sm), counted: counted})
 	}
 }
 
@@ -199,23 +205,71 @@ func (s *stack) permission(id string, r resource) (fn string, st map[string]any,
 	return fn, st, nil
 }
 
-// note says why local mode cannot use a statement, where that is known: its users are AWS's own
-// services, or the statement is for administration.
-func note(st map[string]any) string {
-	acts := strs(st["Action"])
+// note says why local mode cannot use a statement, where that is known: AWS's own services use it
+// (logs and traces, DynamoDB's use of the table key, a service principal, Lambda's asynchronous
+// destinations), or it is for a role no function or state machine assumes, or for the account.
+func (s *stack) note(st map[string]any, dests map[string]bool) string {
+	acts, res := strs(st["Action"]), strs(st["Resource"])
 	if len(acts) > 0 && !slices.ContainsFunc(acts, func(a string) bool { return !strings.HasPrefix(a, "logs:") && !strings.HasPrefix(a, "xray:") }) {
 		return "logs and traces: written by Lambda and Step Functions, not by sinew's code"
 	}
 	cond, _ := st["Condition"].(map[string]any)
-	for _, c := range cond {
-		if m, ok := c.(map[string]any); ok && m["kms:ViaService"] != nil {
+	var principals []string
+	for op, c := range cond {
+		m, _ := c.(map[string]any)
+		if m["kms:ViaService"] != nil {
 			return "used by DynamoDB on the caller's behalf (kms:ViaService): local mode has no table key"
+		}
+		if strings.HasPrefix(op, "Arn") && m["aws:PrincipalArn"] != nil {
+			principals = append(principals, strs(m["aws:PrincipalArn"])...)
 		}
 	}
 	if pr, ok := st["Principal"].(map[string]any); ok && pr["Service"] != nil {
 		return fmt.Sprintf("%v acts here: local mode records no such request", pr["Service"])
 	}
+	if len(res) > 0 && !slices.ContainsFunc(res, func(r string) bool { return !dests[r] }) {
+		return "Lambda's asynchronous-invocation destination: Lambda sends to it with the function's role; local mode has no queue"
+	}
+	if len(principals) > 0 && !slices.ContainsFunc(principals, s.isPrincipalRole) {
+		return "for " + strings.Join(principals, ", ") + ", which no function or state machine assumes"
+	}
+	if _, ok := st["Principal"]; ok && len(principals) == 0 {
+		return "the account's own: key administration, or use delegated to the roles' policies"
+	}
 	return ""
+}
+
+// destinations are the ARNs Lambda delivers asynchronous invocations' outcomes to.
+func (s *stack) destinations() (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, id := range sortedKeys(s.resources) {
+		r := s.resources[id]
+		if r.Type != "AWS::Lambda::EventInvokeConfig" {
+			continue
+		}
+		dc, _ := r.Properties["DestinationConfig"].(map[string]any)
+		for _, k := range []string{"OnFailure", "OnSuccess"} {
+			d, _ := dc[k].(map[string]any)
+			if d == nil {
+				continue
+			}
+			v, err := s.resolve(d["Destination"])
+			if err != nil {
+				return nil, err
+			}
+			out[fmt.Sprint(v)] = true
+		}
+	}
+	return out, nil
+}
+
+func (s *stack) isPrincipalRole(arn string) bool {
+	for id := range s.roles {
+		if s.arn[id] == arn {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *stack) roleName(id string) string {
