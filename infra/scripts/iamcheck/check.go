@@ -23,6 +23,9 @@ type options struct {
 	records  []string
 	node     string
 	script   string
+	// starWildcardOnly evaluates the actions AWS's Service Authorization Reference lists with no
+	// resource type (states:SendTask*) against Resource "*" instead of the resource recorded.
+	starWildcardOnly bool
 }
 
 // Exit codes.
@@ -212,7 +215,7 @@ type result struct {
 
 // simulate runs simulate.js over the jobs.
 func simulate(o options, pols *policies, jobs []job) (map[string]result, error) {
-	in, err := json.Marshal(map[string]any{"policies": pols.docs, "jobs": jobs})
+	in, err := json.Marshal(map[string]any{"policies": pols.docs, "jobs": jobs, "star_wildcard_only": o.starWildcardOnly})
 	if err != nil {
 		return nil, err
 	}

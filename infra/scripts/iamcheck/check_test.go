@@ -26,27 +26,32 @@ func TestCheck(t *testing.T) {
 	tests := []struct {
 		name   string
 		break_ func(t *testing.T, tpl map[string]any)
+		star   bool // -star-wildcard-only
 		code   int
 		want   []string
 	}{
-		{"as synthesized", nil, exitOK, []string{"19 AWS requests by 2 functions, 1 state machine and 1 service principal allowed; "}},
+		{"as synthesized", nil, false, exitOK, []string{"19 AWS requests by 2 functions, 1 state machine and 1 service principal allowed; ",
+			"note: states:SendTaskSuccess: AWS's Service Authorization Reference lists no resource type"}},
+		{"SendTask* on Resource \"*\" as the reference says", nil, true, exitDenied, []string{"1 of 19 AWS requests",
+			"DENIED: states:SendTaskSuccess on arn:aws:states:us-east-1:000000000000:stateMachine:tool_call by function integration",
+			"(AnswerTaskToolCall): resource does not match"}},
 		{"integration's role loses kms:Decrypt", func(t *testing.T, tpl map[string]any) {
 			policy := rolePolicy(t, tpl, "sinew-integration")
 			policy["Statement"] = slices.DeleteFunc(policy["Statement"].([]any), func(s any) bool { return s.(map[string]any)["Sid"] == "UnsealSecrets" })
-		}, exitDenied, []string{"2 of 19 AWS requests", decrypt, "identity policies: ImplicitlyDenied"}},
+		}, false, exitDenied, []string{"2 of 19 AWS requests", decrypt, "identity policies: ImplicitlyDenied"}},
 		{"the key policy wants a context key the requests lack", func(t *testing.T, tpl map[string]any) {
 			cond := keyStatement(t, tpl, "UnsealBy")["Condition"].(map[string]any)
 			cond["Null"] = map[string]any{"kms:EncryptionContext:tenant": "false"}
-		}, exitDenied, []string{decrypt, "condition Null kms:EncryptionContext:tenant fails (request: absent)"}},
+		}, false, exitDenied, []string{decrypt, "condition Null kms:EncryptionContext:tenant fails (request: absent)"}},
 		{"the key policy no longer allows the context key tool", func(t *testing.T, tpl map[string]any) {
 			cond := keyStatement(t, tpl, "UnsealBy")["Condition"].(map[string]any)
 			cond["ForAllValues:StringEquals"] = map[string]any{"kms:EncryptionContextKeys": []any{"developer", "owner", "field", "key"}}
-		}, exitDenied, []string{decrypt, "condition ForAllValues:StringEquals kms:EncryptionContextKeys fails"}},
+		}, false, exitDenied, []string{decrypt, "condition ForAllValues:StringEquals kms:EncryptionContextKeys fails"}},
 		{"the key policy names only apicall's role", func(t *testing.T, tpl map[string]any) {
 			cond := keyStatement(t, tpl, "UnsealBy")["Condition"].(map[string]any)
 			arns := cond["ArnEquals"].(map[string]any)["aws:PrincipalArn"].([]any)
 			cond["ArnEquals"].(map[string]any)["aws:PrincipalArn"] = arns[1:]
-		}, exitDenied, []string{decrypt, "resource policies: ImplicitlyDenied", "condition ArnEquals aws:PrincipalArn fails"}},
+		}, false, exitDenied, []string{decrypt, "resource policies: ImplicitlyDenied", "condition ArnEquals aws:PrincipalArn fails"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +65,7 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			code, err := run(&out, options{template: path, records: []string{"testdata/records"}, node: node, script: scriptPath()})
+			code, err := run(&out, options{template: path, records: []string{"testdata/records"}, node: node, script: scriptPath(), starWildcardOnly: tt.star})
 			if err != nil || code != tt.code {
 				t.Fatalf("exit %d, %v; want %d\n%s", code, err, tt.code, out.String())
 			}

@@ -27,9 +27,10 @@ func main() {
 	template := flag.String("template", "infra/cdk/cdk.out", "the synthesized template, or the directory holding it alone (make cdk-test or make synth writes it)")
 	records := flag.String("records", "dist/iam-records/unit,dist/iam-records/demo", "comma-separated directories of recorded requests; a missing one is skipped, none at all is an error")
 	node := flag.String("node", "node", "the Node.js binary that runs simulate.js")
+	star := flag.Bool("star-wildcard-only", false, `evaluate the actions AWS's Service Authorization Reference lists with no resource type (states:SendTask*) against Resource "*", as the reference says, instead of the state machine the recording names`)
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	code, err := run(os.Stdout, options{template: *template, records: strings.Split(*records, ","), node: *node, script: scriptPath()})
+	code, err := run(os.Stdout, options{template: *template, records: strings.Split(*records, ","), node: *node, script: scriptPath(), starWildcardOnly: *star})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iam-check:", err)
 	}

@@ -133,7 +133,10 @@ func printNotChecked(w io.Writer, pl *planned, pols *policies) {
 }
 
 func printDenial(w io.Writer, r iamrec.Request, n int, res result) {
-	ctx, _ := json.Marshal(r.Context)
+	ctx := []byte("none")
+	if len(r.Context) > 0 {
+		ctx, _ = json.Marshal(r.Context)
+	}
 	times := "once"
 	if n > 1 {
 		times = fmt.Sprintf("%d times", n)

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // simulate.js: the IAM check's evaluator (driven by iamcheck's Go program). Reads on stdin
-// {"policies": {name: document}, "jobs": [{id, principal, action, resource, account, context,
+// {"star_wildcard_only": bool, "policies": {name: document}, "jobs": [{id, principal, action, resource, account, context,
 // identity: [policy names], resource_policy: name|null}]} and writes on stdout one JSON line per job:
 // {id, result, grants: [[policy, statement index]], explain, errors, notes}.
 //
@@ -50,7 +50,7 @@ const wildcardNote = 'AWS\'s Service Authorization Reference lists no resource t
 
 function decide(job, loaded) {
   return core.authorize({
-    request: new AwsRequestImpl(job.principal, { resource: job.resource, accountId: job.account }, job.action, new RequestContextImpl(job.context)),
+    request: new AwsRequestImpl(job.principal, { resource: job.resource, accountId: job.account }, job.action, new RequestContextImpl(job.context), !!job.wildcardOnly),
     sessionPolicy: undefined,
     identityPolicies: job.identity.map((n) => loaded[n]),
     serviceControlPolicies: [], resourceControlPolicies: [],
@@ -91,11 +91,17 @@ function explain(analysis, job) {
 async function main() {
   let input = ''
   for await (const chunk of process.stdin) input += chunk
-  const { policies, jobs } = JSON.parse(input)
+  const { policies, jobs, star_wildcard_only: star } = JSON.parse(input)
   const loaded = {}
   for (const [name, doc] of Object.entries(policies)) loaded[name] = loadPolicy(doc, { name })
   for (const job of jobs) {
     const { errors, notes } = await validate(job, policies)
+    if (star && notes.includes(wildcardNote)) {
+      // As the reference says AWS authorizes it: on no resource.
+      job.resource = '*'
+      job.wildcardOnly = true
+      notes[0] = 'evaluated against Resource "*", as AWS\'s Service Authorization Reference lists no resource type for this action'
+    }
     const analysis = decide(job, loaded)
     const grants = sim.getGrantReasons(analysis).map((g) => [g.policyType === 'resource' ? job.resource_policy : g.policyIdentifier, g.statementIndex])
     const line = { id: job.id, result: analysis.result, grants, errors, notes }
