@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 PHASE := infra/scripts/phase.sh
 GO_PACKAGES := ./...
+# Where local mode records the AWS requests of make unit and make demo for make iam-check
+# (SINEW_LOCAL_IAM_RECORD): absolute, since each test binary runs in its own package's folder.
+IAM_RECORDS := $(CURDIR)/dist/iam-records
 
 .PHONY: all deps test unit lint asl build demo clean conformance
 
@@ -20,8 +23,10 @@ funclen:
 	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
 
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
+# Every local mode the tests start records its AWS requests for make iam-check.
 unit:
-	@$(PHASE) "test: go test, one DynamoDB Local for all packages" go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
+	@rm -rf $(IAM_RECORDS)/unit
+	@$(PHASE) "test: go test, one DynamoDB Local for all packages" env SINEW_LOCAL_IAM_RECORD=$(IAM_RECORDS)/unit go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
 	@$(PHASE) "test: the race detector on concurrent JSONata evaluations (they must share nothing writable)" go test -race -count=1 -run 'Concurrent' ./internal/jsonata/... ./internal/asl/jsonata/...
 
 # jsonata-suite: the official JSONata 2.0.6 test suite through internal/jsonata; prints the count
@@ -36,11 +41,12 @@ asl:
 build:
 	@$(PHASE) "build: every function as a linux/arm64 bootstrap" infra/scripts/build.sh arm64
 
-test: deps lint asl unit conformance jsonata-suite build cdk-test bench-smoke
+test: deps lint asl unit conformance jsonata-suite build cdk-test bench-smoke iam-check
 	@echo "make test: all phases passed"
 
 demo: deps
-	@$(PHASE) "demo: local mode, a call of each type (SMTP, ffmpeg), a function tool resumed by the AWS CLI, two scripted chat turns" go run ./infra/demo
+	@rm -rf $(IAM_RECORDS)/demo
+	@$(PHASE) "demo: local mode, a call of each type (SMTP, ffmpeg), a function tool resumed by the AWS CLI, two scripted chat turns" env SINEW_LOCAL_IAM_RECORD=$(IAM_RECORDS)/demo go run ./infra/demo
 
 clean:
 	rm -rf dist .local
@@ -51,6 +57,15 @@ clean:
 # case on the pass list; make test runs it to print the count.
 conformance:
 	@$(PHASE) "conformance: recorded AWS executions through internal/asl" go run ./internal/asl/conformance/cmd/conformance
+
+# iam-check: every AWS request the functions and state machines sent in make unit's and make demo's
+# local modes, evaluated against the policies of the stack make cdk-test synthesized (identity
+# policies, key and resource policies, conditions included) with @cloud-copilot/iam-simulate. It
+# prints "N AWS requests by ... allowed; K statements no request used", those statements, and every
+# denied request with the simulator's explanation; it fails on a denial, or without records or template.
+.PHONY: iam-check
+iam-check:
+	@$(PHASE) "test: IAM check (recorded AWS requests against the synthesized policies)" go run ./infra/scripts/iamcheck -template infra/cdk/cdk.out -records $(IAM_RECORDS)/unit,$(IAM_RECORDS)/demo
 
 # The CDK app (infra/cdk, its own Go module). synth: the real stack in infra/cdk/cdk.out, each
 # bootstrap built by go build, cdk-nag and cfn-lint clean; it names the functions still missing.

@@ -38,9 +38,10 @@ func writeCounts(c *awscount.Counter, dir string) error {
 // configureAWSClients gives every in-process function's AWS SDK configuration one pooled HTTP
 // client, an unrationed retryer, the request counter, gate's bound on the requests in flight to
 // DynamoDB Local and the timing of each attempt on the wire (inside the gate: DynamoDB Local's own
-// time), and rec's recording of their DynamoDB requests when it is not nil. Their requests to
+// time), rec's recording of their DynamoDB requests and iam's of every request as IAM sees it, each
+// when not nil. Their requests to
 // local mode's own endpoints are served in-process once the endpoints are given to self.serve.
-func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecorder) (*wireTimes, *selfCalls) {
+func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecorder, iam *iamRecorder) (*wireTimes, *selfCalls) {
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 4 * maxIdlePerHost
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
@@ -55,6 +56,6 @@ func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecord
 	wt := &wireTimes{}
 	self := &selfCalls{}
 	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, self.Register}))
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, iam.Register, self.Register}))
 	return wt, self
 }

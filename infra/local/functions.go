@@ -99,9 +99,12 @@ type functions struct {
 
 	mu sync.RWMutex
 	m  map[string]lambdaapi.Invoker
+
+	iam *iamRecorder // nil unless recording for the IAM check
 }
 
 func (f *functions) register(name string, inv lambdaapi.Invoker) error {
+	inv = f.iam.asFunction(name, inv)
 	if err := f.api.Register(name, inv); err != nil {
 		return err
 	}
@@ -163,6 +166,7 @@ func (f *functions) warnMissing(log *slog.Logger) {
 // as {"errorType", "errorMessage"} (FunctionError "Unhandled"), an unknown function as
 // Lambda.ResourceNotFoundException with the cause Step Functions reports.
 func (f *functions) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
+	f.iam.engineInvoke(ctx, req)
 	name := functionName(req.FunctionName)
 	f.mu.RLock()
 	inv := f.m[name]

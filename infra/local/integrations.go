@@ -78,6 +78,7 @@ type journaledCall struct {
 type withIntegrations struct {
 	fns    asl.LambdaInvoker
 	direct map[string]asl.Integration
+	iam    *iamRecorder // nil unless recording for the IAM check
 }
 
 func (w withIntegrations) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
@@ -93,6 +94,7 @@ func (w withIntegrations) Invoke(ctx context.Context, req asl.LambdaRequest) (*a
 	if err := json.Unmarshal(req.Payload, &c); err != nil {
 		return nil, err
 	}
+	w.iam.engineIntegration(c)
 	params, err := jsonv.Decode(c.Parameters)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,7 @@ import (
 	"sinew/internal/localaws/jwtlocal"
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
+	"sinew/internal/localaws/localnames"
 	"sinew/internal/localaws/sfnapi"
 	"sinew/internal/secrets"
 	"sinew/internal/secrets/rotate"
@@ -65,9 +66,9 @@ import (
 )
 
 const (
-	region    = "us-east-1"
-	account   = "000000000000"
-	tableName = "sinew"
+	region    = localnames.Region
+	account   = localnames.Account
+	tableName = localnames.Table
 	tokenTTL  = 24 * time.Hour
 )
 
@@ -205,7 +206,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err := checkDataDir(dir); err != nil {
 		return err
 	}
-	self, stopStats, err := setUpAWSClients(log, dir)
+	self, iam, stopStats, err := setUpAWSClients(log, dir)
 	if err != nil {
 		return err
 	}
@@ -244,6 +245,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err != nil {
 		return err
 	}
+	iam.useKMS(keys)
 	signer, err := jwtlocal.Open(jwtlocal.Options{Dir: dir, Claim: os.Getenv(config.EnvJWTClaim)})
 	if err != nil {
 		return err
@@ -262,24 +264,11 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 
 	lambdaSvc := lambdaapi.New(lambdaapi.Options{Region: region, Account: account, Logger: log, Timeout: deployedTimeout})
-	fns := &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}}
-	if err := fns.registerDescribed(handlerDeps{ctx: ctx, red: red, cfg: cfg, log: log}); err != nil {
+	fns, stopRIE, err := startFunctions(o, dir, lambdaSvc, iam, handlerDeps{ctx: ctx, red: red, cfg: cfg, log: log})
+	if err != nil {
 		return err
 	}
-	if o.rie {
-		stop, err := registerRIE(ctx, o, dir, fns, log)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	if o.testFunctions {
-		if err := registerTestFunctions(fns, dir); err != nil {
-			return err
-		}
-	}
-
-	fns.warnMissing(log)
+	defer stopRIE()
 
 	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
 	if err != nil {
@@ -309,26 +298,52 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	return err
 }
 
-// setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients) and
-// starts their stats (startStats).
-func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, stopStats func(), err error) {
+// startFunctions registers the in-process functions: the described ones (each under the Runtime
+// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions.
+func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
+	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
+	stopRIE = func() {}
+	if err := fns.registerDescribed(d); err != nil {
+		return nil, stopRIE, err
+	}
+	if o.rie {
+		if stopRIE, err = registerRIE(d.ctx, o, dir, fns, d.log); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	if o.testFunctions {
+		if err := registerTestFunctions(fns, dir); err != nil {
+			stopRIE()
+			return nil, func() {}, err
+		}
+	}
+	fns.warnMissing(d.log)
+	return fns, stopRIE, nil
+}
+
+// setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients), with the
+// IAM recording when iamrec.EnvRecord asks for it, and starts their stats (startStats).
+func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
+	if iam, err = openIAMRecorder(log); err != nil {
+		return nil, nil, nil, err
+	}
 	// The request mix only (aws-requests.json): DynamoDB Local is not asked to account capacity.
 	counts := &awscount.Counter{ByService: true, LeaveCapacity: true}
 	gate, err := newDDBGate()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err := openDDBRecorder()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	wire, self := configureAWSClients(counts, gate, rec)
+	wire, self := configureAWSClients(counts, gate, rec, iam)
 	stopStats, err = startStats(log, dir, statsOf{counts, wire, gate, rec})
 	if err != nil {
 		_ = rec.close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return self, stopStats, nil
+	return self, iam, stopStats, nil
 }
 
 // shutdown stops the servers and the Lambda service, giving requests in flight 10 s.
@@ -435,13 +450,17 @@ func proxyTo(endpoint string) (http.Handler, error) {
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
 	direct := directIntegrations()
-	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct}, asl.RealClock{}, log)
+	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
+	fns.iam.useTokens(rec)
 	var sfn *sfnapi.Service
 	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
 		Integrations: journaledIntegrations(rec, direct),
 		Machines:     func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
 		// Child executions are executions of their own, journaled, and found again by a replayed parent.
-		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) { return sfn.StartChild(ctx, in) }})
+		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) {
+			fns.iam.engineStartChild(ctx, in.StateMachineArn)
+			return sfn.StartChild(ctx, in)
+		}})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
 		Region: region, Account: account, Logger: log})
 	if err := sfn.Recover(ctx); err != nil {
@@ -526,7 +545,7 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 		"AWS_ENDPOINT_URL_EVENTBRIDGE": url("events"),
 		"AWS_ENDPOINT_URL_KMS":         url("kms"),
 		config.EnvTable:                tableName,
-		config.EnvSecretsKey:           kms.DefaultAlias,
+		config.EnvSecretsKey:           localnames.SecretsKeyAlias,
 		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
 		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
 	}
@@ -602,29 +621,16 @@ func serveEndpoints(servers map[string]http.Handler, listeners map[string]net.Li
 // maxFunctionTimeout is Lambda's longest function timeout.
 const maxFunctionTimeout = 15 * time.Minute
 
-func machineArn(name string) string {
-	return fmt.Sprintf("arn:aws:states:%s:%s:stateMachine:%s", region, account, name)
-}
+func machineArn(name string) string { return localnames.StateMachineARN(name) }
 
 // loadStateMachines loads statemachines/ with local substitutions, from the description infra/cdk
 // reads.
 func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *slog.Logger) error {
 	resolve := func(v deploy.Value) (string, error) {
-		switch v.Kind {
-		case deploy.FunctionARN:
+		if v.Kind == deploy.FunctionARN {
 			return fns.arn(v.Target), nil
-		case deploy.FunctionName:
-			return v.Target, nil
-		case deploy.StateMachineARN:
-			return machineArn(v.Target), nil
-		case deploy.TableName:
-			return tableName, nil
-		case deploy.SecretsKeyID:
-			return kms.DefaultAlias, nil
-		case deploy.EventBusName:
-			return "default", nil
 		}
-		return "", fmt.Errorf("no local value for a %s", v.Kind)
+		return localnames.Value(v)
 	}
 	for _, m := range deploy.StateMachines() {
 		def, err := os.ReadFile(filepath.Join(root, m.File))
@@ -657,7 +663,7 @@ func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *f
 		opts.Logger = slog.Default()
 	}
 	fns.mu.RLock()
-	settle := fns.m["settle"]
+	settle := fns.iam.asRule(localnames.StatusChangeRule, "settle", fns.m["settle"])
 	fns.mu.RUnlock()
 	if settle == nil {
 		opts.Logger.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")

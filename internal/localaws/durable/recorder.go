@@ -565,3 +565,12 @@ func (r *Recorder) Current(tok string) (current string, waiting bool) {
 	}
 	return tok, true
 }
+
+// TokenExecution gives the execution a task token was issued to ("" for a token of no running
+// execution): Step Functions authorizes SendTask* against that execution's state machine, so the
+// IAM recording of local mode asks it before the answer ends the task.
+func (r *Recorder) TokenExecution(tok string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tokens[tok].exec
+}

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -674,4 +675,23 @@ func (s *Service) rotateKeyOnDemand(ctx context.Context, body []byte) (any, erro
 	return struct {
 		KeyID string `json:"KeyId"`
 	}{s.keyARN(k.ID)}, nil
+}
+
+// KeyOf names the key a request's KeyId (id, ARN, alias or alias ARN) or, with ref empty, a
+// ciphertext blob's header selects, as KMS resolves it before authorizing: its ARN and its aliases.
+// ok is false when neither names a key. The IAM recording of local mode (infra/local) asks it, so a
+// request made through an alias is checked against the key's policy, as KMS checks it.
+func (s *Service) KeyOf(ref string, blob []byte) (arn string, aliases []string, ok bool) {
+	s.lockFresh()
+	defer s.mu.Unlock()
+	var k *key
+	if ref != "" {
+		k, _ = s.resolve(ref)
+	} else if h, err := parseHeader(blob); err == nil {
+		k = s.keys.byID(h.keyID)
+	}
+	if k == nil {
+		return "", nil, false
+	}
+	return s.keyARN(k.ID), slices.Clone(k.Aliases), true
 }
