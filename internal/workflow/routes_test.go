@@ -1,12 +1,23 @@
 package workflow_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log"
+	"log/slog"
 	"maps"
+	"net/http"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
@@ -115,14 +126,21 @@ func TestComputeArgsWorkflow(t *testing.T) {
 // per status-change event), the HTTP requests, and the DynamoDB requests from the start to the
 // recorded outcome, the status-change event included (a system tool's own operation is not
 // counted). Through POST /tool-calls (a function call answered through the HTTP result route) and
-// through a bare StartExecution that names only the tool. sinewbench reads its lines.
+// through a bare StartExecution that names only the tool. sinewbench reads its lines, and with
+// SINEW_COST_INPUTS set what costRecorder measures of each call.
 func TestRequestBudget(t *testing.T) {
+	rec := newCostRecorder(t) // before the harness, whose loggers it must hear
 	h := newHarness(t)
 	h.withSystem()
 	dev := "dev-a"
 	agent := h.agent(dev, nil, echoTool,
 		`{"name":"get_item","type":"api_call","api_call":{"method":"GET","url":"`+h.api.URL+`/items/1"}}`, askUser(3600, 0),
 		`{"name":"list_agents","type":"system","system":{"resource":"agent","operation":"list"}}`)
+	if rec != nil {
+		rec.attach(t, h)
+		// Unrecorded: a process's first call dials its connections, which a warm Lambda has done.
+		h.budgetCall(t, dev, agent, "echo", "post")
+	}
 	tests := []struct {
 		tool, entry string
 		transitions int   // at most
@@ -148,6 +166,7 @@ func TestRequestBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
 			h.ddb.Reset()
+			rec.reset()
 			before := h.iv.total()
 			x, httpReqs, ownReads := h.budgetCall(t, dev, agent, tt.tool, tt.entry)
 			n := countPrefix(history(x), "TaskStateEntered") + countPrefix(history(x), "ChoiceStateEntered")
@@ -171,6 +190,7 @@ func TestRequestBudget(t *testing.T) {
 			}
 			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests, request units %v)",
 				name, n, inside, httpReqs+1, httpReqs, ops, total, units)
+			rec.write(t, name, x)
 			if n > tt.transitions || inside != tt.inside || total > tt.maxRequests {
 				t.Errorf("%s: %d transitions, %d Lambda invocations, %d requests (%v); want at most %d, %d, at most %d",
 					name, n, inside, total, ops, tt.transitions, tt.inside, tt.maxRequests)
@@ -302,3 +322,147 @@ func TestMergeReadBesideClaim(t *testing.T) {
 		t.Errorf("the claim's write waited 5 s and the merge's read was not sent (BatchGetItems by the end: %d): the executor reads only after its claim", reads.Load())
 	}
 }
+
+// costRecorder writes, when SINEW_COST_INPUTS names a directory, what sinewbench's cost model needs
+// beside TestRequestBudget's counts, one JSON file per call: each function's time per invocation
+// (the api function's as its HTTP round trip), the bytes the functions log, the custom events put
+// and the execution's history, from which the model renders Step Functions' execution log.
+type costRecorder struct {
+	dir, api string
+	mu       sync.Mutex
+	runs     []costRun
+	logBytes int
+	events   atomic.Int64
+}
+
+type costRun struct {
+	Function string  `json:"function"`
+	Ms       float64 `json:"ms"`
+}
+
+func newCostRecorder(t *testing.T) *costRecorder {
+	dir := os.Getenv("SINEW_COST_INPUTS")
+	if dir == "" {
+		return nil
+	}
+	c := &costRecorder{dir: dir}
+	oldLog, oldOut, oldFlags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(appLogs{slog.NewJSONHandler(c, nil)})) // the functions' own handler
+	t.Cleanup(func() { slog.SetDefault(oldLog); log.SetOutput(oldOut); log.SetFlags(oldFlags) })
+	return c
+}
+
+// attach times every function the harness invokes and counts the events the function executor puts.
+func (c *costRecorder) attach(t *testing.T, h *harness) {
+	for name, fn := range h.iv.handlers {
+		h.iv.handlers[name] = timedHandler{c, name, fn}
+	}
+	h.handler["settle"] = timedHandler{c, "settle", h.handler["settle"]}
+	h.svc.Events = countedEvents{h.svc.Events, &c.events}
+	c.api = strings.TrimPrefix(h.http.URL, "http://")
+	old := http.DefaultClient.Transport
+	http.DefaultClient.Transport = timedTransport{c, http.DefaultTransport}
+	t.Cleanup(func() { http.DefaultClient.Transport = old })
+}
+
+func (c *costRecorder) add(fn string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs = append(c.runs, costRun{fn, float64(d.Microseconds()) / 1000})
+}
+
+// Write counts the functions' log lines as their JSON handler renders them.
+func (c *costRecorder) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logBytes += len(p)
+	return len(p), nil
+}
+
+func (c *costRecorder) reset() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs, c.logBytes = nil, 0
+	c.events.Store(0)
+}
+
+func (c *costRecorder) write(t *testing.T, name string, x *asl.Execution) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	b, err := json.Marshal(map[string]any{"call": name, "invocations": c.runs, "app_log_bytes": c.logBytes,
+		"custom_events": c.events.Load(), "execution_arn": x.ARN, "history": x.History()})
+	c.mu.Unlock()
+	if err == nil {
+		var f *os.File
+		if f, err = os.CreateTemp(c.dir, strings.ReplaceAll(name, "/", "_")+"-*.json"); err == nil {
+			_, err = f.Write(b)
+			err = errors.Join(err, f.Close())
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type timedHandler struct {
+	c    *costRecorder
+	name string
+	next lambda.Handler
+}
+
+func (h timedHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	start := time.Now()
+	defer func() { h.c.add(h.name, time.Since(start)) }()
+	return h.next.Invoke(ctx, payload)
+}
+
+// timedTransport times the requests to the harness's HTTP API: the api function's invocations.
+type timedTransport struct {
+	c    *costRecorder
+	next http.RoundTripper
+}
+
+func (tr timedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := tr.next.RoundTrip(r)
+	if r.URL.Host == tr.c.api {
+		tr.c.add("api", time.Since(start))
+	}
+	return resp, err
+}
+
+type countedEvents struct {
+	workflow.Events
+	n *atomic.Int64
+}
+
+func (e countedEvents) Publish(ctx context.Context, ev workflow.Event) error {
+	e.n.Add(1)
+	return e.Events.Publish(ctx, ev)
+}
+
+// appLogs keeps the functions' log lines and drops the local stand-ins' (the engine, the local
+// AWS services, the harness), which AWS does not write into the functions' logs.
+type appLogs struct{ next slog.Handler }
+
+var standIns = []string{"sinew/internal/asl.", "sinew/internal/asl/", "sinew/internal/localaws/", "sinew/internal/workflow_test."}
+
+func (a appLogs) Enabled(ctx context.Context, l slog.Level) bool { return a.next.Enabled(ctx, l) }
+
+func (a appLogs) Handle(ctx context.Context, r slog.Record) error {
+	f, _ := runtime.CallersFrames([]uintptr{r.PC}).Next()
+	for _, p := range standIns {
+		if strings.HasPrefix(f.Function, p) {
+			return nil
+		}
+	}
+	return a.next.Handle(ctx, r)
+}
+
+func (a appLogs) WithAttrs(as []slog.Attr) slog.Handler { return appLogs{a.next.WithAttrs(as)} }
+func (a appLogs) WithGroup(name string) slog.Handler    { return appLogs{a.next.WithGroup(name)} }

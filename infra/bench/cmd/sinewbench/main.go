@@ -1,7 +1,8 @@
 // Command sinewbench measures sinew and writes BENCHMARKS.md: it runs the Go benchmarks
 // of the packages that own each figure, the peer engine (aws-local-stepfunctions, bench/peer) and
 // sinew's engine on the same definitions in one run, the Lambda bootstraps' sizes and cold starts
-// under the Runtime Interface Emulator, and turns request and transition counts into a cost.
+// under the Runtime Interface Emulator, and turns what a call does (counted and measured) and what
+// the stack's template says into the cost of a million calls and of an idle month.
 //
 //	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
 //	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
@@ -26,6 +27,7 @@ type options struct {
 	rounds   int
 	roundDur time.Duration
 	colds    int
+	template string // a synthesized template of infra/cdk for the cost part; empty: synthesize one
 	skip     map[string]bool
 	only     map[string]bool // when set, the parts to run (the others are left out)
 }
@@ -39,6 +41,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per figure (after a warm-up)")
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
+	flag.StringVar(&o.template, "template", "", "infra/cdk's synthesized template for the cost part (default: synthesize it)")
 	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load)")
 	flag.StringVar(&only, "only", "", "comma-separated parts to run, the others left out (e.g. -only peer)")
 	flag.Parse()

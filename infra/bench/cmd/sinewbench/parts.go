@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -252,131 +251,6 @@ func partLocal(ctx context.Context, o options, r *report) error {
 	return nil
 }
 
-// AWS list prices, us-east-1 (see the Sources list in the cost section).
-const (
-	sfnPerTransition = 0.025 / 1000 // Step Functions Standard
-	lambdaPerRequest = 0.20 / 1e6   // Lambda requests
-	lambdaPerGBs     = 0.0000133334 // Lambda duration, arm64
-	ddbPerRead       = 0.125 / 1e6  // DynamoDB on-demand, per read request unit
-	ddbPerWrite      = 0.625 / 1e6  // DynamoDB on-demand, per write request unit
-	apigwPerRequest  = 1.00 / 1e6   // API Gateway HTTP API, first 300 million a month
-	lambdaMemGB      = 128.0 / 1024 // assumed function memory
-	lambdaBilledSec  = 0.010        // assumed billed duration per invocation
-)
-
-var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*?)\] \((\d+) requests, request units map\[(.*?)\]\)`)
-
-// readOps are the DynamoDB operations that consume read request units; every other one consumes
-// write request units (a write's ReturnValues and conditions are billed as the write).
-var readOps = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true, "TransactGetItems": true}
-
-// callCost is the cost of one million calls from one line of TestRequestBudget.
-type callCost struct {
-	transitions, lambdas, https int
-	lambdasInside               int
-	sfn, lam, ddb, apigw        float64
-}
-
-func costOf(m []string) callCost {
-	var c callCost
-	c.transitions, _ = strconv.Atoi(m[2])
-	in, _ := strconv.Atoi(m[3])
-	out, _ := strconv.Atoi(m[4])
-	c.https, _ = strconv.Atoi(m[5])
-	c.lambdas, c.lambdasInside = in+out, in
-	reads, writes := 0.0, 0.0
-	// Request units by operation as DynamoDB reported them (internal/awscount): table and index
-	// together, transactions already doubled. An operation consumes one kind of unit only, so the
-	// operation says which rate applies.
-	for _, kv := range strings.Fields(m[8]) {
-		k, v, _ := strings.Cut(kv, ":")
-		n, _ := strconv.ParseFloat(v, 64)
-		if readOps[k] {
-			reads += n
-		} else {
-			writes += n
-		}
-	}
-	c.sfn = float64(c.transitions) * sfnPerTransition * 1e6
-	c.lam = float64(c.lambdas) * (lambdaPerRequest + lambdaMemGB*lambdaBilledSec*lambdaPerGBs) * 1e6
-	c.ddb = (reads*ddbPerRead + writes*ddbPerWrite) * 1e6
-	c.apigw = float64(c.https) * apigwPerRequest * 1e6
-	return c
-}
-
-func (c callCost) total() float64 { return c.sfn + c.lam + c.ddb + c.apigw }
-
-func partCost(ctx context.Context, o options, r *report) error {
-	argv := wrapDDB(true, []string{"go", "test", "-run", "^TestRequestBudget$", "-v", "-count=1", "./internal/workflow"})
-	out, err := runCmd(ctx, argv, nil)
-	if err != nil {
-		return err
-	}
-	types := map[string]string{"echo": "integration (dummy echo)", "get_item": "api_call (loopback)", "ask_user": "function (task token)", "list_agents": "system (agent list)"}
-	r.printf("cost", "Counted by `internal/awscount` (an SDK middleware), the engine's history and the Lambda invocations in `TestRequestBudget`; "+
-		"one call of each type end to end, from its start to its recorded outcome (the status-change event included), through `POST /tool-calls` "+
-		"(a function call answered through `POST /executions/{id}/calls/{call_id}/result`) and through a bare `StartExecution` naming the tool. "+
-		"A system tool's own operation is not counted. Cost of one million calls at AWS list prices (us-east-1).\n\n")
-	r.printf("cost", "| type | started by | state transitions | Lambda invocations | HTTP requests | DynamoDB requests | of which | request units | Step Functions $ | Lambda $ | DynamoDB $ | API Gateway $ | total $ per 1M calls |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	seen := 0
-	var g callGoals
-	defer g.report(r)
-	for _, m := range budgetLine.FindAllStringSubmatch(string(out), -1) {
-		seen++
-		c := costOf(m)
-		base, bare := strings.CutSuffix(m[1], "/start")
-		name, entry := types[base], "POST /tool-calls"
-		if name == "" {
-			name = base
-		}
-		if bare {
-			entry = "StartExecution"
-		}
-		r.printf("cost", "| %s | %s | %d | %d | %d | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
-			name, entry, c.transitions, c.lambdas, c.https, m[7], m[6], m[8], c.sfn, c.lam, c.ddb, c.apigw, c.total())
-		if !bare {
-			r.headline("Cost per 1M %s calls: $%.2f (%d transitions, %s DynamoDB requests)", name, c.total(), c.transitions, m[7])
-		}
-		g.add(base, bare, c, m[7])
-	}
-	if seen == 0 {
-		return fmt.Errorf("TestRequestBudget printed no counts (run with -v): %s", trim(string(out), 500))
-	}
-	r.printf("cost", "\nThe transition counts are every state a successful call enters (the test counts Task and Choice entries; "+
-		"`statemachines/tool_call.asl.json` has no other states on these paths). Through `POST /tool-calls` a call enters Dispatch alone (one Task that waits for its token, its function picked by the call's type); "+
-		"a bare start enters Dispatch too, whose Prepare hands a server-side call to its executor (a function tool goes on to Prepare and Function: 3). Step Functions is still most of the cost: each transition is $25 per million calls.\n\n")
-	r.printf("cost", "Assumptions: DynamoDB is billed by request units as DynamoDB reports them: the tests' counted client asks every request for "+
-		"its consumed capacity (`ReturnConsumedCapacity: INDEXES`) and `internal/awscount` adds up what DynamoDB Local returns, the table and "+
-		"its index `gsi1` together: an item rounded up to 1 KB per write unit and 4 KB per read unit (a write costs the larger of the item "+
-		"before and after it), a transaction's items twice, and one more write unit for every write that puts, changes or deletes a `gsi1` "+
-		"entry (two when the entry's key changes: executions and pending function calls are in the index, with the attributes its lists read); "+
-		"GetItem, BatchGetItem, Query, Scan and TransactGetItems are priced as read units, the other operations as write units, and an "+
-		"eventually consistent read's half unit is rounded up to a whole one per operation. `internal/awscount`'s `TestUnits` holds DynamoDB "+
-		"Local's figures to AWS's documented rules; where they depart the counter corrects them (a BatchGetItem key that finds no item is "+
-		"billed the minimum read; a transaction of several items, where DynamoDB Local can leave an item out, at least the two writes of "+
-		"each item's size that its request shows) or estimates them from the request (a failed conditional write or a cancelled transaction "+
-		"returns no figures: one unit per item, two per transactional item). A transaction's index units are taken as DynamoDB Local "+
-		"reports them: it counts them twice like the items, which AWS's documentation states for the items only, so a transaction that "+
-		"writes the index may be overstated by one unit per index write (the function type: its two transactions' 4 items take at least "+
-		"8 of their 16 units on the table, so by at most 4 units, $2.50 per million calls). "+
-		"Lambda: every invocation counted (the executor or Prepare "+
-		"inside the state machine; the api function per HTTP request and settle per status-change event outside it) at %.0f MB arm64 and an "+
-		"assumed %.0f ms billed each (in AWS the billed time is mostly the DynamoDB round trips); API Gateway: one HTTP API request per HTTP "+
-		"request; EventBridge's delivery of Step Functions' own events is free; free tiers ignored.\n\n", lambdaMemGB*1024, lambdaBilledSec*1000)
-	r.printf("cost", "Sources (list prices, us-east-1):\n\n"+
-		"- Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/>\n"+
-		"- Lambda $0.20 per million requests: <https://aws.amazon.com/lambda/pricing/>; arm64 duration $0.0000133334 per GB-s "+
-		"(the same page; as transcribed in artillery's `lib/platform/aws-lambda/prices.js`, arm64 1333340e-11)\n"+
-		"- DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units: "+
-		"<https://aws.amazon.com/dynamodb/pricing/on-demand/> (the page's unit definitions were read from the docs corpus; "+
-		"the two rates are the us-east-1 Standard-table figures since the November 2024 on-demand price cut; the stored copy of the "+
-		"page here lacks its rate table, so they were checked against several independent cost notes in public repositories "+
-		"that quote the page, all agreeing; confirm on the page before relying on them)\n"+
-		"- API Gateway HTTP APIs $1.00 per million requests (the first 300 million a month): <https://aws.amazon.com/api-gateway/pricing/>\n\n")
-	r.printf("cost", "Command:\n\n```\n%s\n```\n", shellJoin(argv))
-	return nil
-}
-
 func partMemory(ctx context.Context, o options, r *report) error {
 	t, n := bt(o, "10000x", 3)
 	if o.smoke {
@@ -398,40 +272,4 @@ func partMemory(ctx context.Context, o options, r *report) error {
 	r.headline("Memory per waiting function-tool execution: %.1f KiB (%.0f MiB for 10,000)", tot/1024, tot*10000/(1<<20))
 	r.printf("memory", "\nCommand:\n\n```\n%s\n```\n", g.command())
 	return nil
-}
-
-// callGoals gathers the worst of each call-path figure over the types, for the goals table.
-type callGoals struct {
-	seen                                  bool
-	postTransitions, postLambdas, postDDB int // server-side calls through POST /tool-calls
-	fnTransitions, fnDDB, bareTransitions int
-	maxCost                               float64
-}
-
-func (g *callGoals) add(base string, bare bool, c callCost, requests string) {
-	g.seen = true
-	n, _ := strconv.Atoi(requests)
-	switch {
-	case bare:
-		g.bareTransitions = max(g.bareTransitions, c.transitions)
-	case base == "ask_user":
-		g.fnTransitions, g.fnDDB = max(g.fnTransitions, c.transitions), max(g.fnDDB, n)
-		g.maxCost = max(g.maxCost, c.total())
-	default:
-		g.postTransitions, g.postLambdas, g.postDDB = max(g.postTransitions, c.transitions), max(g.postLambdas, c.lambdasInside), max(g.postDDB, n)
-		g.maxCost = max(g.maxCost, c.total())
-	}
-}
-
-func (g *callGoals) report(r *report) {
-	if !g.seen {
-		return
-	}
-	r.goal("state transitions, server-side call through POST /tool-calls", "≤ 2", g.postTransitions <= 2, "%d", g.postTransitions)
-	r.goal("Lambda invocations inside the state machine, server-side call", "1", g.postLambdas == 1, "%d", g.postLambdas)
-	r.goal("DynamoDB requests, server-side call through POST /tool-calls", "≤ 4", g.postDDB <= 4, "%d", g.postDDB)
-	r.goal("DynamoDB requests, function call with its answer over the HTTP route", "≤ 5", g.fnDDB <= 5, "%d", g.fnDDB)
-	r.goal("state transitions, function call", "≤ 2", g.fnTransitions <= 2, "%d", g.fnTransitions)
-	r.goal("state transitions, a bare start naming only the tool", "≤ 3", g.bareTransitions <= 3, "%d", g.bareTransitions)
-	r.goal("cost per million calls through POST /tool-calls, the dearest type", "≤ $55", g.maxCost <= 55, "$%.2f", g.maxCost)
 }

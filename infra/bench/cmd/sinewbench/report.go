@@ -32,7 +32,7 @@ var titles = map[string]string{
 	"engine":   "2. The engine",
 	"peer":     "3. Peer engine: aws-local-stepfunctions 3.0.0, same definitions, same run",
 	"local":    "4. Local mode: StartExecution → result, SendTaskSuccess → completion",
-	"cost":     "5. DynamoDB requests and state transitions per tool call; cost of one million calls",
+	"cost":     "5. What one tool call does and costs: a million calls by service, and the stack idle for a month",
 	"lambda":   "6. Lambda: bootstrap size and cold start",
 	"memory":   "7. Memory per function-tool execution waiting on its token",
 	"load":     "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
