@@ -106,12 +106,14 @@ soak:
 # deploy / destroy: cdk deploy / cdk destroy of infra/cdk's app (its cdk.json) in the account and
 # Region of the shell's AWS credentials (bootstrapped once: see the deploy guide in
 # infra/cdk/README.md). CONTEXT holds the settings as key=value words, each passed as -c:
-#   make deploy CONTEXT="stage=dev alarmEmail=ops@example.com SINEW_MODEL=bedrock:anthropic.claude-3-5-haiku-20241022-v1:0"
+#   AWS_REGION=eu-west-1 make deploy CONTEXT="stage=dev alarmEmail=ops@example.com SINEW_MODEL=bedrock:eu.anthropic.claude-haiku-4-5-20251001-v1:0"
 #   make destroy CONTEXT="stage=dev"
+# The model id must be one the Region can call (the guide's step 2); deploy's preflight refuses,
+# before CloudFormation starts, one it cannot and reservations the account's concurrency cannot give.
 # CDK_FLAGS adds CLI flags (e.g. --require-approval never in CI; destroy asks unless --force).
 .PHONY: deploy destroy
 deploy:
-	@$(PHASE) "deploy: cdk deploy (infra/cdk)" infra/cdk/check.sh deploy $(foreach c,$(CONTEXT),-c $(c)) $(CDK_FLAGS)
+	@$(PHASE) "deploy: preflight, then cdk deploy (infra/cdk)" infra/cdk/check.sh deploy $(foreach c,$(CONTEXT),-c $(c)) $(CDK_FLAGS)
 
 destroy:
 	@$(PHASE) "destroy: cdk destroy (infra/cdk)" infra/cdk/check.sh destroy $(foreach c,$(CONTEXT),-c $(c)) $(CDK_FLAGS)

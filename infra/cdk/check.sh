@@ -7,7 +7,10 @@
 #   test   the Go tests of infra/cdk (assertions on the template, IAM, cdk-nag, cfn-lint),
 #          asl-validator on every state machine definition, and the real synth when it can run.
 #   deploy / destroy  cdk deploy / cdk destroy of the app in cdk.json, with the arguments given
-#          (-c key=value settings; destroy needs the same stackName as the deploy).
+#          (-c key=value settings; destroy needs the same stackName as the deploy). deploy first
+#          runs the preflight (go run . preflight): it refuses, before CloudFormation starts, a
+#          Bedrock model the Region cannot call and reservations the account's Lambda concurrency
+#          cannot give.
 set -euo pipefail
 cd "$(dirname "$0")"
 export CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -56,6 +59,7 @@ case "${1:-}" in
       echo "deploy: these described functions have no functions/<name>/main.go: $m" >&2
       exit 2
     fi
+    go run . preflight "$@"
     npx --no-install cdk deploy --no-notices "$@"
     ;;
   destroy)

@@ -194,7 +194,11 @@ func ProviderEnvs() []string {
 	return out
 }
 
-const defaultModel = "bedrock:anthropic.claude-3-haiku-20240307-v1:0"
+// defaultModel is Claude Haiku 4.5 through its US inference profile: Bedrock serves that model only
+// through profiles, and a us. profile is called from us-east-1, us-east-2, us-west-1 and us-west-2.
+// Other Regions set SINEW_MODEL to their geography's profile (eu., apac., jp., au. or global.); the
+// deploy's preflight names it.
+const defaultModel = "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // LookupFunc reads one variable; os.LookupEnv is one.
 type LookupFunc func(name string) (string, bool)

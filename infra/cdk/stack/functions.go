@@ -234,8 +234,8 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			add("PutEvents", []string{"events:PutEvents"}, []*string{s.EventBus.EventBusArn()}, nil)
 		case deploy.BedrockInvoke:
 			// With a model that is not Bedrock's and no bedrockModels there is nothing to invoke.
-			if res := s.bedrockResources(); len(res) > 0 {
-				add("InvokeModels", []string{"bedrock:InvokeModel"}, res, nil)
+			for _, g := range s.bedrockGrants() {
+				add(g.sid, []string{"bedrock:InvokeModel"}, g.resources, g.cond)
 			}
 		case deploy.ReadModelKeySecret:
 			// Without an OpenAI-compatible endpoint there is no key to read.
@@ -266,22 +266,55 @@ func (s *Sinew) tableStatements(f deploy.Function, add func(string, []string, []
 	}
 }
 
-// bedrockResources are the configured models: a foundation model by its ARN in this Region; a
-// cross-Region inference profile (us., eu., ...) by its ARN in this account plus its model in every
-// Region the profile may route to, which AWS requires and does not list, hence that Region wildcard.
-func (s *Sinew) bedrockResources() []*string {
-	var out []*string
+// bedrockGrant is one statement of what calling the configured Bedrock models takes.
+type bedrockGrant struct {
+	sid       string
+	resources []*string
+	cond      map[string]any
+}
+
+// bedrockGrants allow bedrock:InvokeModel (which Converse, the only call, needs) on exactly what
+// each configured id reaches
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html):
+//   - a model id: its foundation model in this Region;
+//   - a geographic profile (us., eu., jp., ...): the profile in this Region and account, and its
+//     model in any Region but only through that profile (bedrock:InferenceProfileArn). Bedrock picks
+//     the destination Region per request and AWS adds destinations to a profile over time, so a
+//     list of Regions would fail whenever a request lands in a newer one; the condition already
+//     confines the grant to the profile's own destinations;
+//   - a global profile: the profile, its model in this Region through it, and the Region-less
+//     model ARN Bedrock authorizes the destination by, under aws:RequestedRegion "unspecified"
+//     (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
+func (s *Sinew) bedrockGrants() []bedrockGrant {
+	partition, region, account := *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID()
+	model := func(r, id string) *string {
+		return jsii.String(fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", partition, r, id))
+	}
+	direct := bedrockGrant{sid: "InvokeModels"}
+	var through []bedrockGrant
 	for _, m := range s.settings.BedrockModels {
-		prefix, rest, ok := strings.Cut(m, ".")
-		if ok && slices.Contains([]string{"us", "eu", "apac", "us-gov", "global"}, prefix) {
-			out = append(out,
-				jsii.String(fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(), m)),
-				jsii.String(fmt.Sprintf("arn:%s:bedrock:*::foundation-model/%s", *awscdk.Aws_PARTITION(), rest)))
+		geo, base, ok := SplitProfile(m)
+		if !ok {
+			direct.resources = append(direct.resources, model(region, m))
 			continue
 		}
-		out = append(out, jsii.String(fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), m)))
+		profile := fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/%s", partition, region, account, m)
+		direct.resources = append(direct.resources, jsii.String(profile))
+		via := map[string]any{"bedrock:InferenceProfileArn": profile}
+		sid := fmt.Sprintf("Profile%dModel", len(through)+1)
+		if geo != "global" {
+			through = append(through, bedrockGrant{sid, []*string{model("*", base)}, map[string]any{"StringEquals": via}})
+			continue
+		}
+		through = append(through,
+			bedrockGrant{sid, []*string{model(region, base)}, map[string]any{"StringEquals": via}},
+			bedrockGrant{sid + "Global", []*string{model("", base)}, map[string]any{"StringEquals": map[string]any{
+				"bedrock:InferenceProfileArn": profile, "aws:RequestedRegion": "unspecified"}}})
 	}
-	return out
+	if len(direct.resources) == 0 {
+		return nil
+	}
+	return append([]bedrockGrant{direct}, through...)
 }
 
 // function makes one Lambda from its description.

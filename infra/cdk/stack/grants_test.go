@@ -28,7 +28,7 @@ func TestGrantsMatchCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every optional grant switched on: an OpenAI-compatible endpoint's key and a Bedrock model.
-	s := synth(t, map[string]any{"SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1", CtxBedrockModels: "anthropic.claude-3-haiku-20240307-v1:0"})
+	s := synth(t, map[string]any{"SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1", CtxBedrockModels: "amazon.nova-micro-v1:0,eu.anthropic.claude-haiku-4-5-20251001-v1:0"})
 	pols := s.rolePolicies(t)
 	for _, f := range deploy.Functions() {
 		t.Run(f.Name, func(t *testing.T) {

@@ -57,15 +57,16 @@ func nagExecutions(c constructs.IConstruct, f deploy.Function) {
 		`/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:[A-Za-z0-9_-]+:\*$/`)
 }
 
-// nagBedrock acknowledges the Region wildcard of a cross-Region inference profile's models.
+// nagBedrock acknowledges the Region wildcard of a geographic inference profile's model (see
+// bedrockGrants); a global profile's grant names its ARNs without one.
 func nagBedrock(c constructs.IConstruct, f deploy.Function, models []string) {
 	if !slices.ContainsFunc(Permissions(f), func(p deploy.Permission) bool { return p.Action == deploy.BedrockInvoke }) || !slices.ContainsFunc(models, func(m string) bool {
-		p, _, _ := strings.Cut(m, ".")
-		return slices.Contains([]string{"us", "eu", "apac", "us-gov", "global"}, p)
+		geo, _, ok := SplitProfile(m)
+		return ok && geo != "global"
 	}) {
 		return
 	}
 	nagOn(c, "AwsSolutions-IAM5",
-		"A cross-Region inference profile routes each request to one of several Regions that AWS chooses and does not list; Bedrock requires InvokeModel on the profile's foundation model in all of them, so the Region is a wildcard while the model is named.",
+		"A geographic cross-Region inference profile routes each request to one of its destination Regions, which Bedrock picks per request and AWS extends over time; Bedrock requires InvokeModel on the profile's foundation model in the Region it lands in. The Region is therefore a wildcard, the model is named, and the statement's bedrock:InferenceProfileArn condition admits only requests made through the configured profile.",
 		`/^Resource::arn:<AWS::Partition>:bedrock:\*::foundation-model\/.+$/`)
 }

@@ -13,7 +13,7 @@ func TestNagClean(t *testing.T) {
 	cases := map[string]map[string]any{
 		"defaults": {},
 		"everything": {CtxOIDCIssuer: "https://login.example.com/", CtxOIDCAudience: "sinew", CtxCORSOrigins: "https://app.example.com",
-			CtxAlarmEmail: "ops@example.com", CtxEventBusName: "default", CtxBedrockModels: "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+			CtxAlarmEmail: "ops@example.com", CtxEventBusName: "default", CtxBedrockModels: "eu.anthropic.claude-haiku-4-5-20251001-v1:0,global.anthropic.claude-haiku-4-5-20251001-v1:0",
 			"SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1", CtxFFmpegLayerARN: "arn:aws:lambda:us-east-1:123456789012:layer:ffmpeg:3"},
 	}
 	for name, ctx := range cases {

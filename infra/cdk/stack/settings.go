@@ -94,6 +94,9 @@ const (
 	DefaultTableMaxWriteUnits = 2000
 )
 
+// ReservedConcurrencyKeys are the settings of the functions that reserve concurrency, by function.
+var ReservedConcurrencyKeys = map[string]string{"api": CtxAPIReservedConcurrency, "settle": CtxSettleReservedConcurrency}
+
 // Stages.
 const (
 	StageProd = "prod"
@@ -282,11 +285,9 @@ func parseLimits(s *Settings, str func(string) string) (errs []error) {
 		return n
 	}
 	s.Reserved = map[string]int{}
-	for fn, r := range map[string]struct {
-		key string
-		def int
-	}{"api": {CtxAPIReservedConcurrency, DefaultAPIReservedConcurrency}, "settle": {CtxSettleReservedConcurrency, DefaultSettleReservedConcurrency}} {
-		if n := count(r.key, r.def, 10000); n > 0 {
+	for fn, key := range ReservedConcurrencyKeys {
+		def := map[string]int{"api": DefaultAPIReservedConcurrency, "settle": DefaultSettleReservedConcurrency}[fn]
+		if n := count(key, def, 10000); n > 0 {
 			s.Reserved[fn] = n
 		}
 	}
@@ -324,7 +325,7 @@ func parseFunctionEnv(s *Settings, str func(string) string, keys []string) (cfg 
 func parseModels(s *Settings, cfg *config.Config, list func(string) []string) (errs []error) {
 	for _, m := range list(CtxBedrockModels) {
 		if !bedrockModelRE.MatchString(m) {
-			errs = append(errs, fault.Invalid(CtxBedrockModels, "%s: %q is not a Bedrock model id, like anthropic.claude-3-haiku-20240307-v1:0", CtxBedrockModels, m))
+			errs = append(errs, fault.Invalid(CtxBedrockModels, "%s: %q is not a Bedrock model id or inference profile id, like us.anthropic.claude-haiku-4-5-20251001-v1:0", CtxBedrockModels, m))
 		}
 	}
 	if cfg != nil && cfg.Model.Provider == "bedrock" {
@@ -375,7 +376,15 @@ var (
 	eventBusNameRE = regexp.MustCompile(`^[A-Za-z0-9._\-/]{1,256}$`)
 	secretARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$`)
 	layerARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]+:\d+$`)
-	// A foundation model id (provider.model[:version]) or a cross-region inference profile id
-	// (us., eu., apac., global. before it).
-	bedrockModelRE = regexp.MustCompile(`^(?:(?:us|eu|apac|us-gov|global)\.)?[a-z0-9-]+\.[A-Za-z0-9._-]+(?::[A-Za-z0-9._-]+)*$`)
+	// A foundation model id (provider.model[:version]) or a cross-Region inference profile's (a
+	// geography's prefix, Geographies, before it).
+	bedrockModelRE = regexp.MustCompile(`^(?:(?:` + strings.Join(geographyPrefixes(), "|") + `)\.)?[a-z0-9-]+\.[A-Za-z0-9._-]+(?::[A-Za-z0-9._-]+)*$`)
 )
+
+func geographyPrefixes() []string {
+	var out []string
+	for _, g := range Geographies {
+		out = append(out, regexp.QuoteMeta(g.Prefix))
+	}
+	return out
+}

@@ -78,9 +78,9 @@ func TestParseSettings(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"models", map[string]any{"SINEW_MODEL": "bedrock:eu.anthropic.claude-3-5-sonnet-20240620-v1:0", CtxBedrockModels: "amazon.nova-lite-v1:0,eu.anthropic.claude-3-5-sonnet-20240620-v1:0"},
+		{"models", map[string]any{"SINEW_MODEL": "bedrock:eu.anthropic.claude-haiku-4-5-20251001-v1:0", CtxBedrockModels: "amazon.nova-lite-v1:0,eu.anthropic.claude-haiku-4-5-20251001-v1:0,jp.anthropic.claude-haiku-4-5-20251001-v1:0"},
 			func(t *testing.T, s Settings) {
-				if !slices.Equal(s.BedrockModels, []string{"eu.anthropic.claude-3-5-sonnet-20240620-v1:0", "amazon.nova-lite-v1:0"}) {
+				if !slices.Equal(s.BedrockModels, []string{"eu.anthropic.claude-haiku-4-5-20251001-v1:0", "amazon.nova-lite-v1:0", "jp.anthropic.claude-haiku-4-5-20251001-v1:0"}) {
 					t.Errorf("models %v", s.BedrockModels)
 				}
 				if s.Env["SINEW_MODEL"] == "" {

@@ -315,7 +315,7 @@ func TestIAM(t *testing.T) {
 				{"kms:Decrypt", f.Allows(deploy.SecretsKeyDecrypt, "") || allowsItems(deploy.TableRead) != nil, ""},
 				{"kms:GenerateDataKey", f.Allows(deploy.SecretsKeyEncrypt, "") || writes(acc.actions), ""},
 				{"events:PutEvents", f.Allows(deploy.PutEvents, ""), bus},
-				{"bedrock:InvokeModel", f.Allows(deploy.BedrockInvoke, ""), "foundation-model/anthropic.claude-3-haiku-20240307-v1:0"},
+				{"bedrock:InvokeModel", f.Allows(deploy.BedrockInvoke, ""), "anthropic.claude-haiku-4-5-20251001-v1:0"}, // the default model's profile and model
 				{"states:StartExecution", f.Allows(deploy.StartExecution, deploy.ToolCall) || f.Allows(deploy.StartExecution, deploy.AgentLoop), ":stateMachine:sinew-"},
 				{"states:SendTaskSuccess", f.Allows(deploy.SendTaskResult, deploy.ToolCall) || f.Allows(deploy.AnswerOwnTask, deploy.ToolCall), ":stateMachine:sinew-"},
 				{"states:SendTaskHeartbeat", f.Allows(deploy.SendTaskResult, deploy.ToolCall), ":stateMachine:sinew-"},
@@ -562,7 +562,7 @@ func TestCfnLint(t *testing.T) {
 	for name, ctx := range map[string]map[string]any{
 		"defaults": nil,
 		"oidc-openai": {CtxOIDCIssuer: "https://login.example.com/", CtxOIDCAudience: "a", "SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1",
-			CtxBedrockModels: "us.anthropic.claude-3-5-haiku-20241022-v1:0", CtxCORSOrigins: "*", CtxAlarmEmail: "ops@example.com"},
+			CtxBedrockModels: "eu.anthropic.claude-haiku-4-5-20251001-v1:0,global.anthropic.claude-haiku-4-5-20251001-v1:0", CtxCORSOrigins: "*", CtxAlarmEmail: "ops@example.com"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var s *synthed

@@ -288,9 +288,13 @@ func classify(ctx context.Context, err error) error {
 		errors.As(err, &notReady), errors.As(err, &timeout):
 		return fault.Wrap(fault.Transient, err, "Bedrock is busy or unavailable (%s); try again", apiMessage(err))
 	case errors.As(err, &denied):
-		return fault.Wrap(fault.Provider, err, "Bedrock refused access to the model (%s): check the model access and the role's bedrock:InvokeModel permission", apiMessage(err))
+		return fault.Wrap(fault.Provider, err, "Bedrock refused access to the model (%s): %s", apiMessage(err), firstUse)
+	case errors.As(err, &validation) && strings.Contains(apiMessage(err), "inference profile"):
+		return fault.Wrap(fault.InvalidInput, err, "Bedrock refused the request: %s. %s", apiMessage(err), useProfile)
 	case errors.As(err, &validation):
 		return fault.Wrap(fault.InvalidInput, err, "Bedrock refused the request: %s", apiMessage(err))
+	case errors.As(err, &notFound) && strings.Contains(apiMessage(err), "end of its life"):
+		return fault.Wrap(fault.Provider, err, "Bedrock no longer serves the model: %s. Choose a current one (%s=bedrock:<id>); %s", apiMessage(err), config.EnvModel, useProfile)
 	case errors.As(err, &notFound):
 		return fault.Wrap(fault.Provider, err, "Bedrock does not know the model: %s", apiMessage(err))
 	case errors.As(err, &quota):
@@ -312,6 +316,18 @@ func classify(ctx context.Context, err error) error {
 	}
 	return fault.Wrap(fault.Provider, err, "Bedrock Converse failed")
 }
+
+// What the first use of a model in an account takes
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html), and how a model served
+// only through cross-Region inference profiles is named
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html).
+const (
+	firstUse = "a model's first use in the account needs Anthropic's use-case form (for its models) and a first call by a principal " +
+		"allowed aws-marketplace:Subscribe and ViewSubscriptions, which subscribes the account (infra/cdk/README.md, step 2); " +
+		"the caller needs bedrock:InvokeModel on the model or its inference profile"
+	useProfile = "Most current models are called through the inference profile of the caller's Region: the model id behind the " +
+		"geography's prefix, us., eu., apac., jp., au. or global. (aws bedrock list-inference-profiles lists them)"
+)
 
 // otherModel says which settings choose a model that is not Bedrock's: Bedrock is the default,
 // which local mode, without AWS, cannot reach.

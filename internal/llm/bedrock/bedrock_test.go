@@ -22,7 +22,7 @@ import (
 	"sinew/internal/tool"
 )
 
-const modelID = "anthropic.claude-3-haiku-20240307-v1:0"
+const modelID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // turn answers one Converse request: the request JSON the SDK sent → status, headers and body.
 type turn func(t *testing.T, req map[string]any) (int, http.Header, any)
@@ -206,32 +206,45 @@ func TestFinishReasons(t *testing.T) {
 }
 
 func TestErrorsAreTyped(t *testing.T) {
+	// Bedrock's own messages for a bare id of a profile-only model and for an ended model.
+	const (
+		onDemand = "Invocation of model ID anthropic.claude-haiku-4-5-20251001-v1:0 with on-demand throughput isn't supported. Retry your request with the ID or ARN of an inference profile that contains this model."
+		ended    = "This model version has reached the end of its life. Please refer to the AWS documentation for more details."
+	)
 	cases := []struct {
 		name   string
 		status int
 		code   string
+		msg    string // Bedrock's message; "msg of <code>" when empty
 		want   fault.Kind
+		hint   string // what the message adds for the operator
 	}{
-		{"throttling", 429, "ThrottlingException", fault.Transient},
-		{"unavailable", 503, "ServiceUnavailableException", fault.Transient},
-		{"internal", 500, "InternalServerException", fault.Transient},
-		{"model not ready", 429, "ModelNotReadyException", fault.Transient},
-		{"unknown 502", 502, "SomethingNew", fault.Transient},
-		{"access denied", 403, "AccessDeniedException", fault.Provider},
-		{"validation", 400, "ValidationException", fault.InvalidInput},
-		{"no such model", 404, "ResourceNotFoundException", fault.Provider},
+		{"throttling", 429, "ThrottlingException", "", fault.Transient, ""},
+		{"unavailable", 503, "ServiceUnavailableException", "", fault.Transient, ""},
+		{"internal", 500, "InternalServerException", "", fault.Transient, ""},
+		{"model not ready", 429, "ModelNotReadyException", "", fault.Transient, ""},
+		{"unknown 502", 502, "SomethingNew", "", fault.Transient, ""},
+		{"access denied", 403, "AccessDeniedException", "", fault.Provider, "aws-marketplace:Subscribe"},
+		{"validation", 400, "ValidationException", "", fault.InvalidInput, ""},
+		{"model id without its profile", 400, "ValidationException", onDemand, fault.InvalidInput, "geography's prefix, us., eu."},
+		{"no such model", 404, "ResourceNotFoundException", "", fault.Provider, ""},
+		{"ended model", 404, "ResourceNotFoundException", ended, fault.Provider, "Choose a current one (SINEW_MODEL=bedrock:<id>)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			msg := tc.msg
+			if msg == "" {
+				msg = "msg of " + tc.code
+			}
 			srv := newServer(t, func(*testing.T, map[string]any) (int, http.Header, any) {
-				return tc.status, http.Header{"X-Amzn-Errortype": {tc.code}}, map[string]any{"message": "msg of " + tc.code}
+				return tc.status, http.Header{"X-Amzn-Errortype": {tc.code}}, map[string]any{"message": msg}
 			})
 			_, err := newModel(srv).Converse(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 			if fault.KindOf(err) != tc.want {
 				t.Fatalf("kind = %s (%v), want %s", fault.KindOf(err), err, tc.want)
 			}
-			if !strings.Contains(fault.Message(err), "msg of "+tc.code) {
-				t.Errorf("message %q should carry Bedrock's", fault.Message(err))
+			if !strings.Contains(fault.Message(err), msg) || !strings.Contains(fault.Message(err), tc.hint) {
+				t.Errorf("message %q should carry Bedrock's and %q", fault.Message(err), tc.hint)
 			}
 		})
 	}
