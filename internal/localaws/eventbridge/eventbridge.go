@@ -1,9 +1,11 @@
 // Package eventbridge is local mode's stand-in for EventBridge's PutEvents: the JSON 1.1
 // protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates it, with every accepted
 // event appended to a feed — an append-only JSON-lines file under the local directory that users
-// read, plus in-memory subscribers through which local mode routes events (Step Functions'
-// "Execution Status Change", sinew's "ToolCallPending") to handlers, matched with EventBridge
-// patterns.
+// read. Events reach handlers, matched with EventBridge patterns, two ways: durable targets
+// (AddTarget: the rule targets local mode routes Step Functions' "Execution Status Change" to),
+// whose events are journaled before PutEvents answers and delivered, with EventBridge's retry
+// policy and a dead-letter file, across crashes and restarts; and in-memory subscribers
+// (Subscribe), which see only what is put while they listen.
 package eventbridge
 
 import (
@@ -79,12 +81,23 @@ type Service struct {
 	now             func() time.Time
 	http            *awsjson.Service
 
-	mu   sync.Mutex // serialises appends to the feed file and the subscriber list
-	feed *os.File   // the feed, open for appending from the first event until Close
-	subs map[*subscriber]struct{}
+	mu     sync.Mutex // serialises appends to the feed file and the subscriber list
+	feed   *os.File   // the feed, open for appending from the first event until Close
+	subs   map[*subscriber]struct{}
+	closed bool // no target can be added
+
+	// The durable targets (s.mu and dmu to change the set, either to read it) and the events
+	// they have still to receive. Lock order: mu, dmu, the journal's.
+	dmu      sync.Mutex
+	targets  map[string]*target
+	pending  map[string]*pendingEvent
+	journal  *journal
+	deadPath string
+	deadMu   sync.Mutex
 }
 
-// Open prepares the feed under opts.Dir (the file is created on the first event).
+// Open prepares the feed under opts.Dir (the file is created on the first event) and reads the
+// journal: the events it holds are delivered to their targets once those are added again.
 func Open(opts Options) (*Service, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("eventbridge: Options.Dir is required")
@@ -100,6 +113,7 @@ func Open(opts Options) (*Service, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		subs:    map[*subscriber]struct{}{},
+		targets: map[string]*target{},
 	}
 	if s.region == "" {
 		s.region = "us-east-1"
@@ -119,6 +133,15 @@ func Open(opts Options) (*Service, error) {
 		}
 		s.buses[b] = true
 	}
+	jpath := filepath.Join(opts.Dir, JournalFileName)
+	pending, err := readJournal(jpath)
+	if err != nil {
+		return nil, err
+	}
+	if s.journal, err = openJournal(jpath, pending); err != nil {
+		return nil, err
+	}
+	s.pending, s.deadPath = pending, filepath.Join(opts.Dir, DeadLetterFileName)
 	s.http = &awsjson.Service{
 		Name:         "events",
 		TargetPrefix: "AWSEvents",
@@ -283,8 +306,9 @@ func (s *Service) busName(ref string) (string, bool) {
 	return name, s.buses[name]
 }
 
-// publish appends the events to the feed file, then hands them to matching subscribers. The file
-// comes first: an event a handler saw is always in the feed.
+// publish appends the events to the feed file, journals those that durable targets match, then
+// hands them to matching subscribers; once the journal is durable it answers, and the targets'
+// deliveries start. The file comes first: an event a handler saw is always in the feed.
 func (s *Service) publish(events []FeedEntry) error {
 	if len(events) == 0 {
 		return nil
@@ -300,10 +324,52 @@ func (s *Service) publish(events []FeedEntry) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
+	// The envelope as patterns see it is made once per event, from its feed line, for all the
+	// subscribers and targets: made for each subscriber from a second encoding, it was 3% of
+	// local mode's CPU under load.
+	envs := make([]map[string]any, len(events))
+	envelope := func(i int) func() map[string]any {
+		return func() map[string]any {
+			if envs[i] == nil {
+				envs[i] = envelopeMap(lines[i])
+			}
+			return envs[i]
+		}
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	// The file stays open: opening and closing it for every event was 2% of local mode's CPU
-	// under load.
+	if err := s.appendFeed(buf.Bytes()); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	due, n, err := s.journalFor(events, envelope)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	for sub := range s.subs {
+		for i, e := range events {
+			sub.offer(e, envelope(i))
+		}
+	}
+	s.mu.Unlock()
+	if len(due) == 0 {
+		return nil
+	}
+	if err := s.journal.sync(n); err != nil {
+		s.forgetPending(due)
+		return err
+	}
+	now := s.now()
+	for _, d := range due {
+		d.t.push(&delivery{id: d.id, next: now})
+	}
+	s.maybeCompact()
+	return nil
+}
+
+// appendFeed writes to the feed file (s.mu held). The file stays open: opening and closing it
+// for every event was 2% of local mode's CPU under load.
+func (s *Service) appendFeed(b []byte) error {
 	if s.feed == nil {
 		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
@@ -311,34 +377,80 @@ func (s *Service) publish(events []FeedEntry) error {
 		}
 		s.feed = f
 	}
-	if _, err := s.feed.Write(buf.Bytes()); err != nil {
+	if _, err := s.feed.Write(b); err != nil {
 		return fmt.Errorf("append to event feed: %w", err)
-	}
-	// The envelope as patterns see it is made once per event, from its feed line, for all the
-	// subscribers: made for each subscriber from a second encoding, it was 3% of local mode's CPU
-	// under load.
-	envs := make([]map[string]any, len(events))
-	for sub := range s.subs {
-		for i, e := range events {
-			sub.offer(e, func() map[string]any {
-				if envs[i] == nil {
-					envs[i] = envelopeMap(lines[i])
-				}
-				return envs[i]
-			})
-		}
 	}
 	return nil
 }
 
-// Close closes the feed file; an event published after Close opens it again.
+// due is an event a target is to receive once its journal line is durable.
+type due struct {
+	t  *target
+	id string
+}
+
+// journalFor makes the events that durable targets match pending and writes their journal lines
+// (s.mu held); n is the write to make durable before answering.
+func (s *Service) journalFor(events []FeedEntry, envelope func(int) func() map[string]any) (out []due, n uint64, err error) {
+	s.dmu.Lock()
+	if len(s.targets) == 0 {
+		s.dmu.Unlock()
+		return nil, 0, nil
+	}
+	now := s.now().UTC()
+	var recs []record
+	for i, e := range events {
+		var names []string
+		for name, t := range s.targets {
+			if t.Rule.matches(e, envelope(i)) {
+				names = append(names, name)
+				out = append(out, due{t, e.ID})
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		p := &pendingEvent{entry: e, at: now, targets: map[string]int{}}
+		for _, name := range names {
+			p.targets[name] = 0
+		}
+		// Pending before its line is written: a rewrite of the journal in between keeps it.
+		s.pending[e.ID] = p
+		recs = append(recs, record{Kind: recEvent, Event: &events[i], Targets: names, At: now})
+	}
+	s.dmu.Unlock()
+	if len(recs) == 0 {
+		return nil, 0, nil
+	}
+	if n, err = s.journal.append(recs...); err != nil {
+		s.forgetPending(out)
+		return nil, 0, err
+	}
+	return out, n, nil
+}
+
+// forgetPending drops events whose put failed.
+func (s *Service) forgetPending(ds []due) {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	for _, d := range ds {
+		delete(s.pending, d.id)
+	}
+}
+
+// Close stops the targets' deliveries (those under way stay journaled, for the next start),
+// closes the journal and the feed file; an event published after Close opens the feed again, and
+// is journaled for no target.
 func (s *Service) Close() error {
+	s.stopTargets()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
+	err := s.journal.close()
 	if s.feed == nil {
-		return nil
+		return err
 	}
-	err := s.feed.Close()
+	err = errors.Join(err, s.feed.Close())
 	s.feed = nil
 	return err
 }
@@ -370,14 +482,19 @@ type subscriber struct {
 	notify chan struct{}
 }
 
-// offer queues e if it matches. Queues are unbounded so a slow handler never blocks PutEvents or
-// loses an event; local mode's event volume is a person's.
-func (sub *subscriber) offer(fe FeedEntry, envelope func() map[string]any) {
-	bus := sub.rule.Bus
+// matches reports whether an event put on its bus matches the rule.
+func (r Rule) matches(fe FeedEntry, envelope func() map[string]any) bool {
+	bus := r.Bus
 	if bus == "" {
 		bus = "default"
 	}
-	if fe.EventBusName != bus || !sub.rule.Pattern.Match(envelope()) {
+	return fe.EventBusName == bus && r.Pattern.Match(envelope())
+}
+
+// offer queues e if it matches. Queues are unbounded so a slow handler never blocks PutEvents or
+// loses an event; local mode's event volume is a person's.
+func (sub *subscriber) offer(fe FeedEntry, envelope func() map[string]any) {
+	if !sub.rule.matches(fe, envelope) {
 		return
 	}
 	sub.mu.Lock()
