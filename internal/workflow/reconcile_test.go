@@ -413,4 +413,3 @@ func recordOf(t *testing.T, e *recEnv, id string) string {
 	}
 	return jsonv.EncodeString(map[string]any{"status": x.Status, "output": x.Output, "error": x.Error, "calls": cs})
 }
-
