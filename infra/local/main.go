@@ -156,6 +156,7 @@ type options struct {
 	root          string
 	rie           bool
 	rieBin        string
+	sweepPeriod   time.Duration
 }
 
 // endpoint names: the keys of endpoints.json.
@@ -174,6 +175,7 @@ func serve(args []string) error {
 	fs.StringVar(&o.root, "root", ".", "the module root (where statemachines/ and functions/ are)")
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
+	fs.DurationVar(&o.sweepPeriod, "sweep-period", DefaultSweepPeriod, "how often settle sweeps the execution records whose status change was lost (0: never)")
 	for _, n := range endpointNames {
 		if n == "aws" {
 			continue // its own default, below
@@ -445,12 +447,17 @@ func proxyTo(endpoint string) (http.Handler, error) {
 }
 
 // startWorkflows routes the status changes of executions to settle, then starts Step Functions,
-// which may end executions as soon as it recovers them.
+// which may end executions as soon as it recovers them, and the sweep of open records.
 func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
 	if err := routeStatusChanges(events, fns, eventbridge.Target{}, log); err != nil {
 		return nil, err
 	}
-	return startStepFunctions(ctx, o, st, fns, events, log)
+	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	if err != nil {
+		return nil, err
+	}
+	sweepOpenRecords(ctx, fns, o.sweepPeriod, log)
+	return sfn, nil
 }
 
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/fault"
 	"sinew/internal/workflow"
@@ -13,12 +16,20 @@ import (
 // SettleDeps are the handler's dependencies.
 type SettleDeps struct {
 	Workflow *workflow.Service // needs Store
+	// Sweep settles the open records whose status change was lost, on a scheduled event (nil:
+	// such an event is refused).
+	Sweep *workflow.Reconciler
 }
 
-// NewSettle is the settle Lambda's handler: the state machines' last step, and the target of Step
-// Functions' "Execution Status Change" events. It takes either form: the state machine's outcome {call, context, result |
-// error} → the result object; or an "Execution Status Change" event → the final execution record
-// (null when the execution is not one of sinew's).
+// DetailTypeScheduled is the detail-type of the events a schedule (an EventBridge rule's or
+// EventBridge Scheduler's) sends settle to sweep.
+const DetailTypeScheduled = "Scheduled Event"
+
+// NewSettle is the settle Lambda's handler: the state machines' last step, the target of Step
+// Functions' "Execution Status Change" events, and the sweep's, on a schedule. It takes each form:
+// the state machine's outcome {call, context, result | error} → the result object; an "Execution
+// Status Change" event → the final execution record (null when the execution is not one of
+// sinew's); a "Scheduled Event" → what the sweep did (workflow.SweepStats).
 func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var probe struct {
@@ -26,6 +37,9 @@ func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error)
 		}
 		if err := json.Unmarshal(raw, &probe); err != nil {
 			return nil, fault.Invalid("event", "the event must be a JSON object")
+		}
+		if probe.DetailType != nil && *probe.DetailType == DetailTypeScheduled {
+			return sweep(ctx, d.Sweep, raw)
 		}
 		if probe.DetailType != nil {
 			var ev workflow.StatusChange
@@ -57,5 +71,30 @@ func SettleFromEnv(ctx context.Context) (SettleDeps, error) {
 	if err != nil {
 		return SettleDeps{}, err
 	}
-	return SettleDeps{Workflow: &workflow.Service{Store: env.Store(NoKey{})}}, nil
+	st := env.Store(NoKey{})
+	deps := SettleDeps{Workflow: &workflow.Service{Store: st}}
+	if env.Config.ToolCallARN != "" && env.Config.AgentLoopARN != "" {
+		deps.Sweep = &workflow.Reconciler{Store: st, SFN: sfn.NewFromConfig(env.AWS),
+			ARNs: map[string]string{workflow.ToolCall: env.Config.ToolCallARN, workflow.AgentLoop: env.Config.AgentLoopARN}}
+	}
+	return deps, nil
+}
+
+// sweep runs the sweep of a scheduled event. The event's detail may bound it ({"limit": n,
+// "grace_seconds": n}: local mode's short period takes a short grace); a schedule's own detail is
+// empty, for the defaults.
+func sweep(ctx context.Context, r *workflow.Reconciler, raw json.RawMessage) (any, error) {
+	if r == nil {
+		return nil, fault.New(fault.Internal, "settle has no sweep: the state machines' ARNs are not configured")
+	}
+	var ev struct {
+		Detail struct {
+			Limit        int `json:"limit"`
+			GraceSeconds int `json:"grace_seconds"`
+		} `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, fault.Invalid("detail", "the scheduled event's detail is malformed: %v", err)
+	}
+	return r.Sweep(ctx, workflow.SweepOptions{Limit: ev.Detail.Limit, Grace: time.Duration(ev.Detail.GraceSeconds) * time.Second})
 }

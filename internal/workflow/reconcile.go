@@ -89,7 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, dev string, x *store.Executi
 	if !r.due(dev, x, now) {
 		return x, nil
 	}
-	settled, err := r.check(ctx, dev, x, now)
+	settled, err := r.check(ctx, dev, x, now, orDefault(r.Grace, DefaultGrace))
 	if err != nil {
 		r.log().WarnContext(ctx, "reconcile: Step Functions could not be asked; the record is answered as it stands", "execution", x.ExecutionID, "error", err)
 	}
@@ -192,7 +192,7 @@ func (r *Reconciler) ReconcileCalls(ctx context.Context, dev string, calls []sto
 
 // check asks Step Functions about x's execution and settles x when it has ended, or does not exist
 // (past the grace, or after its first state ran); settled tells which.
-func (r *Reconciler) check(ctx context.Context, dev string, x *store.Execution, now time.Time) (settled bool, err error) {
+func (r *Reconciler) check(ctx context.Context, dev string, x *store.Execution, now time.Time, grace time.Duration) (settled bool, err error) {
 	arn, err := r.executionARN(x.Workflow, x.ExecutionID)
 	if err != nil {
 		return false, err
@@ -202,7 +202,7 @@ func (r *Reconciler) check(ctx context.Context, dev string, x *store.Execution, 
 	case fault.AWSCode(err) == "ExecutionDoesNotExist":
 		msg := ExecutionGone
 		if !x.FirstStateRan {
-			if now.Sub(x.CreatedAt) < orDefault(r.Grace, DefaultGrace) {
+			if now.Sub(x.CreatedAt) < grace {
 				return false, nil
 			}
 			msg = NeverStarted

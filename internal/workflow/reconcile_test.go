@@ -293,7 +293,7 @@ func TestSweep(t *testing.T) {
 	e.clock.advance(30 * time.Second)
 	e.unstarted(t, "young")
 	e.clock.advance(40 * time.Second) // the first four are past the grace (1 min); young is not
-	st, err := e.rec.Sweep(ctx, 0)
+	st, err := e.rec.Sweep(ctx, workflow.SweepOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,12 +308,12 @@ func TestSweep(t *testing.T) {
 		}
 	}
 	// At once again: nothing is due (running waits its gap, young its grace).
-	if st, err := e.rec.Sweep(ctx, 0); err != nil || st.Looked != 0 {
+	if st, err := e.rec.Sweep(ctx, workflow.SweepOptions{}); err != nil || st.Looked != 0 {
 		t.Errorf("second sweep %+v %v, want nothing due", st, err)
 	}
 	// Past young's grace and running's gap (its age, 70 s): both are due.
 	e.clock.advance(75 * time.Second)
-	if st, err := e.rec.Sweep(ctx, 0); err != nil || st.Looked != 2 || e.sfn.count("running") != 2 {
+	if st, err := e.rec.Sweep(ctx, workflow.SweepOptions{}); err != nil || st.Looked != 2 || e.sfn.count("running") != 2 {
 		t.Errorf("third sweep %+v %v (running asked %d times), want young and running looked at", st, err, e.sfn.count("running"))
 	}
 }
@@ -327,7 +327,7 @@ func TestSweepLimit(t *testing.T) {
 		e.sfn.set(id, sfntypes.ExecutionStatusRunning, functionInput("call-"+id), "", "", "")
 	}
 	e.clock.advance(2 * time.Minute)
-	st, err := e.rec.Sweep(context.Background(), 8)
+	st, err := e.rec.Sweep(context.Background(), workflow.SweepOptions{Limit: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,12 @@ import (
 // the number of open executions; what it leaves is the next sweep's, oldest first.
 const DefaultSweepLimit = 200
 
+// SweepOptions bound one sweep; zero values are the defaults.
+type SweepOptions struct {
+	Limit int           // records looked at, over all shards: DefaultSweepLimit when 0
+	Grace time.Duration // how old a record is before the sweep looks at it: the Reconciler's Grace when 0
+}
+
 // SweepStats is what one sweep did.
 type SweepStats struct {
 	Looked   int `json:"looked"`   // open records due for a look
@@ -26,24 +32,28 @@ type SweepStats struct {
 }
 
 // Sweep settles the open records whose execution ended (or does not exist) without them: it looks
-// at up to limit records (DefaultSweepLimit when 0) whose grace has passed, the oldest of each
-// shard of the open index first. A record whose execution still runs is looked at again after a
-// gap that grows with its age (from the grace up to MaxGap), so the executions that wait long for a
-// client cost a look an hour at most, and never crowd out the others.
-func (r *Reconciler) Sweep(ctx context.Context, limit int) (SweepStats, error) {
+// at up to o.Limit records whose grace has passed, the oldest of each shard of the open index
+// first. A record whose execution still runs is looked at again after a gap that grows with its
+// age (from the grace up to MaxGap), so the executions that wait long for a client cost a look an
+// hour at most, and never crowd out the others.
+func (r *Reconciler) Sweep(ctx context.Context, o SweepOptions) (SweepStats, error) {
+	limit := o.Limit
 	if limit <= 0 {
 		limit = DefaultSweepLimit
 	}
+	if o.Grace <= 0 {
+		o.Grace = orDefault(r.Grace, DefaultGrace)
+	}
 	per := max(1, (limit+store.OpenShards-1)/store.OpenShards)
 	now := r.now()
-	before := now.Add(-orDefault(r.Grace, DefaultGrace))
+	before := now.Add(-o.Grace)
 	var mu sync.Mutex
 	var total SweepStats
 	var errs []error
 	var wg sync.WaitGroup
 	for shard := range store.OpenShards {
 		wg.Go(func() {
-			st, err := r.sweepShard(ctx, shard, before, per, now)
+			st, err := r.sweepShard(ctx, shard, before, per, now, o.Grace)
 			mu.Lock()
 			defer mu.Unlock()
 			total.Looked, total.Settled, total.Closed = total.Looked+st.Looked, total.Settled+st.Settled, total.Closed+st.Closed
@@ -62,7 +72,7 @@ func (r *Reconciler) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 }
 
 // sweepShard looks at one shard's due records, one after another.
-func (r *Reconciler) sweepShard(ctx context.Context, shard int, before time.Time, limit int, now time.Time) (SweepStats, error) {
+func (r *Reconciler) sweepShard(ctx context.Context, shard int, before time.Time, limit int, now time.Time, grace time.Duration) (SweepStats, error) {
 	var st SweepStats
 	refs, err := r.Store.OpenExecutions(ctx, shard, before, limit)
 	if err != nil {
@@ -71,7 +81,7 @@ func (r *Reconciler) sweepShard(ctx context.Context, shard int, before time.Time
 	var first error
 	for _, ref := range refs {
 		st.Looked++
-		what, err := r.sweepOne(ctx, ref, now)
+		what, err := r.sweepOne(ctx, ref, now, grace)
 		switch {
 		case err != nil:
 			st.Failed++
@@ -91,7 +101,7 @@ func (r *Reconciler) sweepShard(ctx context.Context, shard int, before time.Time
 }
 
 // sweepOne looks at one open record: "closed" (it was final), "settled", or "deferred".
-func (r *Reconciler) sweepOne(ctx context.Context, ref store.OpenRef, now time.Time) (string, error) {
+func (r *Reconciler) sweepOne(ctx context.Context, ref store.OpenRef, now time.Time, grace time.Duration) (string, error) {
 	x, err := r.Store.GetExecution(ctx, ref.Dev, ref.ExecutionID)
 	if fault.Is(err, fault.NotFound) {
 		return "closed", nil // the record is gone, and its index entry with it
@@ -102,7 +112,7 @@ func (r *Reconciler) sweepOne(ctx context.Context, ref store.OpenRef, now time.T
 	if x.Status.Final() {
 		return "closed", r.Store.CloseOpen(ctx, ref.Dev, ref.ExecutionID)
 	}
-	settled, err := r.check(ctx, ref.Dev, x, now)
+	settled, err := r.check(ctx, ref.Dev, x, now, grace)
 	if err != nil {
 		return "", err
 	}
@@ -110,8 +120,8 @@ func (r *Reconciler) sweepOne(ctx context.Context, ref store.OpenRef, now time.T
 		return "settled", nil
 	}
 	// Due again once the gap has passed (Sweep takes records whose grace ran from before now-grace).
-	gap := min(max(now.Sub(x.CreatedAt), orDefault(r.Grace, DefaultGrace)), orDefault(r.MaxGap, DefaultMaxGap))
-	next := now.Add(gap - orDefault(r.Grace, DefaultGrace))
+	gap := min(max(now.Sub(x.CreatedAt), grace), orDefault(r.MaxGap, DefaultMaxGap))
+	next := now.Add(gap - grace)
 	if _, err := r.Store.DeferOpen(ctx, ref, next); err != nil {
 		return "", err
 	}
