@@ -300,7 +300,8 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 }
 
 // startFunctions registers the in-process functions: the described ones (each under the Runtime
-// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions.
+// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions, and
+// starts the journaled Event invocations.
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
 	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
 	stopRIE = func() {}
@@ -319,6 +320,12 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 		}
 	}
 	fns.warnMissing(d.log)
+	// Event invocations are journaled from here on; those of before a restart run now that their
+	// functions are registered.
+	if err := lambdaSvc.StartAsync(dir, lambdaapi.AsyncOptions{}); err != nil {
+		stopRIE()
+		return nil, func() {}, err
+	}
 	return fns, stopRIE, nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/localaws/awsjson"
+	"sinew/internal/localaws/outbox"
 )
 
 // FeedFileName is the feed's file under the local directory.
@@ -86,14 +87,8 @@ type Service struct {
 	subs   map[*subscriber]struct{}
 	closed bool // no target can be added
 
-	// The durable targets (s.mu and dmu to change the set, either to read it) and the events
-	// they have still to receive. Lock order: mu, dmu, the journal's.
-	dmu      sync.Mutex
-	targets  map[string]*target
-	pending  map[string]*pendingEvent
-	journal  *journal
-	deadPath string
-	deadMu   sync.Mutex
+	targets map[string]Rule // the durable targets' rules, by name (s.mu)
+	outbox  *outbox.Outbox  // the events they have still to receive
 }
 
 // Open prepares the feed under opts.Dir (the file is created on the first event) and reads the
@@ -113,7 +108,7 @@ func Open(opts Options) (*Service, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		subs:    map[*subscriber]struct{}{},
-		targets: map[string]*target{},
+		targets: map[string]Rule{},
 	}
 	if s.region == "" {
 		s.region = "us-east-1"
@@ -133,15 +128,12 @@ func Open(opts Options) (*Service, error) {
 		}
 		s.buses[b] = true
 	}
-	jpath := filepath.Join(opts.Dir, JournalFileName)
-	pending, err := readJournal(jpath)
+	var err error
+	s.outbox, err = outbox.Open(filepath.Join(opts.Dir, JournalFileName), outbox.Options{
+		DeadLetterPath: filepath.Join(opts.Dir, DeadLetterFileName), Logger: s.log, Now: s.now})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("eventbridge: %w", err)
 	}
-	if s.journal, err = openJournal(jpath, pending); err != nil {
-		return nil, err
-	}
-	s.pending, s.deadPath = pending, filepath.Join(opts.Dir, DeadLetterFileName)
 	s.http = &awsjson.Service{
 		Name:         "events",
 		TargetPrefix: "AWSEvents",
@@ -341,29 +333,16 @@ func (s *Service) publish(events []FeedEntry) error {
 		s.mu.Unlock()
 		return err
 	}
-	due, n, err := s.journalFor(events, envelope)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
+	durable := s.journalFor(events, lines, envelope)
 	for sub := range s.subs {
 		for i, e := range events {
 			sub.offer(e, envelope(i))
 		}
 	}
 	s.mu.Unlock()
-	if len(due) == 0 {
-		return nil
+	if err := s.outbox.Put(durable...); err != nil {
+		return fmt.Errorf("eventbridge: journal events: %w", err)
 	}
-	if err := s.journal.sync(n); err != nil {
-		s.forgetPending(due)
-		return err
-	}
-	now := s.now()
-	for _, d := range due {
-		d.t.push(&delivery{id: d.id, next: now})
-	}
-	s.maybeCompact()
 	return nil
 }
 
@@ -383,70 +362,16 @@ func (s *Service) appendFeed(b []byte) error {
 	return nil
 }
 
-// due is an event a target is to receive once its journal line is durable.
-type due struct {
-	t  *target
-	id string
-}
-
-// journalFor makes the events that durable targets match pending and writes their journal lines
-// (s.mu held); n is the write to make durable before answering.
-func (s *Service) journalFor(events []FeedEntry, envelope func(int) func() map[string]any) (out []due, n uint64, err error) {
-	s.dmu.Lock()
-	if len(s.targets) == 0 {
-		s.dmu.Unlock()
-		return nil, 0, nil
-	}
-	now := s.now().UTC()
-	var recs []record
-	for i, e := range events {
-		var names []string
-		for name, t := range s.targets {
-			if t.Rule.matches(e, envelope(i)) {
-				names = append(names, name)
-				out = append(out, due{t, e.ID})
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		p := &pendingEvent{entry: e, at: now, targets: map[string]int{}}
-		for _, name := range names {
-			p.targets[name] = 0
-		}
-		// Pending before its line is written: a rewrite of the journal in between keeps it.
-		s.pending[e.ID] = p
-		recs = append(recs, record{Kind: recEvent, Event: &events[i], Targets: names, At: now})
-	}
-	s.dmu.Unlock()
-	if len(recs) == 0 {
-		return nil, 0, nil
-	}
-	if n, err = s.journal.append(recs...); err != nil {
-		s.forgetPending(out)
-		return nil, 0, err
-	}
-	return out, n, nil
-}
-
-// forgetPending drops events whose put failed.
-func (s *Service) forgetPending(ds []due) {
-	s.dmu.Lock()
-	defer s.dmu.Unlock()
-	for _, d := range ds {
-		delete(s.pending, d.id)
-	}
-}
-
 // Close stops the targets' deliveries (those under way stay journaled, for the next start),
 // closes the journal and the feed file; an event published after Close opens the feed again, and
 // is journaled for no target.
 func (s *Service) Close() error {
-	s.stopTargets()
+	s.mu.Lock()
+	s.closed, s.targets = true, map[string]Rule{}
+	s.mu.Unlock()
+	err := s.outbox.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
-	err := s.journal.close()
 	if s.feed == nil {
 		return err
 	}

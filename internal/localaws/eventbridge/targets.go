@@ -1,20 +1,18 @@
 package eventbridge
 
 import (
-	"bufio"
-	"bytes"
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"math/rand/v2"
-	"os"
-	"sync"
 	"time"
+
+	"sinew/internal/localaws/outbox"
 )
+
+// JournalFileName is the delivery journal's file under the local directory: every accepted event
+// that a durable target (AddTarget) has still to receive, and what became of each delivery.
+const JournalFileName = "events.journal"
 
 // DeadLetterFileName is the file under the local directory that receives, as JSON lines, the
 // events whose delivery to a target ran out of attempts or age: a rule target's dead-letter queue.
@@ -22,37 +20,20 @@ const DeadLetterFileName = "events-dead-letter.jsonl"
 
 // RetryPolicy is a target's retry policy, as EventBridge's RetryPolicy
 // (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html).
-type RetryPolicy struct {
-	MaximumRetryAttempts int           // retries after the first attempt: 0 to 185
-	MaximumEventAge      time.Duration // how long after the event was accepted retries go on (AWS: 60 s to 24 h)
-}
+type RetryPolicy = outbox.RetryPolicy
 
 // DefaultRetryPolicy is EventBridge's default: "EventBridge retries sending the event for 24 hours
 // and up to 185 times with an exponential back off and jitter"
 // (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html).
 var DefaultRetryPolicy = RetryPolicy{MaximumRetryAttempts: 185, MaximumEventAge: 24 * time.Hour}
 
-// DefaultTargetConcurrency bounds a target's deliveries running at once when it gives none: enough
-// that one slow delivery does not hold back the events behind it, few enough that a burst of
-// events does not flood what the target calls.
-const DefaultTargetConcurrency = 16
+// DefaultTargetConcurrency bounds a target's deliveries running at once when it gives none.
+const DefaultTargetConcurrency = outbox.DefaultConcurrency
 
-// Backoff bounds: the waits double from backoffBase up to backoffCap, which 185 retries spread
-// over about the 24 hours of the default policy. AWS does not publish its schedule.
-const (
-	backoffBase = time.Second
-	backoffCap  = 8 * time.Minute
-)
-
-// DefaultBackoff is the wait before retry number n (1 for the first): exponential, with jitter
-// (half of it random) so that events that failed together do not retry together.
-func DefaultBackoff(n int) time.Duration {
-	d := backoffCap
-	if n < 20 {
-		d = min(backoffCap, backoffBase<<(n-1))
-	}
-	return d/2 + rand.N(d/2+1)
-}
+// DefaultBackoff is the wait before retry number n: doubling from a second up to 8 minutes, with
+// jitter, so that 185 retries spread over about the 24 hours of the default policy (AWS does not
+// publish its schedule).
+var DefaultBackoff = outbox.ExponentialBackoff(time.Second, 8*time.Minute)
 
 // Target is a durable rule target: every event put after AddTarget that matches Rule is journaled
 // before PutEvents (or Put) answers, and delivered until Deliver succeeds, across restarts of
@@ -73,39 +54,28 @@ type Target struct {
 
 // DeadLetter is one line of the dead-letter file.
 type DeadLetter struct {
-	Target   string    `json:"target"`
-	Event    FeedEntry `json:"event"`
-	Attempts int       `json:"attempts"`
-	Error    string    `json:"error"`
-	At       time.Time `json:"at"`
+	Target   string
+	Event    FeedEntry
+	Attempts int
+	Error    string
+	At       time.Time
 }
 
 // ReadDeadLetterFile reads the dead-letter file at path; a missing file holds none.
 func ReadDeadLetterFile(path string) ([]DeadLetter, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ds, err := outbox.ReadDeadLetters(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []DeadLetter
-	br := bufio.NewReader(f)
-	for {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return out, nil
+	out := make([]DeadLetter, 0, len(ds))
+	for _, d := range ds {
+		dl := DeadLetter{Target: d.Consumer, Attempts: d.Attempts, Error: d.Error, At: d.At}
+		if err := json.Unmarshal(d.Data, &dl.Event); err != nil {
+			return nil, fmt.Errorf("dead letter %s: %w", d.ID, err)
 		}
-		if err != nil {
-			return out, err
-		}
-		var d DeadLetter
-		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &d) != nil {
-			continue
-		}
-		out = append(out, d)
+		out = append(out, dl)
 	}
+	return out, nil
 }
 
 // AddTarget starts delivering to t: the events journaled for its name before (a restart) at
@@ -117,257 +87,49 @@ func (s *Service) AddTarget(t Target) error {
 	if t.Retry == nil {
 		t.Retry = &DefaultRetryPolicy
 	}
-	if t.Retry.MaximumRetryAttempts < 0 || t.Retry.MaximumRetryAttempts > 185 || t.Retry.MaximumEventAge <= 0 {
-		return fmt.Errorf("eventbridge: target %s: retry attempts must be 0 to 185 and the event age positive", t.Name)
+	if t.Backoff == nil {
+		t.Backoff = DefaultBackoff
 	}
 	if t.Concurrency <= 0 {
 		t.Concurrency = DefaultTargetConcurrency
 	}
-	if t.Backoff == nil {
-		t.Backoff = DefaultBackoff
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rt := &target{Target: t, s: s, wake: make(chan struct{}, 1), slots: make(chan struct{}, t.Concurrency), ctx: ctx, cancel: cancel}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dmu.Lock()
-	defer s.dmu.Unlock()
 	if s.closed {
-		cancel()
 		return errors.New("eventbridge: the service is closed")
 	}
-	if s.targets[t.Name] != nil {
-		cancel()
+	if _, ok := s.targets[t.Name]; ok {
 		return fmt.Errorf("eventbridge: target %s is added already", t.Name)
 	}
-	s.targets[t.Name] = rt
-	now := s.now()
-	for id, p := range s.pending {
-		if n, ok := p.targets[t.Name]; ok {
-			heap.Push(&rt.queue, &delivery{id: id, attempts: n, next: now})
-		}
+	deliver := t.Deliver
+	err := s.outbox.AddConsumer(outbox.Consumer{Name: t.Name, Retry: *t.Retry, Backoff: t.Backoff, Concurrency: t.Concurrency,
+		Deliver: func(ctx context.Context, _ string, data json.RawMessage) error {
+			var fe FeedEntry
+			if err := json.Unmarshal(data, &fe); err != nil {
+				return fmt.Errorf("a journaled event is not one: %w", err)
+			}
+			return deliver(ctx, fe.Event)
+		}})
+	if err != nil {
+		return fmt.Errorf("eventbridge: %w", err)
 	}
-	if n := rt.queue.Len(); n > 0 {
-		s.log.Info("delivering the events journaled for a target before the restart", "target", t.Name, "events", n)
-	}
-	rt.wg.Add(1)
-	go rt.run()
+	s.targets[t.Name] = t.Rule
 	return nil
 }
 
-// target is an added Target and its deliveries.
-type target struct {
-	Target
-	s      *Service
-	mu     sync.Mutex
-	queue  deliveries
-	wake   chan struct{}
-	slots  chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// delivery is one event for a target: the attempts that failed so far, and when to try next.
-type delivery struct {
-	id       string
-	attempts int
-	next     time.Time
-}
-
-// deliveries is a min-heap by next attempt.
-type deliveries []*delivery
-
-func (q deliveries) Len() int           { return len(q) }
-func (q deliveries) Less(i, j int) bool { return q[i].next.Before(q[j].next) }
-func (q deliveries) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *deliveries) Push(x any)        { *q = append(*q, x.(*delivery)) }
-func (q *deliveries) Pop() any {
-	old := *q
-	d := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return d
-}
-
-// push queues d and wakes the scheduler.
-func (t *target) push(d *delivery) {
-	t.mu.Lock()
-	heap.Push(&t.queue, d)
-	t.mu.Unlock()
-	select {
-	case t.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run starts each delivery when it is due, in one of the target's slots, until the target stops.
-func (t *target) run() {
-	defer t.wg.Done()
-	for {
-		t.mu.Lock()
-		var d *delivery
-		wait := time.Hour
-		if t.queue.Len() > 0 {
-			if w := t.queue[0].next.Sub(t.s.now()); w <= 0 {
-				d = heap.Pop(&t.queue).(*delivery)
-			} else {
-				wait = w
+// journalFor gives the journal's entries of the events durable targets match (s.mu held).
+func (s *Service) journalFor(events []FeedEntry, lines [][]byte, envelope func(int) func() map[string]any) []outbox.Entry {
+	var out []outbox.Entry
+	for i, e := range events {
+		var names []string
+		for name, rule := range s.targets {
+			if rule.matches(e, envelope(i)) {
+				names = append(names, name)
 			}
 		}
-		t.mu.Unlock()
-		if d == nil {
-			timer := time.NewTimer(wait)
-			select {
-			case <-t.wake:
-			case <-timer.C:
-			case <-t.ctx.Done():
-				timer.Stop()
-				return
-			}
-			timer.Stop()
-			continue
-		}
-		select {
-		case t.slots <- struct{}{}:
-		case <-t.ctx.Done():
-			return
-		}
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			defer func() { <-t.slots }()
-			t.attempt(d)
-		}()
-	}
-}
-
-// attempt delivers d once and records the outcome: delivered, retried after a back-off, or
-// dead-lettered once the policy runs out. A delivery cut short by the target's stop is left
-// pending, for the next start.
-func (t *target) attempt(d *delivery) {
-	s := t.s
-	s.dmu.Lock()
-	var e FeedEntry
-	var at time.Time
-	live := false
-	if p := s.pending[d.id]; p != nil {
-		if _, live = p.targets[t.Name]; live {
-			e, at = p.entry, p.at
+		if len(names) > 0 {
+			out = append(out, outbox.Entry{ID: e.ID, Data: lines[i], Consumers: names})
 		}
 	}
-	s.dmu.Unlock()
-	if !live {
-		return
-	}
-	err := t.Deliver(t.ctx, e.Event)
-	if t.ctx.Err() != nil {
-		return
-	}
-	if err == nil {
-		s.settleDelivery(d.id, t.Name, record{Kind: recDelivered, ID: d.id, Target: t.Name})
-		return
-	}
-	d.attempts++
-	now := s.now()
-	wait := t.Backoff(d.attempts)
-	if d.attempts > t.Retry.MaximumRetryAttempts || !now.Add(wait).Before(at.Add(t.Retry.MaximumEventAge)) {
-		s.deadLetter(t.Name, e, d.attempts, err)
-		return
-	}
-	s.log.Warn("event delivery failed; retrying", "target", t.Name, "event_id", d.id, "attempt", d.attempts,
-		"retry_in", wait.String(), "error", err)
-	s.dmu.Lock()
-	if p := s.pending[d.id]; p != nil {
-		if _, ok := p.targets[t.Name]; ok {
-			p.targets[t.Name] = d.attempts
-		}
-	}
-	s.dmu.Unlock()
-	// Only written: a crash that loses it retries the event sooner, which the policy tolerates.
-	if _, err := s.journal.append(record{Kind: recAttempts, ID: d.id, Target: t.Name, Attempts: d.attempts}); err != nil && !errors.Is(err, errJournalClosed) {
-		s.log.Error("journaling a failed delivery", "target", t.Name, "event_id", d.id, "error", err)
-	}
-	d.next = now.Add(wait)
-	t.push(d)
-}
-
-// settleDelivery ends target's delivery of event id with r (delivered or dead-lettered).
-func (s *Service) settleDelivery(id, target string, r record) {
-	s.dmu.Lock()
-	if p := s.pending[id]; p != nil {
-		delete(p.targets, target)
-		if len(p.targets) == 0 {
-			delete(s.pending, id)
-		}
-	}
-	s.dmu.Unlock()
-	// Only written: a crash that loses the line delivers the event again (at least once).
-	if _, err := s.journal.append(r); err != nil && !errors.Is(err, errJournalClosed) {
-		s.log.Error("journaling a delivery", "target", target, "event_id", id, "error", err)
-	}
-	s.maybeCompact()
-}
-
-// deadLetter writes e to the dead-letter file (durably: it is the event's only copy from now on)
-// and ends its delivery to target. The event's detail stays out of the log: it may carry a token.
-func (s *Service) deadLetter(target string, e FeedEntry, attempts int, cause error) {
-	line, err := json.Marshal(DeadLetter{Target: target, Event: e, Attempts: attempts, Error: cause.Error(), At: s.now().UTC()})
-	if err == nil {
-		err = s.appendDeadLetter(append(line, '\n'))
-	}
-	if err != nil {
-		s.log.Error("writing a dead letter; the event stays journaled", "target", target, "event_id", e.ID, "error", err)
-		return
-	}
-	s.log.Error("event delivery ran out of attempts; the event is in the dead-letter file", "target", target,
-		"event_id", e.ID, "attempts", attempts, "file", s.deadPath, "error", cause)
-	s.settleDelivery(e.ID, target, record{Kind: recDead, ID: e.ID, Target: target})
-}
-
-func (s *Service) appendDeadLetter(line []byte) error {
-	s.deadMu.Lock()
-	defer s.deadMu.Unlock()
-	f, err := os.OpenFile(s.deadPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(line)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
-}
-
-// maybeCompact rewrites the journal as what is pending once it has grown well past that.
-func (s *Service) maybeCompact() {
-	if !s.journal.due() {
-		return
-	}
-	s.dmu.Lock()
-	defer s.dmu.Unlock()
-	s.journal.mu.Lock()
-	defer s.journal.mu.Unlock()
-	if s.journal.f == nil {
-		return
-	}
-	if err := s.journal.rewrite(s.pending); err != nil {
-		s.log.Error("rewriting the event journal; it keeps growing until the next try", "error", err)
-	}
-}
-
-// stopTargets stops every target's deliveries (those under way stay pending) and forgets the
-// targets: events put from now on are journaled for none.
-func (s *Service) stopTargets() {
-	s.mu.Lock()
-	s.dmu.Lock()
-	ts := s.targets
-	s.targets = map[string]*target{}
-	s.dmu.Unlock()
-	s.mu.Unlock()
-	for _, t := range ts {
-		t.cancel()
-	}
-	for _, t := range ts {
-		t.wg.Wait()
-	}
+	return out
 }

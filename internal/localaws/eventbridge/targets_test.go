@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseb "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"sinew/internal/localaws/outbox"
 )
 
 var statusRule = Rule{Pattern: MustParsePattern(`{"source": ["aws.states"], "detail": {"status": ["SUCCEEDED"]}}`)}
@@ -90,11 +92,11 @@ func TestTargetRetryPolicy(t *testing.T) {
 		maxRuns  int  // with atLeast, an upper bound
 		deadRuns int  // the attempts the dead letter records (0: runs)
 	}{
-		{name: "first attempt", policy: RetryPolicy{5, time.Hour}, failN: 0, backoff: fast, runs: 1},
-		{name: "after three failures", policy: RetryPolicy{5, time.Hour}, failN: 3, backoff: fast, runs: 4},
-		{name: "attempts run out", policy: RetryPolicy{2, time.Hour}, failN: -1, backoff: fast, runs: 3, dead: true},
-		{name: "no retries", policy: RetryPolicy{0, time.Hour}, failN: -1, backoff: fast, runs: 1, dead: true},
-		{name: "age runs out", policy: RetryPolicy{185, 300 * time.Millisecond}, failN: -1,
+		{name: "first attempt", policy: RetryPolicy{MaximumRetryAttempts: 5, MaximumEventAge: time.Hour}, failN: 0, backoff: fast, runs: 1},
+		{name: "after three failures", policy: RetryPolicy{MaximumRetryAttempts: 5, MaximumEventAge: time.Hour}, failN: 3, backoff: fast, runs: 4},
+		{name: "attempts run out", policy: RetryPolicy{MaximumRetryAttempts: 2, MaximumEventAge: time.Hour}, failN: -1, backoff: fast, runs: 3, dead: true},
+		{name: "no retries", policy: RetryPolicy{MaximumRetryAttempts: 0, MaximumEventAge: time.Hour}, failN: -1, backoff: fast, runs: 1, dead: true},
+		{name: "age runs out", policy: RetryPolicy{MaximumRetryAttempts: 185, MaximumEventAge: 300 * time.Millisecond}, failN: -1,
 			backoff: func(int) time.Duration { return 50 * time.Millisecond }, runs: 2, dead: true, atLeast: true, maxRuns: 8},
 	}
 	for _, tc := range tests {
@@ -107,11 +109,7 @@ func TestTargetRetryPolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 			putStatus(t, svc, "x", "SUCCEEDED")
-			waitFor(t, "the delivery to end", func() bool {
-				svc.dmu.Lock()
-				defer svc.dmu.Unlock()
-				return len(svc.pending) == 0
-			})
+			waitFor(t, "the delivery to end", func() bool { return svc.outbox.Pending() == 0 })
 			got := rec.count("x")
 			if (!tc.atLeast && got != tc.runs) || (tc.atLeast && (got < tc.runs || got > tc.maxRuns)) {
 				t.Errorf("%d attempts, want %d", got, tc.runs)
@@ -158,7 +156,7 @@ func TestTargetAcrossCrash(t *testing.T) {
 	// The crash: nothing of first is closed or flushed; a second process opens the directory.
 	second := openAt(t, dir)
 	defer second.Close()
-	if got := len(second.pending); got != 20 {
+	if got := second.outbox.Pending(); got != 20 {
 		t.Fatalf("%d events pending after the restart, want 20", got)
 	}
 	up := newRecorder(2) // two more failures each: with the one before the crash, 3 of the 4 attempts
@@ -166,11 +164,7 @@ func TestTargetAcrossCrash(t *testing.T) {
 		Retry: &RetryPolicy{MaximumRetryAttempts: 3, MaximumEventAge: time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "every event to be delivered", func() bool {
-		second.dmu.Lock()
-		defer second.dmu.Unlock()
-		return len(second.pending) == 0
-	})
+	waitFor(t, "every event to be delivered", func() bool { return second.outbox.Pending() == 0 })
 	for i := range 20 {
 		if n := up.count("e" + strconv.Itoa(i)); n != 3 {
 			t.Errorf("e%d: %d attempts after the restart, want 3", i, n)
@@ -182,8 +176,8 @@ func TestTargetAcrossCrash(t *testing.T) {
 	first.Close()
 	third := openAt(t, dir)
 	defer third.Close()
-	if len(third.pending) != 0 {
-		t.Errorf("%d events pending after every one was delivered", len(third.pending))
+	if n := third.outbox.Pending(); n != 0 {
+		t.Errorf("%d events pending after every one was delivered", n)
 	}
 	if info, err := os.Stat(filepath.Join(dir, JournalFileName)); err != nil || info.Size() != 0 {
 		t.Errorf("the journal after a restart with nothing pending: %v %v, want empty", info, err)
@@ -213,102 +207,12 @@ func TestPutEventsJournaledBeforeAnswer(t *testing.T) {
 	if err != nil || out.FailedEntryCount != 0 {
 		t.Fatalf("PutEvents: %v %v", out, err)
 	}
-	pending, err := readJournal(svc.journal.path)
+	pending, err := outbox.PendingIn(filepath.Join(filepath.Dir(svc.FeedPath()), JournalFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Entries[0].EventId)
-	if len(pending) != 1 || pending[id] == nil || pending[id].targets["pending"] != 0 {
+	if len(pending) != 1 || len(pending[id]) != 1 || pending[id][0] != "pending" {
 		t.Errorf("journal after the answer: %v, want event %s for target pending", pending, id)
-	}
-}
-
-// TestReadJournal: a torn last line is skipped (its put was never answered), as is a line that is
-// no record; marks of unknown events change nothing.
-func TestReadJournal(t *testing.T) {
-	ev := func(id string, targets ...string) string {
-		b, _ := json.Marshal(record{Kind: recEvent, Event: &FeedEntry{EventBusName: "default", Event: Event{ID: id}}, Targets: targets})
-		return string(b) + "\n"
-	}
-	mark := func(kind, id, target string, n int) string {
-		b, _ := json.Marshal(record{Kind: kind, ID: id, Target: target, Attempts: n})
-		return string(b) + "\n"
-	}
-	tests := []struct {
-		name string
-		in   string
-		want map[string]map[string]int
-	}{
-		{"empty", "", map[string]map[string]int{}},
-		{"pending", ev("a", "s", "u"), map[string]map[string]int{"a": {"s": 0, "u": 0}}},
-		{"delivered to one", ev("a", "s", "u") + mark(recDelivered, "a", "s", 0), map[string]map[string]int{"a": {"u": 0}}},
-		{"delivered to all", ev("a", "s") + mark(recDelivered, "a", "s", 0), map[string]map[string]int{}},
-		{"dead-lettered", ev("a", "s") + mark(recDead, "a", "s", 0), map[string]map[string]int{}},
-		{"attempts", ev("a", "s") + mark(recAttempts, "a", "s", 2) + mark(recAttempts, "a", "s", 1), map[string]map[string]int{"a": {"s": 2}}},
-		{"torn last line", ev("a", "s") + ev("b", "s")[:30], map[string]map[string]int{"a": {"s": 0}}},
-		{"garbage line", ev("a", "s") + "{oops\n" + ev("b", "s"), map[string]map[string]int{"a": {"s": 0}, "b": {"s": 0}}},
-		{"unknown event", mark(recDelivered, "z", "s", 0), map[string]map[string]int{}},
-		{"twice", ev("a", "s") + ev("a", "s"), map[string]map[string]int{"a": {"s": 0}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), JournalFileName)
-			if err := os.WriteFile(path, []byte(tc.in), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			got, err := readJournal(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat := map[string]map[string]int{}
-			for id, p := range got {
-				flat[id] = p.targets
-			}
-			a, _ := json.Marshal(flat)
-			b, _ := json.Marshal(tc.want)
-			if string(a) != string(b) {
-				t.Errorf("got %s, want %s", a, b)
-			}
-		})
-	}
-}
-
-// TestJournalRewrite: once the journal grows well past what is pending it is rewritten as that,
-// without losing an event put meanwhile.
-func TestJournalRewrite(t *testing.T) {
-	old := compactMin
-	compactMin = 4 << 10
-	defer func() { compactMin = old }()
-	dir := t.TempDir()
-	svc := openAt(t, dir)
-	defer svc.Close()
-	rec := newRecorder(0)
-	if err := svc.AddTarget(Target{Name: "settle", Rule: statusRule, Deliver: rec.deliver, Backoff: fast}); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := range 100 {
-				putStatus(t, svc, "w"+strconv.Itoa(w)+"-"+strconv.Itoa(i), "SUCCEEDED")
-			}
-		})
-	}
-	wg.Wait()
-	waitFor(t, "every event to be delivered", func() bool {
-		svc.dmu.Lock()
-		defer svc.dmu.Unlock()
-		return len(svc.pending) == 0
-	})
-	for w := range 8 {
-		for i := range 100 {
-			if n := rec.count("w" + strconv.Itoa(w) + "-" + strconv.Itoa(i)); n != 1 {
-				t.Fatalf("w%d-%d delivered %d times", w, i, n)
-			}
-		}
-	}
-	info, err := os.Stat(filepath.Join(dir, JournalFileName))
-	if err != nil || info.Size() > 4*compactMin {
-		t.Errorf("journal of %v bytes after 800 delivered events (%v): not rewritten", info.Size(), err)
 	}
 }

@@ -738,5 +738,11 @@ func (s *Service) sendTaskHeartbeat(ctx context.Context, body []byte) (any, erro
 	if err := s.opts.Engine.SendTaskHeartbeat(tok); err != nil {
 		return nil, engineErr(err)
 	}
+	// The renewed deadline is journaled in the background: made durable before the answer, a
+	// heartbeat taken is never lost to a crash (the restart would time the task out at the
+	// deadline before it).
+	if err := s.opts.Recorder.Flush(); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sinew/internal/asl"
 	"sinew/internal/localaws/durable"
@@ -85,5 +87,39 @@ func TestStatusChangeBeforeEnd(t *testing.T) {
 				t.Errorf("recorded %+v, want the end %s", xs, tc.want)
 			}
 		})
+	}
+}
+
+// TestHeartbeatDurableBeforeAnswer: a heartbeat SendTaskHeartbeat answered is in the journal when
+// the answer arrives, so a crash right after cannot time the task out at the deadline before it.
+func TestHeartbeatDurableBeforeAnswer(t *testing.T) {
+	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := serve(t, st)
+	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",` +
+		`"HeartbeatSeconds":100,"TimeoutSeconds":1000,"End":true,"Parameters":{"FunctionName":"f","Payload":{"token.$":"$$.Task.Token"}}}}}`
+	sm := f.machine(t, "hb", def, "STANDARD")
+	arn := f.ok(t, "StartExecution", map[string]any{"stateMachineArn": sm, "name": "h"})["executionArn"].(string)
+	tok := <-f.tokens
+	for i := range 3 {
+		time.Sleep(20 * time.Millisecond)
+		beat := time.Now()
+		f.ok(t, "SendTaskHeartbeat", map[string]any{"taskToken": tok})
+		j, err := st.LoadJournal(arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var latest time.Time
+		for key, at := range j.Timers {
+			if strings.HasPrefix(key, "HeartbeatSeconds") && at.After(latest) {
+				latest = at
+			}
+		}
+		if latest.Before(beat.Add(100 * time.Second)) {
+			t.Fatalf("heartbeat %d: the journal's deadline is %v, before the one it renewed (%v)", i, latest, beat.Add(100*time.Second))
+		}
 	}
 }

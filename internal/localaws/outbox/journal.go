@@ -1,4 +1,4 @@
-package eventbridge
+package outbox
 
 import (
 	"bufio"
@@ -14,51 +14,47 @@ import (
 	"time"
 )
 
-// JournalFileName is the delivery journal's file under the local directory: every accepted event
-// that a durable target (AddTarget) has still to receive, and what became of each delivery.
-const JournalFileName = "events.journal"
-
-// The journal is JSON lines, appended. An event's line is made durable (fdatasync) before
-// PutEvents or Put answers; the lines that say a delivery ended or failed once are only written:
-// a crash that loses one delivers that event again, which at-least-once allows. Open reads the
-// journal and rewrites it as what is still pending, and so does a write once the file has grown
-// well past that, so it does not grow without end. A crash can tear only the last line, which no
-// answer was given for: reading skips a line that is not whole.
+// The journal is JSON lines, appended. An entry's line is made durable (fdatasync) before Put
+// returns; the lines that say a delivery ended or failed once are only written: a crash that loses
+// one delivers that entry again, which at-least-once allows. Open reads the journal and rewrites
+// it as what is still pending, and so does a write once the file has grown well past that, so it
+// does not grow without end. A crash can tear only the last line, which no answer was given for:
+// reading skips a line that is not whole.
 
 // Kinds of journal records.
 const (
-	recEvent     = "e" // an accepted event and the targets it is for
-	recDelivered = "d" // a target received the event
-	recAttempts  = "a" // a target's attempts so far (after one that failed)
-	recDead      = "x" // a target's attempts ran out: the event went to the dead-letter file
+	recEntry     = "e" // an accepted entry and the consumers it is for
+	recDelivered = "d" // a consumer took the entry
+	recAttempts  = "a" // a consumer's attempts so far (after one that failed)
+	recDead      = "x" // a consumer's attempts ran out: the entry went to the dead-letter file
 )
 
 type record struct {
-	Kind     string     `json:"k"`
-	ID       string     `json:"id,omitempty"`
-	Target   string     `json:"t,omitempty"`
-	Attempts int        `json:"n,omitempty"`
-	Event    *FeedEntry `json:"e,omitempty"`
-	Targets  []string   `json:"targets,omitempty"`
-	At       time.Time  `json:"at,omitzero"` // when the event was accepted: its age counts from here
+	Kind      string          `json:"k"`
+	ID        string          `json:"id"`
+	Consumer  string          `json:"c,omitempty"`
+	Attempts  int             `json:"n,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Consumers []string        `json:"consumers,omitempty"`
+	At        time.Time       `json:"at,omitzero"` // when the entry was accepted: its age counts from here
 }
 
-// pendingEvent is an accepted event some durable target has still to receive, with each such
-// target's attempts so far.
-type pendingEvent struct {
-	entry   FeedEntry
+// item is an accepted entry some consumer has still to take, with each such consumer's attempts
+// so far.
+type item struct {
+	id      string
+	data    json.RawMessage
 	at      time.Time
-	targets map[string]int
+	pending map[string]int
 }
 
-// records are the lines that make p again.
-func (p *pendingEvent) records() []record {
-	e := p.entry
-	out := []record{{Kind: recEvent, Event: &e, At: p.at}}
-	for t, n := range p.targets {
-		out[0].Targets = append(out[0].Targets, t)
+// records are the lines that make it again.
+func (it *item) records() []record {
+	out := []record{{Kind: recEntry, ID: it.id, Data: it.data, At: it.at}}
+	for c, n := range it.pending {
+		out[0].Consumers = append(out[0].Consumers, c)
 		if n > 0 {
-			out = append(out, record{Kind: recAttempts, ID: e.ID, Target: t, Attempts: n})
+			out = append(out, record{Kind: recAttempts, ID: it.id, Consumer: c, Attempts: n})
 		}
 	}
 	return out
@@ -84,15 +80,15 @@ type journal struct {
 // the tests).
 var compactMin int64 = 1 << 20
 
-// readJournal reads the pending events of the journal at path (none when it is missing).
-func readJournal(path string) (map[string]*pendingEvent, error) {
-	out := map[string]*pendingEvent{}
+// readJournal reads the pending items of the journal at path (none when it is missing).
+func readJournal(path string) (map[string]*item, error) {
+	out := map[string]*item{}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("eventbridge: open the journal: %w", err)
+		return nil, fmt.Errorf("outbox: open the journal: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
@@ -102,7 +98,7 @@ func readJournal(path string) (map[string]*pendingEvent, error) {
 			return out, nil // a last line without its newline is a torn write: never acknowledged
 		}
 		if err != nil {
-			return nil, fmt.Errorf("eventbridge: read the journal: %w", err)
+			return nil, fmt.Errorf("outbox: read the journal: %w", err)
 		}
 		var r record
 		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
@@ -112,61 +108,61 @@ func readJournal(path string) (map[string]*pendingEvent, error) {
 	}
 }
 
-// apply makes r part of the pending events.
-func apply(pending map[string]*pendingEvent, r record) {
-	if r.Kind == recEvent {
-		if r.Event == nil || r.Event.ID == "" {
-			return
+// apply makes r part of the pending items.
+func apply(items map[string]*item, r record) {
+	if r.ID == "" {
+		return
+	}
+	if r.Kind == recEntry {
+		it := items[r.ID]
+		if it == nil {
+			it = &item{id: r.ID, data: r.Data, at: r.At, pending: map[string]int{}}
+			items[r.ID] = it
 		}
-		p := pending[r.Event.ID]
-		if p == nil {
-			p = &pendingEvent{entry: *r.Event, at: r.At, targets: map[string]int{}}
-			pending[r.Event.ID] = p
-		}
-		for _, t := range r.Targets {
-			if _, ok := p.targets[t]; !ok {
-				p.targets[t] = 0
+		for _, c := range r.Consumers {
+			if _, ok := it.pending[c]; !ok {
+				it.pending[c] = 0
 			}
 		}
 		return
 	}
-	p := pending[r.ID]
-	if p == nil {
+	it := items[r.ID]
+	if it == nil {
 		return
 	}
-	if _, ok := p.targets[r.Target]; !ok {
+	if _, ok := it.pending[r.Consumer]; !ok {
 		return
 	}
 	switch r.Kind {
 	case recAttempts:
-		p.targets[r.Target] = max(p.targets[r.Target], r.Attempts)
+		it.pending[r.Consumer] = max(it.pending[r.Consumer], r.Attempts)
 		return
 	case recDelivered, recDead:
-		delete(p.targets, r.Target)
+		delete(it.pending, r.Consumer)
 	}
-	if len(p.targets) == 0 {
-		delete(pending, r.ID)
+	if len(it.pending) == 0 {
+		delete(items, r.ID)
 	}
 }
 
-// openJournal rewrites the journal at path as pending and opens it for appending.
-func openJournal(path string, pending map[string]*pendingEvent) (*journal, error) {
+// openJournal rewrites the journal at path as items and opens it for appending.
+func openJournal(path string, items map[string]*item) (*journal, error) {
 	j := &journal{path: path}
 	j.cond = sync.NewCond(&j.smu)
-	if err := j.rewrite(pending); err != nil {
+	if err := j.rewrite(items); err != nil {
 		return nil, err
 	}
 	return j, nil
 }
 
-// rewrite replaces the file with pending's records, durably (j.mu held, or j not yet shared).
-func (j *journal) rewrite(pending map[string]*pendingEvent) error {
+// rewrite replaces the file with the items' records, durably (j.mu held, or j not yet shared).
+func (j *journal) rewrite(items map[string]*item) error {
 	var buf bytes.Buffer
-	for _, p := range pending {
-		for _, r := range p.records() {
+	for _, it := range items {
+		for _, r := range it.records() {
 			line, err := json.Marshal(r)
 			if err != nil {
-				return fmt.Errorf("eventbridge: encode the journal: %w", err)
+				return fmt.Errorf("outbox: encode the journal: %w", err)
 			}
 			buf.Write(line)
 			buf.WriteByte('\n')
@@ -175,7 +171,7 @@ func (j *journal) rewrite(pending map[string]*pendingEvent) error {
 	tmp := j.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("eventbridge: rewrite the journal: %w", err)
+		return fmt.Errorf("outbox: rewrite the journal: %w", err)
 	}
 	if _, err = f.Write(buf.Bytes()); err == nil {
 		err = f.Sync()
@@ -189,7 +185,7 @@ func (j *journal) rewrite(pending map[string]*pendingEvent) error {
 	if err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("eventbridge: rewrite the journal: %w", err)
+		return fmt.Errorf("outbox: rewrite the journal: %w", err)
 	}
 	if j.f != nil {
 		j.f.Close()
@@ -217,7 +213,7 @@ func (j *journal) append(recs ...record) (uint64, error) {
 	for _, r := range recs {
 		line, err := json.Marshal(r)
 		if err != nil {
-			return 0, fmt.Errorf("eventbridge: encode the journal: %w", err)
+			return 0, fmt.Errorf("outbox: encode the journal: %w", err)
 		}
 		buf.Write(line)
 		buf.WriteByte('\n')
@@ -228,14 +224,14 @@ func (j *journal) append(recs ...record) (uint64, error) {
 		return 0, errJournalClosed
 	}
 	if _, err := j.f.Write(buf.Bytes()); err != nil {
-		return 0, fmt.Errorf("eventbridge: append to the journal: %w", err)
+		return 0, fmt.Errorf("outbox: append to the journal: %w", err)
 	}
 	j.size += int64(buf.Len())
 	j.written++
 	return j.written, nil
 }
 
-var errJournalClosed = errors.New("eventbridge: the journal is closed")
+var errJournalClosed = errors.New("outbox: the journal is closed")
 
 // sync makes write n, and every write before it, durable. Writers that wait together share one
 // fdatasync: the first to find none under way runs it for all that are written by then.
@@ -263,7 +259,7 @@ func (j *journal) sync(n uint64) error {
 			if j.synced >= n {
 				return nil // a rewrite made it durable (and closed the file synced here)
 			}
-			return fmt.Errorf("eventbridge: sync the journal: %w", err)
+			return fmt.Errorf("outbox: sync the journal: %w", err)
 		}
 		j.synced = max(j.synced, upTo)
 	}

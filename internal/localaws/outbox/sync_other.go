@@ -1,6 +1,6 @@
 //go:build !linux
 
-package eventbridge
+package outbox
 
 import "os"
 
