@@ -636,8 +636,18 @@ func (s *Service) stopExecution(ctx context.Context, body []byte) (any, error) {
 		// AWS answers a closed execution's stop with its stop date.
 		return map[string]any{"stopDate": epoch(rec.Stop)}, nil
 	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
 	if err := s.opts.Engine.Stop(in.Arn, in.Error, in.Cause); err != nil {
 		return nil, engineErr(err)
+	}
+	// Answered once the end is durable: a stop taken is never undone by a crash (the restart would
+	// run the execution on).
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	return map[string]any{"stopDate": epoch(x.Describe().StopDate)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,32 @@ func TestHeartbeatDurableBeforeAnswer(t *testing.T) {
 		}
 		if latest.Before(beat.Add(100 * time.Second)) {
 			t.Fatalf("heartbeat %d: the journal's deadline is %v, before the one it renewed (%v)", i, latest, beat.Add(100*time.Second))
+		}
+	}
+}
+
+// TestStopDurableBeforeAnswer: an execution StopExecution answered is recorded ABORTED when the
+// answer arrives, so a crash right after cannot run it on.
+func TestStopDurableBeforeAnswer(t *testing.T) {
+	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := serve(t, st)
+	sm := f.machine(t, "stop", waitDef, "STANDARD")
+	for i := range 5 {
+		arn := f.ok(t, "StartExecution", map[string]any{"stateMachineArn": sm, "name": fmt.Sprintf("s%d", i)})["executionArn"].(string)
+		<-f.tokens
+		f.ok(t, "StopExecution", map[string]any{"executionArn": arn, "error": "E"})
+		xs, err := st.Executions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range xs {
+			if x.Arn == arn && x.Status != asl.StatusAborted {
+				t.Fatalf("stop %d: recorded %s when StopExecution answered, want ABORTED", i, x.Status)
+			}
 		}
 	}
 }
