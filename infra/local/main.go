@@ -7,7 +7,11 @@
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
-// by call id (package dispatch) keeps its side effects single.
+// by call id (package dispatch) keeps its side effects single. Events a rule target matches (the
+// status changes settle takes) and Lambda Event invocations are journaled before they are
+// answered and delivered after a restart (package outbox); the records whose status change was
+// lost anyway are settled when read and by the sweep (--sweep-period). README.md's local-mode
+// section lists what survives kill -9 and what is rebuilt.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
