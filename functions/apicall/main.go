@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handler"
 	"sinew/internal/handler/apicallenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/secrets"
@@ -18,11 +17,11 @@ func main() {
 	// the calls in flight (package secrets).
 	red := secrets.NewRedactor()
 	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
-	deps, err := apicallenv.Deps(context.Background(), red)
+	h, err := apicallenv.Handler(context.Background(), red)
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(handler.NewAPICall(deps))
+	lambdaboundary.Start(h)
 }

@@ -7,18 +7,17 @@ import (
 	"log/slog"
 	"os"
 
-	"sinew/internal/handler"
 	"sinew/internal/handler/systemenv"
 	"sinew/internal/lambdaboundary"
 )
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	x, err := systemenv.Executor(context.Background())
+	h, err := systemenv.Handler(context.Background())
 	if err != nil {
 		// Fail the cold start: every invocation would fail the same way.
 		slog.Error("invalid configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambdaboundary.Start(handler.NewSystem(x))
+	lambdaboundary.Start(h)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
-	"sinew/internal/handler"
+	"sinew/internal/executor"
 	"sinew/internal/handler/systemenv"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
@@ -33,7 +33,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := store.New(db, ddblocal.NewTable(t, db), sl)
-	h := lambdaboundary.Handler(handler.NewSystem(&system.Executor{Resources: &resources.Service{Store: st}}))
+	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: &resources.Service{Store: st}}}, nil))
 	agent, err := st.CreateAgent(context.Background(), "dev-1", store.Agent{Name: "helper"})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	x, err := systemenv.Executor(ctx)
+	h, err := systemenv.Handler(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,6 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := lambdaboundary.Handler(handler.NewSystem(x))
 	def := tool.Tool{Name: "ask", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "session", Operation: "chat"}}
 	invoke := func(dev string, depth int) ([]byte, *messages.InvokeResponse_Error) {
 		call := tool.NewCall(&def, tool.NewCallID(), map[string]any{"session_id": sess.ID, "messages": []any{map[string]any{"role": "user", "content": "ping"}}})
@@ -128,7 +127,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lambdaboundary.Invoke(ctx, h, b)
+		return lambdaboundary.Invoke(ctx, lambdaboundary.Handler(h), b)
 	}
 	out, ierr := invoke("dev-1", 0)
 	if ierr != nil {
@@ -155,7 +154,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 func TestSameCallRunsOnce(t *testing.T) {
 	db := ddblocal.Client(t)
 	st := store.New(db, ddblocal.NewTable(t, db), nil)
-	h := lambdaboundary.Handler(handler.NewSystem(&system.Executor{Resources: &resources.Service{Store: st}}))
+	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: &resources.Service{Store: st}}}, nil))
 	def := tool.Tool{Name: "make_agent", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "agent", Operation: "create"}}
 	invoke := func(c tool.Call) map[string]any {
 		b, err := json.Marshal(map[string]any{"call": c, "tool": def,

@@ -58,16 +58,16 @@ var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
 		return boundary(handler.NewFunction(deps)), err
 	},
 	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := apicallenv.Deps(d.ctx, d.red)
-		return boundary(handler.NewAPICall(deps)), err
+		h, err := apicallenv.Handler(d.ctx, d.red)
+		return boundary(h), err
 	},
 	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := integrationenv.Deps(d.ctx, d.red)
-		return boundary(handler.NewIntegration(deps)), err
+		h, err := integrationenv.Handler(d.ctx, d.red)
+		return boundary(h), err
 	},
 	"system": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		x, err := systemenv.Executor(d.ctx)
-		return boundary(handler.NewSystem(x)), err
+		h, err := systemenv.Handler(d.ctx)
+		return boundary(h), err
 	},
 	"chat": func(d handlerDeps) (lambdaapi.Invoker, error) {
 		rt, err := chatenv.Router(d.ctx, d.log)

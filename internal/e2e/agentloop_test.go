@@ -18,7 +18,7 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
+	"sinew/internal/executor"
 	"sinew/internal/handler"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/integrations"
@@ -158,8 +158,8 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
 	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
-	iv.handlers["integration"] = lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
-	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc}))
+	iv.handlers["integration"] = lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil))
+	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Function: &executor.Function{Store: h.store}}))
 
 	a, err := h.store.CreateAgent(h.ctx, h.dev, store.Agent{Name: "helper", Instructions: []any{"Be brief.", "Use tools."}})
 	if err != nil {

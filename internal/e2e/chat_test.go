@@ -31,8 +31,8 @@ import (
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/executor"
 	"sinew/internal/fault"
-	"sinew/internal/handler"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
@@ -218,7 +218,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		t.Fatal(err)
 	}
 	h.iv = &invoker{calls: map[string]int{}, gaveUp: gaveUp, handlers: map[string]lambda.Handler{
-		"sinew-integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg})),
+		"sinew-integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil)),
 	}}
 	// agent_loop on the embedded engine, for the hand-off: the same model, the executors in process.
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),

@@ -3,12 +3,12 @@ package handler
 import (
 	"context"
 
-	"sinew/internal/workflow"
+	"sinew/internal/executor"
 )
 
 // FunctionDeps are the handler's dependencies.
 type FunctionDeps struct {
-	Workflow *workflow.Service // needs Store, Events and EventBus
+	Function *executor.Function
 }
 
 // FunctionOut is the handler's answer: nothing (the Task's result comes from the client).
@@ -17,9 +17,9 @@ type FunctionOut struct{}
 // NewFunction is the function Lambda's handler: {call, tool, context, task_token} → {}. It records
 // a client-side call with its task token and publishes ToolCallPending; the execution then waits
 // for the client.
-func NewFunction(d FunctionDeps) func(context.Context, workflow.Envelope) (FunctionOut, error) {
-	return func(ctx context.Context, in workflow.Envelope) (FunctionOut, error) {
-		_, err := d.Workflow.RecordPending(ctx, in)
+func NewFunction(d FunctionDeps) func(context.Context, executor.Envelope) (FunctionOut, error) {
+	return func(ctx context.Context, in executor.Envelope) (FunctionOut, error) {
+		_, err := d.Function.RecordPending(ctx, in)
 		return FunctionOut{}, err
 	}
 }

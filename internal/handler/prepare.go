@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"sinew/internal/dispatch"
+	"sinew/internal/executor"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/tool"
@@ -54,7 +55,7 @@ func (d PrepareDeps) handOn(ctx context.Context, p *workflow.Prepared, token str
 	if fn == "" || d.Invoker == nil {
 		return fault.New(fault.Internal, "no executor is configured for %s calls", p.Call.Type)
 	}
-	payload, err := jsonv.Encode(workflow.Envelope{Call: p.Call, Tool: &p.Tool, Context: p.Context, TaskToken: token,
+	payload, err := jsonv.Encode(executor.Envelope{Call: p.Call, Tool: &p.Tool, Context: p.Context, TaskToken: token,
 		Record: true, WholeResult: true})
 	if err != nil {
 		return fault.Wrap(fault.InvalidInput, err, "the call cannot be written as JSON")

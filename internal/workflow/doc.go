@@ -1,11 +1,11 @@
 // Package workflow is the domain logic of the tool_call workflow: StartToolCall (POST
 // /tool-calls) finds the tool, starts the execution with the call prepared and records it;
-// Prepare turns a request that names only the tool into a call envelope; CallRecords keeps a
-// call's claim and outcome on its execution's record for the executors; the function executor
-// records a pending call and announces it; Settle records a failure's outcome, and SettleEvent
-// brings an execution to its final state from Step Functions' "Execution Status Change" events;
-// the resume logic answers pending calls for the HTTP routes. It knows nothing of Lambda or API
-// Gateway: AWS services are reached through narrow ports (SFN, Events).
+// Prepare turns a request that names only the tool into a call; Settle records a failure's
+// outcome, and SettleEvent brings an execution to its final state from Step Functions' "Execution
+// Status Change" events; the resume logic answers pending calls for the HTTP routes. The executors
+// that run the calls, and keep a call's claim and outcome on its execution's record, are package
+// executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through narrow
+// ports (SFN).
 //
 // # The path of a call
 //
@@ -14,7 +14,7 @@
 // enters. POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), and
 // Dispatch's FunctionName is chosen from call.type: the function Lambda, which records the pending
 // call with the token, or the executor of a server-side type, which runs the call and answers its
-// own token (handler.Tokens: SendTaskSuccess with the result object, asked for by whole_result,
+// own token (executor.Tokens: SendTaskSuccess with the result object, asked for by whole_result,
 // SendTaskFailure with the Sinew.* name Retry and Catch match). Its TimeoutSeconds and
 // HeartbeatSeconds come from wait for a function call (without heartbeat_seconds the heartbeat is
 // the timeout and the Task's own timeout one second more, so the wait ends at timeout_seconds with
@@ -38,8 +38,8 @@
 //
 // The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
 // the first attempt with the record, so that attempt only renews it), runs it once, and records
-// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); Dispatch's output,
-// the execution's, is the result object. A function call: RecordPending stores the pending call (a
+// the outcome, the execution's success, there too (executor.CallRecords, package guard); Dispatch's
+// output, the execution's, is the result object. A function call: executor.Function stores the pending call (a
 // retry issues a new token and overwrites it) and publishes ToolCallPending, and the execution
 // waits up to the tool's timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route
 // that wraps them). Dispatch has no Output, since JSONata holds numbers as doubles (2^53+1 would

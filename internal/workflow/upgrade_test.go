@@ -8,7 +8,7 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
+	"sinew/internal/executor/guard"
 	"sinew/internal/jsonv"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
@@ -95,7 +95,7 @@ func TestUpgradeFromPreviousDefinition(t *testing.T) {
 		name := "v1-ran"
 		callID := workflow.CallIDFor(dev, name)
 		done := map[string]any{"state": "done", "call": "integration/echo", "output": map[string]any{"from": "the old run"}}
-		if _, _, err := h.store.PutIdempotency(h.ctx, dev, dispatch.Key(callID), done, time.Hour); err != nil {
+		if _, _, err := h.store.PutIdempotency(h.ctx, dev, guard.Key(callID), done, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		out := output(t, h.wait(h.startOn(t, prev, name, in("echo"))))

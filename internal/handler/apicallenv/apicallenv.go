@@ -6,27 +6,25 @@ import (
 	"context"
 
 	"sinew/internal/apicall"
-	"sinew/internal/dispatch"
+	"sinew/internal/executor"
 	"sinew/internal/handler"
 	"sinew/internal/handler/sealer"
 	"sinew/internal/netguard"
 	"sinew/internal/secrets"
 )
 
-// Deps builds the dependencies from the environment; red is the redactor of the process's log
+// Handler builds the handler from the environment; red is the redactor of the process's log
 // handler.
-func Deps(ctx context.Context, red *secrets.Redactor) (handler.APICallDeps, error) {
+func Handler(ctx context.Context, red *secrets.Redactor) (func(context.Context, executor.Envelope) (map[string]any, error), error) {
 	env, err := handler.Load(ctx)
 	if err != nil {
-		return handler.APICallDeps{}, err
+		return nil, err
 	}
 	sl, err := sealer.New(env)
 	if err != nil {
-		return handler.APICallDeps{}, err
+		return nil, err
 	}
-	s := env.Store(sl)
-	return handler.APICallDeps{
-		Executor: handler.Executor{Store: s, Guard: &dispatch.Guard{Records: s}, Redactor: red},
-		APICall:  apicall.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow))),
-	}, nil
+	x := &executor.APICall{Runner: executor.Runner{Store: env.Store(sl), Redactor: red},
+		APICall: apicall.New(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))}
+	return executor.Handler(x, executor.NewTokens(env.AWS)), nil
 }

@@ -6,9 +6,9 @@ package functionenv
 import (
 	"context"
 
+	"sinew/internal/executor"
+	"sinew/internal/executor/eventbus"
 	"sinew/internal/handler"
-	"sinew/internal/workflow"
-	"sinew/internal/workflow/eventbus"
 )
 
 // Deps builds the dependencies from the environment: the store (the function executor never opens
@@ -18,7 +18,7 @@ func Deps(ctx context.Context) (handler.FunctionDeps, error) {
 	if err != nil {
 		return handler.FunctionDeps{}, err
 	}
-	return handler.FunctionDeps{Workflow: &workflow.Service{
+	return handler.FunctionDeps{Function: &executor.Function{
 		Store: env.Store(handler.NoKey{}), Events: eventbus.New(env.AWS), EventBus: env.Config.EventBus,
 	}}, nil
 }

@@ -5,7 +5,7 @@ package integrationenv
 import (
 	"context"
 
-	"sinew/internal/dispatch"
+	"sinew/internal/executor"
 	"sinew/internal/handler"
 	"sinew/internal/handler/sealer"
 	"sinew/internal/integrations/all"
@@ -13,19 +13,19 @@ import (
 	"sinew/internal/secrets"
 )
 
-// Deps builds the dependencies from the environment: every provider of package all, each set up at
+// Handler builds the handler from the environment: every provider of package all, each set up at
 // its first call (all.Lazy), connecting through the guarded dialer with SINEW_APICALL_ALLOW; red
 // is the redactor of the process's log handler.
-func Deps(ctx context.Context, red *secrets.Redactor) (handler.IntegrationDeps, error) {
+func Handler(ctx context.Context, red *secrets.Redactor) (func(context.Context, executor.Envelope) (map[string]any, error), error) {
 	env, err := handler.Load(ctx)
 	if err != nil {
-		return handler.IntegrationDeps{}, err
+		return nil, err
 	}
 	reg := all.NewLazy(netguard.New(netguard.WithAllowlist(env.Config.APICallAllow)))
 	sl, err := sealer.New(env)
 	if err != nil {
-		return handler.IntegrationDeps{}, err
+		return nil, err
 	}
-	s := env.Store(sl)
-	return handler.IntegrationDeps{Executor: handler.Executor{Store: s, Guard: &dispatch.Guard{Records: s}, Redactor: red}, Providers: reg}, nil
+	x := &executor.Integration{Runner: executor.Runner{Store: env.Store(sl), Redactor: red}, Providers: reg}
+	return executor.Handler(x, executor.NewTokens(env.AWS)), nil
 }

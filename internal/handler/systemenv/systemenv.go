@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"sinew/internal/chat"
+	"sinew/internal/executor"
 	"sinew/internal/handler"
 	"sinew/internal/handler/chatenv"
 	"sinew/internal/handler/sealer"
@@ -20,21 +21,31 @@ import (
 // a chat's own system calls come back here one level deeper, bounded by MaxDepth. The chat
 // service (the model, its key, every provider's tool schemas) is built at the first session.chat,
 // not at every cold start of a function whose calls are mostly reads and writes of resources.
-func Executor(ctx context.Context) (*system.Executor, error) {
-	env, err := handler.Load(ctx)
+func Handler(ctx context.Context) (func(context.Context, executor.Envelope) (map[string]any, error), error) {
+	x, tk, err := Executor(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return executor.Handler(&executor.System{System: x}, tk), nil
+}
+
+// Executor builds the system executor and its token answerer.
+func Executor(ctx context.Context) (*system.Executor, *executor.Tokens, error) {
+	env, err := handler.Load(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	sl, err := sealer.IfKeyed(env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := env.Store(sl)
 	chats := &lazyChat{build: func(ctx context.Context) (*chat.Service, error) {
 		return chatenv.Service(ctx, env, slog.Default())
 	}}
 	starts := chat.System{Starter: chatenv.Starter(env, env.Store(handler.NoKey{}))}
-	return &system.Executor{Resources: &resources.Service{Store: st, FlagDefaults: env.Config.FlagDefaults}, Chat: chats, Executions: starts}, nil
+	return &system.Executor{Resources: &resources.Service{Store: st, FlagDefaults: env.Config.FlagDefaults}, Chat: chats, Executions: starts},
+		executor.NewTokens(env.AWS), nil
 }
 
 // lazyChat builds the chat service at its first use; a failed build (say, the model's key could

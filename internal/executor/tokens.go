@@ -1,8 +1,7 @@
-package handler
+package executor
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -28,12 +27,16 @@ var _ TaskAnswerer = (*sfn.Client)(nil)
 // waits for its token runs every type of call in one state, so a server-side executor answers for
 // itself.
 type Tokens struct {
-	// SFN answers; nil: a client from the environment's AWS configuration, made at the first
-	// token (most invocations carry none, and need no client).
-	SFN  TaskAnswerer
+	// SFN answers; nil: a client from AWS, made at the first token (most invocations carry none,
+	// and need no client).
+	SFN TaskAnswerer
+	// AWS is the configuration SFN is made from.
+	AWS  *awsv2.Config
 	once sync.Once
-	err  error
 }
+
+// NewTokens answers tokens with a Step Functions client from cfg, made at the first token.
+func NewTokens(cfg awsv2.Config) *Tokens { return &Tokens{AWS: &cfg} }
 
 // Step Functions' limit on SendTaskFailure's cause.
 const maxTaskCause = 32768
@@ -44,7 +47,7 @@ const maxTaskCause = 32768
 // is no error: the outcome is recorded, and nothing waits for it. Any other failure is returned,
 // so the invocation fails and the Task's Retry runs the call again, which answers from its record.
 func (t *Tokens) Answer(ctx context.Context, token string, output any, runErr error) error {
-	c, err := t.client(ctx)
+	c, err := t.client()
 	if err != nil {
 		return err
 	}
@@ -72,24 +75,19 @@ func (t *Tokens) Answer(ctx context.Context, token string, output any, runErr er
 	return fault.Wrap(fault.Transient, err, "answer the Task's token")
 }
 
-func (t *Tokens) client(ctx context.Context) (TaskAnswerer, error) {
-	t.once.Do(func() {
+func (t *Tokens) client() (TaskAnswerer, error) {
+	if t != nil {
+		t.once.Do(func() {
+			if t.SFN == nil && t.AWS != nil {
+				t.SFN = sfn.NewFromConfig(*t.AWS)
+			}
+		})
 		if t.SFN != nil {
-			return
+			return t.SFN, nil
 		}
-		cfg, err := loadAWS(ctx)
-		if err != nil {
-			t.err = fmt.Errorf("load the AWS configuration: %w", err)
-			return
-		}
-		t.SFN = sfn.NewFromConfig(cfg)
-	})
-	return t.SFN, t.err
+	}
+	return nil, fault.New(fault.Internal, "this executor has no Step Functions client to answer a task token with")
 }
-
-// defaultTokens answers for the executors built without their own Tokens (the Lambdas): one client
-// per process.
-var defaultTokens = &Tokens{}
 
 // answerOrReturn is an executor's answer to its invocation: without a task token, the result
 // object (or err) as the Task's result; with one, the outcome goes to the token (the result object
@@ -104,9 +102,6 @@ func answerOrReturn(ctx context.Context, tk *Tokens, token string, whole bool, c
 	}
 	if whole && err == nil {
 		out = workflow.ResultObject(tool.ResultOf(call, out))
-	}
-	if tk == nil {
-		tk = defaultTokens
 	}
 	if aerr := tk.Answer(ctx, token, out, err); aerr != nil {
 		if err != nil {

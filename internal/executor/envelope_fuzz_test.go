@@ -1,4 +1,4 @@
-package handler
+package executor
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/tool"
-	"sinew/internal/workflow"
 )
 
 // FuzzCheckEnvelope: any executor event is refused with a typed InvalidInput naming what is wrong,
@@ -29,7 +28,7 @@ func FuzzCheckEnvelope(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var in workflow.Envelope
+		var in Envelope
 		if json.Unmarshal([]byte(body), &in) != nil {
 			return // aws-lambda-go refuses it before the handler runs
 		}

@@ -1,9 +1,8 @@
-// Package dispatch runs tool calls exactly once where it matters: Guard makes an
-// executor idempotent by (developer, call id), so a repeated invocation of the same call (a Lambda
-// retry, a crash and restart, the chat path trying again) returns the recorded result instead of
-// sending the email twice; Dispatcher sends an envelope to the Lambda of its type, retrying
-// Sinew.Transient as the state machines' Retry does, for the chat path, which has no state machine.
-package dispatch
+// Package guard runs a tool call once per (developer, call id): a repeated invocation of the same
+// call (a Lambda retry, a crash and restart, the chat path trying again) answers the recorded
+// result instead of sending the email twice. Its claim format is shared with the route that writes
+// a call's first claim with its execution's record (Running).
+package guard
 
 import (
 	"context"
@@ -13,6 +12,7 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/store"
+	"sinew/internal/tool"
 )
 
 // Records is the part of the store the guard uses: idempotency records with a TTL.
@@ -69,6 +69,10 @@ func (g *Guard) now() time.Time {
 
 // Key is the record key of a call.
 func Key(callID string) string { return "call#" + callID }
+
+// What names a call in its claim: its type and tool ("integration/echo"), so a record made for
+// another call under the same id is never taken for this one's.
+func What(c tool.Call) string { return string(c.Type) + "/" + c.Name() }
 
 // Run runs fn for the call unless it already ran: a completed run's output is answered as
 // recorded, a permanent failure is answered again as the same typed error, and a run still in

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"sinew/internal/workflow"
+	"sinew/internal/executor"
 )
 
 type fakeClient struct {
@@ -25,7 +25,7 @@ func (f *fakeClient) PutEvents(_ context.Context, in *eventbridge.PutEventsInput
 }
 
 func TestPublish(t *testing.T) {
-	ev := workflow.Event{Bus: "b", Source: "sinew", DetailType: "ToolCallPending", Detail: []byte(`{"call_id":"c1"}`)}
+	ev := executor.Event{Bus: "b", Source: "sinew", DetailType: "ToolCallPending", Detail: []byte(`{"call_id":"c1"}`)}
 	for _, tc := range []struct {
 		name    string
 		out     *eventbridge.PutEventsOutput

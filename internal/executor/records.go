@@ -1,17 +1,18 @@
-package workflow
+package executor
 
 import (
 	"context"
 	"time"
 
-	"sinew/internal/dispatch"
+	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
 	"sinew/internal/store"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // CallRecords keeps a tool_call's claim on its execution's own record, for the executors' guard
-// (dispatch.Records): the idempotency claim, the call's record and the execution's record are one
+// (guard.Records): the idempotency claim, the call's record and the execution's record are one
 // item, so the executor's claim makes the record if need be and its outcome is the execution's
 // success, each one UpdateItem. The chat path, which has no execution, keeps its claims apart.
 type CallRecords struct {
@@ -22,16 +23,16 @@ type CallRecords struct {
 	Call tool.Call
 }
 
-var _ dispatch.Records = CallRecords{}
+var _ guard.Records = CallRecords{}
 
 // RecordsFor is the records of in's call: on its execution's record when the state machine asks
 // for that (in.Record), else the idempotency records of fallback.
-func RecordsFor(s *store.Store, in Envelope, fallback dispatch.Records) dispatch.Records {
+func RecordsFor(s *store.Store, in Envelope, fallback guard.Records) guard.Records {
 	if !in.Record || in.Context.ExecutionID == "" {
 		return fallback
 	}
 	c := in.Context
-	return CallRecords{Store: s, Call: in.Call, Execution: store.Execution{ExecutionID: c.ExecutionID, Workflow: ToolCall,
+	return CallRecords{Store: s, Call: in.Call, Execution: store.Execution{ExecutionID: c.ExecutionID, Workflow: workflow.ToolCall,
 		AgentID: c.AgentID, TaskID: c.TaskID, SessionID: c.SessionID}}
 }
 
@@ -63,8 +64,8 @@ func (r CallRecords) TakeOverIdempotency(ctx context.Context, dev, key string, h
 // success, the side effect has happened, and no later step would write it.
 func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error) {
 	var output any
-	if out, ok := dispatch.Done(value); ok {
-		output = ResultObject(tool.ResultOf(&r.Call, out))
+	if out, ok := guard.Done(value); ok {
+		output = workflow.ResultObject(tool.ResultOf(&r.Call, out))
 	}
 	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
 	_, running := value.(map[string]any)["until"]
@@ -94,6 +95,3 @@ func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, val
 // transiently: about the state machine's own Retry budget, which covered the write when a Settle
 // step made it.
 const OutcomeRetry = 2 * time.Minute
-
-// ClaimWhat names a call in its claim: its type and tool, as the executors name it.
-func ClaimWhat(c tool.Call) string { return string(c.Type) + "/" + c.Name() }

@@ -1,4 +1,4 @@
-// Package eventbus is workflow.Events over EventBridge's PutEvents: AWS's bus, or local mode's
+// Package eventbus is executor.Events over EventBridge's PutEvents: AWS's bus, or local mode's
 // through AWS_ENDPOINT_URL_EVENTBRIDGE. Only the function executor builds it, so only its binary
 // links the EventBridge client.
 package eventbus
@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"sinew/internal/executor"
 	"sinew/internal/fault"
-	"sinew/internal/workflow"
 )
 
 // PutEventser is the part of the EventBridge client the bus uses.
@@ -23,16 +23,16 @@ type PutEventser interface {
 
 var _ PutEventser = (*eventbridge.Client)(nil)
 
-// Bus publishes workflow events with one PutEvents each.
+// Bus publishes the function executor's events with one PutEvents each.
 type Bus struct{ Client PutEventser }
 
-var _ workflow.Events = Bus{}
+var _ executor.Events = Bus{}
 
 // New is the bus over an EventBridge client made from cfg.
 func New(cfg aws.Config) Bus { return Bus{Client: eventbridge.NewFromConfig(cfg)} }
 
 // Publish puts e on its bus; an entry EventBridge reports as failed is an error with its code.
-func (b Bus) Publish(ctx context.Context, e workflow.Event) error {
+func (b Bus) Publish(ctx context.Context, e executor.Event) error {
 	out, err := b.Client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
 		EventBusName: aws.String(e.Bus), Source: aws.String(e.Source), DetailType: aws.String(e.DetailType),
 		Detail: aws.String(string(e.Detail)), Resources: []string{},
