@@ -19,8 +19,8 @@ import (
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
 	"sinew/internal/executor"
-	"sinew/internal/handler"
-	"sinew/internal/handler/modelenv"
+	"sinew/internal/handler/function"
+	modelfn "sinew/internal/handler/model"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
 	"sinew/internal/lambdaboundary"
@@ -157,9 +157,9 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
-	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
+	iv.handlers["model"] = lambdaboundary.Handler(modelfn.Handler(stepper))
 	iv.handlers["integration"] = lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil))
-	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Function: &executor.Function{Store: h.store}}))
+	iv.handlers["function"] = lambdaboundary.Handler(function.Handler(&executor.Function{Store: h.store}))
 
 	a, err := h.store.CreateAgent(h.ctx, h.dev, store.Agent{Name: "helper", Instructions: []any{"Be brief.", "Use tools."}})
 	if err != nil {

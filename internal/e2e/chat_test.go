@@ -33,7 +33,7 @@ import (
 	"sinew/internal/executions"
 	"sinew/internal/executor"
 	"sinew/internal/fault"
-	"sinew/internal/handler/modelenv"
+	modelfn "sinew/internal/handler/model"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
@@ -224,7 +224,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.engine(map[string]lambda.Handler{
-		"model":       lambdaboundary.Handler(modelenv.NewModel(stepper)),
+		"model":       lambdaboundary.Handler(modelfn.Handler(stepper)),
 		"integration": afterBackground{iv: h.iv, h: h.iv.handlers["sinew-integration"]},
 	})
 	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}

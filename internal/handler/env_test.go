@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"sinew/internal/config"
@@ -28,7 +29,7 @@ func TestLoad(t *testing.T) {
 			for _, v := range []string{config.EnvTable, config.EnvSecretsKey, config.EnvChatBudget} {
 				t.Setenv(v, tt.env[v])
 			}
-			env, err := Load(context.Background())
+			env, err := Env{}.Load(context.Background())
 			if tt.wantErr {
 				if err == nil {
 					t.Fatal("Load succeeded, want an error")
@@ -39,6 +40,24 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("Load = %+v, %v", env, err)
 			}
 		})
+	}
+}
+
+// TestLoadReadsGetenv: the configuration comes from Env.Getenv, not the process's environment.
+func TestLoadReadsGetenv(t *testing.T) {
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "S"} {
+		t.Setenv(k, v)
+	}
+	t.Setenv(config.EnvTable, "from-the-process")
+	getenv := func(name string) string {
+		if name == config.EnvTable {
+			return "from-getenv"
+		}
+		return os.Getenv(name)
+	}
+	l, err := Env{Getenv: getenv}.Load(context.Background())
+	if err != nil || l.Config.Table != "from-getenv" {
+		t.Fatalf("Load = %+v, %v; want the table from getenv", l, err)
 	}
 }
 

@@ -39,7 +39,9 @@ import (
 	"sinew/internal/executor/eventbus"
 	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
-	"sinew/internal/handler"
+	"sinew/internal/handler/function"
+	"sinew/internal/handler/prepare"
+	"sinew/internal/handler/settle"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -365,13 +367,13 @@ func newHarness(t testing.TB) *harness {
 	h.tokens = &executor.Tokens{SFN: h.svc.SFN}
 	runner := executor.Runner{Store: h.store, Guard: guardRec, Redactor: h.red}
 	h.handler = map[string]lambda.Handler{
-		"prepare": lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
+		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
 			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
-		"function": lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Function: &executor.Function{
-			Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"}})),
+		"function": lambdaboundary.Handler(function.Handler(&executor.Function{
+			Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"})),
 		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),
 		"apicall":     lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: runner, APICall: apicall.New(dialer)}, h.tokens)),
-		"settle":      lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: h.svc})),
+		"settle":      lambdaboundary.Handler(settle.Handler(h.svc)),
 	}
 	for k, v := range h.handler {
 		h.iv.handlers[k] = v

@@ -1,4 +1,7 @@
-package handler
+// Package settle is the settle Lambda: the state machines' last step after a failure, and the
+// target of Step Functions' "Execution Status Change" events (package workflow's Settle and
+// SettleEvent).
+package settle
 
 import (
 	"bytes"
@@ -6,20 +9,30 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"sinew/internal/fault"
+	"sinew/internal/handler"
+	"sinew/internal/lambdaboundary"
 	"sinew/internal/workflow"
 )
 
-// SettleDeps are the handler's dependencies.
-type SettleDeps struct {
-	Workflow *workflow.Service // needs Store
+var _ handler.Constructor = New
+
+// New builds the settle Lambda from env.
+func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
+	l, err := env.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return lambdaboundary.Handler(Handler(&workflow.Service{Store: l.Store(handler.NoKey{})})), nil
 }
 
-// NewSettle is the settle Lambda's handler: the state machines' last step, and the target of Step
-// Functions' "Execution Status Change" events. It takes either form: the state machine's outcome {call, context, result |
-// error} → the result object; or an "Execution Status Change" event → the final execution record
-// (null when the execution is not one of sinew's).
-func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error) {
+// Handler is the settle Lambda's handler over w (which needs Store). It takes either form: the
+// state machine's outcome {call, context, result | error} → the result object; or an "Execution
+// Status Change" event → the final execution record (null when the execution is not one of
+// sinew's).
+func Handler(w *workflow.Service) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var probe struct {
 			DetailType *string `json:"detail-type"`
@@ -32,7 +45,7 @@ func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error)
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return nil, fault.Invalid("detail", "the event is not an Execution Status Change event: %v", err)
 			}
-			x, err := d.Workflow.SettleEvent(ctx, ev)
+			x, err := w.SettleEvent(ctx, ev)
 			if err != nil || x == nil {
 				return nil, err
 			}
@@ -47,15 +60,6 @@ func NewSettle(d SettleDeps) func(context.Context, json.RawMessage) (any, error)
 		if err := dec.Decode(&o); err != nil {
 			return nil, fault.Invalid("event", "the outcome is malformed: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
-		return d.Workflow.Settle(ctx, o)
+		return w.Settle(ctx, o)
 	}
-}
-
-// SettleFromEnv builds the dependencies from the environment.
-func SettleFromEnv(ctx context.Context) (SettleDeps, error) {
-	env, err := Load(ctx)
-	if err != nil {
-		return SettleDeps{}, err
-	}
-	return SettleDeps{Workflow: &workflow.Service{Store: env.Store(NoKey{})}}, nil
 }

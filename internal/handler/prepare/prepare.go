@@ -1,30 +1,58 @@
-package handler
+// Package prepare is the prepare Lambda: tool_call's Prepare, which turns a request naming only the
+// tool into a call (package workflow), and, given Dispatch's token, hands a server-side call on to
+// its executor. It alone links the Lambda client it hands calls on with (package lambdainvoke).
+package prepare
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"sinew/internal/dispatch"
+	"sinew/internal/dispatch/lambdainvoke"
 	"sinew/internal/executor"
 	"sinew/internal/fault"
+	"sinew/internal/handler"
 	"sinew/internal/jsonv"
+	"sinew/internal/lambdaboundary"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
 
-// PrepareDeps are the handler's dependencies.
-type PrepareDeps struct {
+var _ handler.Constructor = New
+
+// New builds the prepare Lambda from env: the store, and the executors named by SINEW_FUNCTION_*
+// over the Lambda Invoke API (AWS_ENDPOINT_URL_LAMBDA finds local mode's).
+func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
+	l, err := env.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := l.Config.FunctionNames
+	return lambdaboundary.Handler(Handler(Deps{
+		Workflow: &workflow.Service{Store: l.Store(handler.NoKey{})},
+		Invoker:  &lambdainvoke.Invoker{Client: lambdasvc.NewFromConfig(l.AWS)},
+		Executors: map[tool.Type]string{
+			tool.TypeIntegration: names["integration"],
+			tool.TypeAPICall:     names["apicall"],
+			tool.TypeSystem:      names["system"],
+		},
+	})), nil
+}
+
+// Deps are the handler's dependencies.
+type Deps struct {
 	Workflow *workflow.Service // needs Store
 	// Invoker and Executors hand a call to the executor of its type when Dispatch invoked Prepare
-	// with its token (package prepareenv builds them over the Lambda Invoke API); a Prepare state,
-	// without a token, needs neither.
+	// with its token; a Prepare state, without a token, needs neither.
 	Invoker   dispatch.Invoker
 	Executors map[tool.Type]string // function names of the integration, api_call and system executors
 }
 
-// NewPrepare is the prepare Lambda's handler. Without a task token (tool_call's Prepare state, and
+// Handler is the prepare Lambda's handler. Without a task token (tool_call's Prepare state, and
 // the definitions before it): the tool_call input plus execution_id → {call, tool, context, wait,
 // result}. With one (tool_call's Dispatch, for a request that names only the tool): it prepares the
 // call the same way and hands a server-side call to its executor with the token, which answers it
@@ -36,7 +64,7 @@ type PrepareDeps struct {
 // claim on the call makes a repeat answer what the first run recorded; an Event invocation that
 // Lambda gave up on would leave the Task waiting out its timeout, and no retry would follow. The
 // price is that Prepare's own duration spans the executor's run, on this path only.
-func NewPrepare(d PrepareDeps) func(context.Context, workflow.PrepareInput) (*workflow.Prepared, error) {
+func Handler(d Deps) func(context.Context, workflow.PrepareInput) (*workflow.Prepared, error) {
 	return func(ctx context.Context, in workflow.PrepareInput) (*workflow.Prepared, error) {
 		p, err := d.Workflow.Prepare(ctx, in)
 		if err != nil || in.TaskToken == "" {
@@ -47,7 +75,7 @@ func NewPrepare(d PrepareDeps) func(context.Context, workflow.PrepareInput) (*wo
 }
 
 // handOn gives the prepared call to its executor with Dispatch's token.
-func (d PrepareDeps) handOn(ctx context.Context, p *workflow.Prepared, token string) error {
+func (d Deps) handOn(ctx context.Context, p *workflow.Prepared, token string) error {
 	if p.Call.Type == tool.TypeFunction {
 		return waitForClient{}
 	}

@@ -1,4 +1,4 @@
-package systemenv
+package system
 
 import (
 	"context"
@@ -6,20 +6,20 @@ import (
 	"strings"
 	"testing"
 
-	"sinew/internal/chat"
-	"sinew/internal/system"
+	chatpkg "sinew/internal/chat"
+	systempkg "sinew/internal/system"
 )
 
 // TestLazyChatRetriesAFailedBuild: a build that fails (the model's key unreadable, say) fails that
 // session.chat with its reason, and the next session.chat builds again rather than keeping the failure.
 func TestLazyChatRetriesAFailedBuild(t *testing.T) {
 	builds := 0
-	l := &lazyChat{build: func(context.Context) (*chat.Service, error) {
+	l := &lazyChat{build: func(context.Context) (*chatpkg.Service, error) {
 		builds++
 		return nil, errors.New("the secret could not be read")
 	}}
 	for i := range 2 {
-		_, err := l.Chat(context.Background(), system.Context{DeveloperID: "dev"}, "s", map[string]any{})
+		_, err := l.Chat(context.Background(), systempkg.Context{DeveloperID: "dev"}, "s", map[string]any{})
 		if err == nil || !strings.Contains(err.Error(), "the secret could not be read") {
 			t.Fatalf("call %d: err = %v", i, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package system
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
 	"sinew/internal/executor"
-	"sinew/internal/handler/systemenv"
+	"sinew/internal/handler"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/store"
 	"sinew/internal/store/seal"
-	"sinew/internal/system"
+	systempkg "sinew/internal/system"
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 )
@@ -33,7 +33,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := store.New(db, ddblocal.NewTable(t, db), sl)
-	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: &resources.Service{Store: st}}}, nil))
+	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &systempkg.Executor{Resources: &resources.Service{Store: st}}}, nil))
 	agent, err := st.CreateAgent(context.Background(), "dev-1", store.Agent{Name: "helper"})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	h, err := systemenv.Handler(ctx)
+	h, err := New(ctx, handler.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lambdaboundary.Invoke(ctx, lambdaboundary.Handler(h), b)
+		return lambdaboundary.Invoke(ctx, h, b)
 	}
 	out, ierr := invoke("dev-1", 0)
 	if ierr != nil {
@@ -144,7 +144,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 	if _, ierr := invoke("dev-2", 0); ierr == nil || ierr.Type != "Sinew.NotFound" {
 		t.Errorf("another developer: %+v", ierr)
 	}
-	if _, ierr := invoke("dev-1", system.DefaultMaxDepth); ierr == nil || ierr.Type != "Sinew.InvalidInput" || !strings.Contains(ierr.Message, "limited to") {
+	if _, ierr := invoke("dev-1", systempkg.DefaultMaxDepth); ierr == nil || ierr.Type != "Sinew.InvalidInput" || !strings.Contains(ierr.Message, "limited to") {
 		t.Errorf("at the depth bound: %+v", ierr)
 	}
 }
@@ -154,7 +154,7 @@ func TestFromEnvRunsSessionChat(t *testing.T) {
 func TestSameCallRunsOnce(t *testing.T) {
 	db := ddblocal.Client(t)
 	st := store.New(db, ddblocal.NewTable(t, db), nil)
-	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: &resources.Service{Store: st}}}, nil))
+	h := lambdaboundary.Handler(executor.Handler(&executor.System{System: &systempkg.Executor{Resources: &resources.Service{Store: st}}}, nil))
 	def := tool.Tool{Name: "make_agent", Type: tool.TypeSystem, System: &tool.SystemDef{Resource: "agent", Operation: "create"}}
 	invoke := func(c tool.Call) map[string]any {
 		b, err := json.Marshal(map[string]any{"call": c, "tool": def,
