@@ -22,7 +22,7 @@ type Executor interface {
 func Handler(x Executor, tk *Tokens) func(context.Context, Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in Envelope) (map[string]any, error) {
 		out, err := x.Run(ctx, in)
-		return answerOrReturn(ctx, tk, in.TaskToken, in.WholeResult, &in.Call, out, err)
+		return answerOrReturn(ctx, tk, in.TaskToken, in.answersWhole(), &in.Call, out, err)
 	}
 }
 
@@ -104,19 +104,20 @@ func (m *mergeRead) wait(ctx context.Context) (*merge.Sources, error) {
 	}
 }
 
-// runGuarded is the guard's run of in's call: on its execution's record when the state machine
-// asks for that, skipping the claim's write when the claim was made for this invocation. g nil:
-// a guard over st's idempotency records.
+// runGuarded is the guard's run of in's call: on its execution's record for a tool_call
+// execution's call, skipping the claim's write when the claim was made for this invocation. g
+// nil: a guard over st's idempotency records.
 func runGuarded(st *store.Store, g *guard.Guard, in Envelope) func(ctx context.Context, fn func(context.Context) (any, error)) (any, error) {
 	if g == nil {
 		g = &guard.Guard{Records: st}
 	}
-	if in.Record {
-		g = &guard.Guard{Records: RecordsFor(st, in, g.Records), TTL: g.TTL, Lease: g.Lease, Wait: g.Wait, Now: g.Now}
-	}
 	run := g.Run
-	if in.Record && in.Held {
-		run = g.RunHeld
+	if in.onRecord() {
+		g = &guard.Guard{Records: RecordsFor(st, in, g.Records), TTL: g.TTL, Lease: g.Lease, Wait: g.Wait, Now: g.Now}
+		run = g.Run
+		if in.Held {
+			run = g.RunHeld
+		}
 	}
 	return func(ctx context.Context, fn func(context.Context) (any, error)) (any, error) {
 		return run(ctx, in.Context.DeveloperID, in.Call.ID, guard.What(in.Call), fn)

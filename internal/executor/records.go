@@ -25,10 +25,10 @@ type CallRecords struct {
 
 var _ guard.Records = CallRecords{}
 
-// RecordsFor is the records of in's call: on its execution's record when the state machine asks
-// for that (in.Record), else the idempotency records of fallback.
+// RecordsFor is the records of in's call: on its execution's record for a tool_call execution's
+// call, else the idempotency records of fallback.
 func RecordsFor(s *store.Store, in Envelope, fallback guard.Records) guard.Records {
-	if !in.Record || in.Context.ExecutionID == "" {
+	if !in.onRecord() || in.Context.ExecutionID == "" {
 		return fallback
 	}
 	c := in.Context

@@ -5,6 +5,7 @@ package prepare
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -52,20 +53,26 @@ type Deps struct {
 	Executors map[tool.Type]string // function names of the integration, api_call and system executors
 }
 
-// Handler is the prepare Lambda's handler. Without a task token (tool_call's Prepare state, and
-// the definitions before it): the tool_call input plus execution_id → {call, tool, context, wait,
-// result}. With one (tool_call's Dispatch, for a request that names only the tool): it prepares the
-// call the same way and hands a server-side call to its executor with the token, which answers it
-// (answer null); a function call fails with Sinew.WaitForClient, so the state machine waits for
-// the client in a Task with the tool's own timeout.
+// Handler is the prepare Lambda's handler. It takes the request (the tool_call input plus
+// execution_id) as tool_call's Prepare state sends it, or in the envelope tool_call's Dispatch
+// sends every function ({request, task_token}, for a request that names only the tool; Dispatch
+// before the envelope sent the request with the token beside it). Without a token it answers the
+// call prepared: {call, tool, context, wait, result}. With one it prepares the call the same way
+// and hands a server-side call to its executor with the token, which answers it (answer null); a
+// function call fails with Sinew.WaitForClient, so the state machine waits for the client in a
+// Task with the tool's own timeout.
 //
 // The executor is invoked synchronously (RequestResponse), not as an Event: its invocation's
 // failure is this one's, so Dispatch's Retry invokes Prepare again and Prepare the executor, whose
 // claim on the call makes a repeat answer what the first run recorded; an Event invocation that
 // Lambda gave up on would leave the Task waiting out its timeout, and no retry would follow. The
 // price is that Prepare's own duration spans the executor's run, on this path only.
-func Handler(d Deps) func(context.Context, workflow.PrepareInput) (*workflow.Prepared, error) {
-	return func(ctx context.Context, in workflow.PrepareInput) (*workflow.Prepared, error) {
+func Handler(d Deps) func(context.Context, json.RawMessage) (*workflow.Prepared, error) {
+	return func(ctx context.Context, raw json.RawMessage) (*workflow.Prepared, error) {
+		in, err := request(raw)
+		if err != nil {
+			return nil, err
+		}
 		p, err := d.Workflow.Prepare(ctx, in)
 		if err != nil || in.TaskToken == "" {
 			return p, err
@@ -83,8 +90,7 @@ func (d Deps) handOn(ctx context.Context, p *workflow.Prepared, token string) er
 	if fn == "" || d.Invoker == nil {
 		return fault.New(fault.Internal, "no executor is configured for %s calls", p.Call.Type)
 	}
-	payload, err := jsonv.Encode(executor.Envelope{Call: p.Call, Tool: &p.Tool, Context: p.Context, TaskToken: token,
-		Record: true, WholeResult: true})
+	payload, err := jsonv.Encode(executor.Envelope{Call: p.Call, Tool: &p.Tool, Context: p.Context, TaskToken: token})
 	if err != nil {
 		return fault.Wrap(fault.InvalidInput, err, "the call cannot be written as JSON")
 	}
@@ -98,6 +104,25 @@ func (d Deps) handOn(ctx context.Context, p *workflow.Prepared, token string) er
 		return *ferr
 	}
 	return nil
+}
+
+// request is the request in raw: the envelope's, with its token, or raw itself.
+func request(raw json.RawMessage) (workflow.PrepareInput, error) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) == nil && keys["request"] != nil {
+		var env executor.Envelope
+		if err := lambdaboundary.DecodeEvent(raw, &env); err != nil {
+			return workflow.PrepareInput{}, err
+		}
+		if env.Request == nil {
+			return workflow.PrepareInput{}, fault.Invalid("request", "request is required: prepare makes the call of a request naming the tool")
+		}
+		in := *env.Request
+		in.TaskToken = env.TaskToken
+		return in, nil
+	}
+	var in workflow.PrepareInput
+	return in, lambdaboundary.DecodeEvent(raw, &in)
 }
 
 // waitForClient is Prepare's answer to a function call named only by its tool. Not a failure of
