@@ -15,8 +15,6 @@ import (
 	"sinew/internal/lambdaboundary"
 )
 
-var _ handler.Constructor = New
-
 // New builds the api Lambda from env.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	l, err := env.Load(ctx)

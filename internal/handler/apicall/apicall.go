@@ -16,8 +16,6 @@ import (
 	"sinew/internal/netguard"
 )
 
-var _ handler.Constructor = New
-
 // New builds the apicall Lambda from env.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	l, err := env.Load(ctx)

@@ -24,8 +24,6 @@ import (
 	"sinew/internal/tool"
 )
 
-var _ handler.Constructor = New
-
 // New builds the chat Lambda from env: POST /sessions/{session_id}/chat over the chat service of
 // Service.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {

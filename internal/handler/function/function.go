@@ -14,8 +14,6 @@ import (
 	"sinew/internal/lambdaboundary"
 )
 
-var _ handler.Constructor = New
-
 // New builds the function Lambda from env: the store (the function executor never opens setup) and
 // the bus of SINEW_EVENT_BUS (AWS_ENDPOINT_URL_EVENTBRIDGE finds local mode's).
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {

@@ -16,8 +16,6 @@ import (
 	"sinew/internal/netguard"
 )
 
-var _ handler.Constructor = New
-
 // New builds the integration Lambda from env: every provider of package all, each set up at its
 // first call (all.Lazy), connecting through the guarded dialer with SINEW_APICALL_ALLOW.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {

@@ -23,8 +23,6 @@ import (
 	"sinew/internal/system"
 )
 
-var _ handler.Constructor = New
-
 // New builds the model Lambda from env: the store (the model step never opens setup), the
 // configured model and the formatter.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {

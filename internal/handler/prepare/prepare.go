@@ -23,8 +23,6 @@ import (
 	"sinew/internal/workflow"
 )
 
-var _ handler.Constructor = New
-
 // New builds the prepare Lambda from env: the store, and the executors named by SINEW_FUNCTION_*
 // over the Lambda Invoke API (AWS_ENDPOINT_URL_LAMBDA finds local mode's).
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {

@@ -17,8 +17,6 @@ import (
 	"sinew/internal/workflow"
 )
 
-var _ handler.Constructor = New
-
 // New builds the settle Lambda from env.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	l, err := env.Load(ctx)

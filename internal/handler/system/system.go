@@ -19,8 +19,6 @@ import (
 	systempkg "sinew/internal/system"
 )
 
-var _ handler.Constructor = New
-
 // New builds the system Lambda from env, with session.chat and task.execution.create run by the
 // chat service: the system role also holds what chat needs (the stack's alsoRuns), and a chat's
 // own system calls come back here one level deeper, bounded by MaxDepth. The chat service (the
