@@ -7,7 +7,7 @@
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
-// by call id (package dispatch) keeps its side effects single.
+// by call id (package executor/guard) keeps its side effects single.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT

@@ -27,6 +27,7 @@ import (
 
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/executor"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
@@ -953,7 +954,7 @@ func (s *Service) runner(cc workflow.Context) loop.Runner {
 			in.Setup = nil
 			snap.Integration = &in
 		}
-		return s.d.Dispatcher.Dispatch(ctx, workflow.Envelope{Call: *call, Tool: &snap, Context: cc}, call)
+		return s.d.Dispatcher.Dispatch(ctx, executor.Envelope{Call: *call, Tool: &snap, Context: cc}, call)
 	})
 }
 

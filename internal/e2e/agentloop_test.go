@@ -18,9 +18,9 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
-	"sinew/internal/handler"
-	"sinew/internal/handler/modelenv"
+	"sinew/internal/executor"
+	"sinew/internal/handler/function"
+	modelfn "sinew/internal/handler/model"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
 	"sinew/internal/lambdaboundary"
@@ -157,9 +157,9 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
-	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
-	iv.handlers["integration"] = lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
-	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc}))
+	iv.handlers["model"] = lambdaboundary.Handler(modelfn.Handler(stepper))
+	iv.handlers["integration"] = lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil))
+	iv.handlers["function"] = lambdaboundary.Handler(function.Handler(&executor.Function{Store: h.store}))
 
 	a, err := h.store.CreateAgent(h.ctx, h.dev, store.Agent{Name: "helper", Instructions: []any{"Be brief.", "Use tools."}})
 	if err != nil {

@@ -213,7 +213,7 @@ func TestKill9DuringBackoff(t *testing.T) {
 	}
 
 	// "running": its Task runs again after the restart. Its dead run's claim on the call id
-	// (dispatch.DefaultLease, 30 s, no longer renewed) first refuses the re-run as Sinew.Transient:
+	// (guard.DefaultLease, 30 s, no longer renewed) first refuses the re-run as Sinew.Transient:
 	// no second request yet.
 	deadline = time.Now().Add(2 * time.Minute)
 	for failures(t, c, "running")["Dispatch Sinew.Transient"] < 2 {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 )
 
 const childEnv = "SINEW_LAMBDABOUNDARY_CHILD"
@@ -24,7 +26,7 @@ const childEnv = "SINEW_LAMBDABOUNDARY_CHILD"
 // function does.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		Start(handle)
+		lambda.Start(Handler(handle))
 		return
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -1,5 +1,5 @@
-// Package tool is sinew's tool model, JSON-compatible with Julep's, its validation rules, and the
-// call envelope and results.
+// Package tool is sinew's tool model, JSON-compatible with Julep's, its validation rules, and calls
+// and their results.
 //
 // A tool is {name, type, description} and exactly one of function, integration, api_call, system,
 // agreeing with type (Julep picks the first non-empty field and accepts contradictions; sinew
@@ -8,10 +8,10 @@
 // 409). sinew adds function.timeout_seconds (default 31 days, at most a year),
 // function.heartbeat_seconds and api_call.timeout (up to 600 s).
 //
-// A call's envelope is {"id": "call_<24 chars>", "type": T, T: {"name", "arguments"}} (for system
+// A call is {"id": "call_<24 chars>", "type": T, T: {"name", "arguments"}} (for system
 // {resource, operation, resource_id, subresource, arguments}, no name); sinew always makes its own
-// ids, and on the chat path keeps the model's as model_call_id. Executors get a snapshot of the tool
-// without its setup, so they never re-read it. A result is {id, type, name, output}; a failed call
+// ids, and on the chat path keeps the model's as model_call_id. Executors get it in their envelope
+// (package executor) beside a snapshot of the tool without its setup, so they never re-read it. A result is {id, type, name, output}; a failed call
 // {id, type, name, error: {type, message}}. Julep's model, for comparison:
 // https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/typespec/tools/models.tsp
 package tool

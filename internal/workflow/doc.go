@@ -1,11 +1,11 @@
 // Package workflow is the domain logic of the tool_call workflow: StartToolCall (POST
 // /tool-calls) finds the tool, starts the execution with the call prepared and records it;
-// Prepare turns a request that names only the tool into a call envelope; CallRecords keeps a
-// call's claim and outcome on its execution's record for the executors; the function executor
-// records a pending call and announces it; Settle records a failure's outcome, and SettleEvent
-// brings an execution to its final state from Step Functions' "Execution Status Change" events;
-// the resume logic answers pending calls for the HTTP routes. It knows nothing of Lambda or API
-// Gateway: AWS services are reached through narrow ports (SFN, Events).
+// Prepare turns a request that names only the tool into a call; Settle records a failure's
+// outcome, and SettleEvent brings an execution to its final state from Step Functions' "Execution
+// Status Change" events; the resume logic answers pending calls for the HTTP routes. The executors
+// that run the calls, and keep a call's claim and outcome on its execution's record, are package
+// executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through narrow
+// ports (SFN).
 //
 // # The path of a call
 //
@@ -14,14 +14,16 @@
 // enters. POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), and
 // Dispatch's FunctionName is chosen from call.type: the function Lambda, which records the pending
 // call with the token, or the executor of a server-side type, which runs the call and answers its
-// own token (handler.Tokens: SendTaskSuccess with the result object, asked for by whole_result,
-// SendTaskFailure with the Sinew.* name Retry and Catch match). Its TimeoutSeconds and
+// own token (executor.Tokens: SendTaskSuccess with the result object, SendTaskFailure with the
+// Sinew.* name Retry and Catch match). Whichever function it invokes, Dispatch sends one envelope
+// (executor.Envelope): {call, tool, context, request, task_token, held}, with request null when
+// there is a call and the call's three null when there is only the request. Its TimeoutSeconds and
 // HeartbeatSeconds come from wait for a function call (without heartbeat_seconds the heartbeat is
 // the timeout and the Task's own timeout one second more, so the wait ends at timeout_seconds with
 // States.Timeout); a server-side call is bounded by its executor's Lambda timeout.
 //
 // A request naming only the tool (a user's own state machine) has no call.type: Dispatch invokes
-// Prepare with the token. Prepare records the execution, finds the tool (with a task, the task's
+// Prepare with the request and the token. Prepare records the execution, finds the tool (with a task, the task's
 // tools first and, with inherit_tools, the agent's after them), builds the envelope and hands a
 // server-side call to its executor with the token, so it runs in the same one state. It writes
 // nothing for a server-side call: the executor's claim makes the execution's record, and should
@@ -38,9 +40,10 @@
 //
 // The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
 // the first attempt with the record, so that attempt only renews it), runs it once, and records
-// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); Dispatch's output,
-// the execution's, is the result object. A function call: RecordPending stores the pending call (a
-// retry issues a new token and overwrites it) and publishes ToolCallPending, and the execution
+// the outcome, the execution's success, there too (executor.CallRecords, package guard);
+// Dispatch's output, the execution's, is the result object. A function call: executor.Function
+// stores the pending call (a retry issues a new token and overwrites it) and publishes
+// ToolCallPending, and the execution
 // waits up to the tool's timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route
 // that wraps them). Dispatch has no Output, since JSONata holds numbers as doubles (2^53+1 would
 // not survive): the execution ends with the client's answer as it came, and the SUCCEEDED event's
@@ -57,11 +60,14 @@
 //
 // Executions started on the previous definitions finish on this code (all kept in testdata):
 // v1 (Prepare, a Task per type, Settle; TestUpgradeFromPreviousDefinition), whose envelope without
-// "record" keeps its claim in an idempotency record; v2 (Prepare's Next was Route, then Execute
-// or Function; TestUpgradeFromLeanDefinition); and v3 (Route, a Choice, then Execute or Function, or
-// for a bare start Prepare and a JSONPath Dispatch; TestUpgradeFromRouteDefinition): Prepare without
-// a token answers the envelope, Settle keeps its entry point, an envelope without a task token is
-// answered as the Task's result, one without whole_result answers the token with the bare output,
+// a token or "record" keeps its claim in an idempotency record; v2 (Prepare's Next was Route, then
+// Execute or Function; TestUpgradeFromLeanDefinition); v3 (Route, a Choice, then Execute or
+// Function, or for a bare start Prepare and a JSONPath Dispatch; TestUpgradeFromRouteDefinition);
+// and v4 (this Dispatch, which sent prepare the bare request with the token beside it and an
+// executor record and whole_result with it; TestUpgradeFromDispatchDefinition): Prepare takes the
+// bare request and without a token answers the envelope, Settle keeps its entry point, an envelope
+// without a task token is answered as the Task's result, record without one keeps the claim on the
+// execution's record, a token with record but not whole_result is answered with the bare output,
 // and the status-change event takes a result object for the call as it is.
 //
 // # What one call costs

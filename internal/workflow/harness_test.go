@@ -34,10 +34,14 @@ import (
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/awscount"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/executor"
+	"sinew/internal/executor/eventbus"
+	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
-	"sinew/internal/handler"
+	"sinew/internal/handler/function"
+	"sinew/internal/handler/prepare"
+	"sinew/internal/handler/settle"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -51,7 +55,6 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
-	"sinew/internal/workflow/eventbus"
 )
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
@@ -272,7 +275,7 @@ type harness struct {
 	apiHits int
 	apiMu   sync.Mutex
 	handler map[string]lambda.Handler
-	tokens  *handler.Tokens
+	tokens  *executor.Tokens
 	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
 	db      *dynamodb.Client
 	table   string
@@ -321,9 +324,9 @@ func newHarness(t testing.TB) *harness {
 		_ = json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "query": r.URL.RawQuery, "authorized": r.Header.Get("Authorization") == "Bearer s3cret"})
 	}))
 	t.Cleanup(h.api.Close)
-	guard := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(h.api.URL, "http://"))))
+	dialer := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(h.api.URL, "http://"))))
 
-	reg := integrations.New(guard)
+	reg := integrations.New(dialer)
 	if err := reg.Register(dummy.Provider, h.weather.provider(), careless()); err != nil {
 		t.Fatal(err)
 	}
@@ -357,18 +360,20 @@ func newHarness(t testing.TB) *harness {
 				h.deliver(d)
 			}
 		}})
-	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: eventbus.Bus{Client: ebc}, EventBus: "default", ToolCallARN: toolCallARN}
+	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, ToolCallARN: toolCallARN}
 
-	guardRec := &dispatch.Guard{Records: h.store}
+	guardRec := &guard.Guard{Records: h.store}
 	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.
-	h.tokens = &handler.Tokens{SFN: h.svc.SFN}
+	h.tokens = &executor.Tokens{SFN: h.svc.SFN}
+	runner := executor.Runner{Store: h.store, Guard: guardRec, Redactor: h.red}
 	h.handler = map[string]lambda.Handler{
-		"prepare": lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
+		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
 			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
-		"function":    lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, Providers: reg})),
-		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, APICall: apicall.New(guard)})),
-		"settle":      lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: h.svc})),
+		"function": lambdaboundary.Handler(function.Handler(&executor.Function{
+			Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"})),
+		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),
+		"apicall":     lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: runner, APICall: apicall.New(dialer)}, h.tokens)),
+		"settle":      lambdaboundary.Handler(settle.Handler(h.svc)),
 	}
 	for k, v := range h.handler {
 		h.iv.handlers[k] = v

@@ -16,11 +16,8 @@ import (
 // Service is the workflow's domain logic over the store and the AWS ports. Fields that a use does
 // not need may be nil (Prepare needs only Store).
 type Service struct {
-	Store  *store.Store
-	SFN    SFN    // the resume routes, cancel and POST /tool-calls
-	Events Events // the function executor's ToolCallPending
-	// EventBus is the bus ToolCallPending goes to (SINEW_EVENT_BUS).
-	EventBus string
+	Store *store.Store
+	SFN   SFN // the resume routes, cancel and POST /tool-calls
 	// ToolCallARN and AgentLoopARN are the state machines' ARNs (SINEW_TOOL_CALL_ARN, ...).
 	ToolCallARN, AgentLoopARN string
 	Log                       *slog.Logger

@@ -89,26 +89,6 @@ type CallResult struct {
 	Name string    `json:"name"`
 }
 
-// Envelope is what the executors receive: {call, tool, context}, plus the task token for the
-// function executor.
-type Envelope struct {
-	Call      tool.Call  `json:"call"`
-	Tool      *tool.Tool `json:"tool"`
-	Context   Context    `json:"context"`
-	TaskToken string     `json:"task_token,omitempty"`
-	// Record: the call's claim and outcome live on its execution's record (CallRecords), and
-	// the executor records the outcome itself; tool_call's definition asks for it. Without it
-	// (the chat path, executions started on an older definition) they live in idempotency
-	// records and the settle step records the outcome.
-	Record bool `json:"record,omitempty"`
-	// Held: the claim was made for this invocation when the call was started (the first attempt
-	// of an execution POST /tool-calls started), so the executor does not write it again.
-	Held bool `json:"held,omitempty"`
-	// WholeResult: the token is answered with the result object, not the bare output; tool_call's
-	// Dispatch has no Output of its own to put the output in it.
-	WholeResult bool `json:"whole_result,omitempty"`
-}
-
 // StatesError is a caught error as Step Functions puts it in the state: {Error, Cause}.
 type StatesError struct {
 	Error string `json:"Error"`

@@ -266,6 +266,11 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 	switch fn {
 	case "sinew-prepare":
 		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
+		if req, ok := in["request"].(map[string]any); ok {
+			// Dispatch's envelope: the request inside it, the token beside it.
+			req["task_token"] = in["task_token"]
+			in = req
+		}
 		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
 			// Dispatch's token (a bare start): the real Prepare hands the call to its executor,
 			// which answers the token with the result object; the stand-in answers it so.
