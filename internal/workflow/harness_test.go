@@ -267,18 +267,20 @@ type harness struct {
 	machine *asl.Machine
 	iv      *invoker
 	svc     *workflow.Service
-	weather *weather
-	events  *localeb.Service
-	http    *httptest.Server
-	jwtKey  []byte
-	api     *httptest.Server // the api_call target
-	apiHits int
-	apiMu   sync.Mutex
-	handler map[string]lambda.Handler
-	tokens  *executor.Tokens
-	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
-	db      *dynamodb.Client
-	table   string
+	// function is the function tool's executor, whose Events a test may wrap.
+	function *executor.Function
+	weather  *weather
+	events   *localeb.Service
+	http     *httptest.Server
+	jwtKey   []byte
+	api      *httptest.Server // the api_call target
+	apiHits  int
+	apiMu    sync.Mutex
+	handler  map[string]lambda.Handler
+	tokens   *executor.Tokens
+	red      *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
+	db       *dynamodb.Client
+	table    string
 	// machines are the engine's state machines by ARN (add before starting executions).
 	machines map[string]*asl.Machine
 	// beforeDDB, when set, is called with each DynamoDB operation's name before it is sent.
@@ -362,6 +364,7 @@ func newHarness(t testing.TB) *harness {
 		}})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, ToolCallARN: toolCallARN}
 
+	h.function = &executor.Function{Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"}
 	guardRec := &guard.Guard{Records: h.store}
 	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.
 	h.tokens = &executor.Tokens{SFN: h.svc.SFN}
@@ -369,8 +372,7 @@ func newHarness(t testing.TB) *harness {
 	h.handler = map[string]lambda.Handler{
 		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
 			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
-		"function": lambdaboundary.Handler(function.Handler(&executor.Function{
-			Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"})),
+		"function":    lambdaboundary.Handler(function.Handler(h.function)),
 		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),
 		"apicall":     lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: runner, APICall: apicall.New(dialer)}, h.tokens)),
 		"settle":      lambdaboundary.Handler(settle.Handler(h.svc)),

@@ -21,6 +21,7 @@ import (
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
+	"sinew/internal/executor"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -358,7 +359,7 @@ func (c *costRecorder) attach(t *testing.T, h *harness) {
 		h.iv.handlers[name] = timedHandler{c, name, fn}
 	}
 	h.handler["settle"] = timedHandler{c, "settle", h.handler["settle"]}
-	h.svc.Events = countedEvents{h.svc.Events, &c.events}
+	h.function.Events = countedEvents{h.function.Events, &c.events}
 	c.api = strings.TrimPrefix(h.http.URL, "http://")
 	old := http.DefaultClient.Transport
 	http.DefaultClient.Transport = timedTransport{c, http.DefaultTransport}
@@ -437,11 +438,11 @@ func (tr timedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 type countedEvents struct {
-	workflow.Events
+	executor.Events
 	n *atomic.Int64
 }
 
-func (e countedEvents) Publish(ctx context.Context, ev workflow.Event) error {
+func (e countedEvents) Publish(ctx context.Context, ev executor.Event) error {
 	e.n.Add(1)
 	return e.Events.Publish(ctx, ev)
 }
