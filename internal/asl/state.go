@@ -35,11 +35,12 @@ type State struct {
 	InputPath, OutputPath, ResultPath optPath
 	Parameters                        *template // also Map's legacy Parameters
 	ResultSelector                    *template
-	Assign                            *assignment // JSONata too
 
 	// JSONata data flow.
 	Arguments *jsonataValue
 	Output    *jsonataValue
+
+	Assign *assignment // either query language
 
 	// Task, Parallel and Map (retry.go).
 	Retry []*Retrier
