@@ -253,19 +253,24 @@ func (r *stateRun) run(ctx context.Context) (step, *StatesError) {
 // --- data flow ---
 
 // inputPath applies InputPath to the raw input.
-func (r *stateRun) inputPath(raw any) (any, *StatesError) {
-	p := r.st.InputPath
+func (r *stateRun) inputPath(raw any) (any, *StatesError) { return r.selectPath(r.st.InputPath, raw) }
+
+// outputPath applies OutputPath.
+func (r *stateRun) outputPath(v any) (any, *StatesError) { return r.selectPath(r.st.OutputPath, v) }
+
+// selectPath is InputPath or OutputPath: absent, all of v; null, {}; else the part the path selects.
+func (r *stateRun) selectPath(p optPath, v any) (any, *StatesError) {
 	switch {
 	case !p.Set:
-		return raw, nil
+		return v, nil
 	case p.Null:
 		return map[string]any{}, nil
 	}
-	v, err := p.Path.Eval(r.env(raw))
+	out, err := p.Path.Eval(r.env(v))
 	if err != nil {
 		return nil, r.runtime("Invalid path '%s' : %s", p.Path.String(), pathMsg(err))
 	}
-	return v, nil
+	return out, nil
 }
 
 // resultPath places result into raw by p (ResultPath, or a catcher's).
@@ -285,22 +290,6 @@ func (r *stateRun) resultPath(p optPath, raw, result any) (any, *StatesError) {
 		return nil, r.runtime("Invalid path '%s' : %s", p.Path.String(), pathMsg(err))
 	}
 	return v, nil
-}
-
-// outputPath applies OutputPath.
-func (r *stateRun) outputPath(v any) (any, *StatesError) {
-	p := r.st.OutputPath
-	switch {
-	case !p.Set:
-		return v, nil
-	case p.Null:
-		return map[string]any{}, nil
-	}
-	out, err := p.Path.Eval(r.env(v))
-	if err != nil {
-		return nil, r.runtime("Invalid path '%s' : %s", p.Path.String(), pathMsg(err))
-	}
-	return out, nil
 }
 
 // applyTemplate evaluates a payload template (Parameters, ResultSelector, ItemSelector) over input;
