@@ -8,6 +8,17 @@ import (
 	"sinew/internal/jsonv"
 )
 
+// Choice: the first rule that matches names the next state, else Default.
+// https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html
+
+var choiceFields = fieldSet(commonFields, jsonPathIO, []string{"Choices", "Default", "Assign", "Output"})
+
+// ChoiceSpec is what a Choice state has of its own.
+type ChoiceSpec struct {
+	Choices []*ChoiceRule
+	Default string
+}
+
 // ChoiceRule is one rule of a Choice state: a comparison on Variable, a boolean combination, or (in
 // JSONata) a Condition. Only top-level rules have Next, Assign and Output.
 type ChoiceRule struct {
@@ -36,7 +47,10 @@ var comparators = map[string]bool{
 	"IsNull": true, "IsPresent": true, "IsNumeric": true, "IsString": true, "IsBoolean": true, "IsTimestamp": true,
 }
 
-func (p *parser) choice(st *State, obj map[string]any, loc string) {
+// choiceState reads a Choice state's rules and Default.
+func (p *parser) choiceState(st *State, obj map[string]any, loc string) {
+	spec := &ChoiceSpec{}
+	st.Choice = spec
 	arr, ok := obj["Choices"].([]any)
 	if !ok {
 		p.schema(loc, "These fields are required: [Choices]")
@@ -49,7 +63,7 @@ func (p *parser) choice(st *State, obj map[string]any, loc string) {
 		cloc := fmt.Sprintf("%s/Choices[%d]", loc, i)
 		r := p.choiceRule(c, cloc, st.QueryLanguage, true)
 		if r != nil {
-			st.Choices = append(st.Choices, r)
+			spec.Choices = append(spec.Choices, r)
 		}
 	}
 	if v, ok := obj["Default"]; ok {
@@ -57,8 +71,92 @@ func (p *parser) choice(st *State, obj map[string]any, loc string) {
 		if s == "" {
 			p.schema(loc+"/Default", "The field 'Default' must be a non-empty string")
 		}
-		st.Default = s
+		spec.Default = s
 	}
+}
+
+// choice picks the next state by the first matching rule, else Default (none: States.NoChoiceMatched),
+// and gives the output and assignments, a matching rule's Output and Assign included.
+func (r *stateRun) choice(ctx context.Context) (any, string, map[string]any, *StatesError) {
+	st := r.st
+	input := r.raw
+	if r.jsonPath() {
+		var err *StatesError
+		if input, err = r.inputPath(r.raw); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	var env pathEnv
+	var jenv *jsonataEnv
+	if r.jsonPath() {
+		env = r.env(input)
+	} else {
+		jenv = r.jenv(nil)
+	}
+	var match *ChoiceRule
+	for _, rule := range st.Choice.Choices {
+		ok, err := rule.eval(ctx, env, jenv)
+		if err != nil {
+			return nil, "", nil, r.fromEval(err)
+		}
+		if ok {
+			match = rule
+			break
+		}
+	}
+	next := st.Choice.Default
+	if match != nil {
+		next = match.Next
+	}
+	if next == "" {
+		return nil, "", nil, newErr(ErrNoChoiceMatched, "No Matches!")
+	}
+	if r.jsonPath() {
+		out, err := r.outputPath(input)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		r.outBound = r.rawBound // parts of the input
+		assigned, err := r.assign(ctx, st.Assign, input, nil)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		if match != nil && match.Assign != nil {
+			more, err := r.assign(ctx, match.Assign, input, nil)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			assigned = merge(assigned, more)
+		}
+		return out, next, assigned, nil
+	}
+	outField, assign := st.Output, st.Assign
+	if match != nil && match.Output != nil {
+		outField = match.Output
+	}
+	out, assigned, err := r.finishJSONata(ctx, outField, assign, r.raw, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if match != nil && match.Assign != nil {
+		more, err := r.assign(ctx, match.Assign, nil, nil)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		assigned = merge(assigned, more)
+	}
+	return out, next, assigned, nil
+}
+
+// merge adds b's assignments to a's (b wins).
+func merge(a, b map[string]any) map[string]any {
+	if a == nil {
+		return b
+	}
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
 }
 
 func (p *parser) choiceRule(v any, loc, lang string, top bool) *ChoiceRule {

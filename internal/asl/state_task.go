@@ -7,6 +7,56 @@ import (
 	"time"
 )
 
+// Task: a call of a resource (an integration "service:api", Lambda, a nested execution), maybe
+// waiting on a task token, bounded by TimeoutSeconds and HeartbeatSeconds. The resources
+// themselves are in resource.go, lambda.go and startexec.go.
+// https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html
+
+var (
+	resourceFields = []string{"Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Credentials"}
+	taskFields     = fieldSet(commonFields, flowFields, jsonPathIO, resourceFields, errorFields, []string{"Parameters", "ResultSelector", "ResultPath", "Assign", "Arguments", "Output"})
+)
+
+// TaskSpec is what a Task state has of its own.
+type TaskSpec struct {
+	Resource         string
+	resource         resourceRef
+	TimeoutSeconds   *numField
+	HeartbeatSeconds *numField
+}
+
+// taskState reads Resource, TimeoutSeconds and HeartbeatSeconds.
+func (p *parser) taskState(st *State, obj map[string]any, loc string) {
+	spec := &TaskSpec{}
+	st.Task = spec
+	res, ok := obj["Resource"].(string)
+	if !ok || res == "" {
+		p.schema(loc, "These fields are required: [Resource]")
+		return
+	}
+	spec.Resource = res
+	ref, err := parseResource(res)
+	if err != nil {
+		p.schema(loc+"/Resource", "The resource provided %s is not recognized. The value is not a valid resource ARN, or the resource is not available in this region.", res)
+	}
+	spec.resource = ref
+	jp := st.QueryLanguage == JSONPath
+	spec.TimeoutSeconds = p.numFieldOf(obj, "TimeoutSeconds", "TimeoutSecondsPath", loc, jp, 1, 99999999)
+	spec.HeartbeatSeconds = p.numFieldOf(obj, "HeartbeatSeconds", "HeartbeatSecondsPath", loc, jp, 1, 99999999)
+	if spec.TimeoutSeconds != nil && spec.HeartbeatSeconds != nil && spec.TimeoutSeconds.Path == nil && spec.HeartbeatSeconds.Path == nil &&
+		spec.TimeoutSeconds.JSONata == nil && spec.HeartbeatSeconds.JSONata == nil && spec.HeartbeatSeconds.Value >= spec.TimeoutSeconds.Value {
+		p.schema(loc+"/HeartbeatSeconds", "HeartbeatSeconds must be smaller than TimeoutSeconds")
+	}
+}
+
+// argsFit reports whether the task's Parameters are evaluated as taskArgs: a JSONPath
+// lambda:invoke request-response task on the engine's own integration, with a small object.
+func (r *stateRun) argsFit() bool {
+	ref, t := &r.st.Task.resource, r.st.Parameters
+	return t != nil && t.root.isObj && len(t.root.obj) <= len(taskArgs{}.vals) && !ref.Legacy && ref.Pattern == "" &&
+		ref.Service == "lambda" && ref.API == "invoke" && r.f.x.eng.builtinInvoke
+}
+
 var errTaskTimeout = errors.New("task timed out")
 
 // waiting is a task attempt parked on its token: everything needed to finish it later.
@@ -49,6 +99,7 @@ func (w *waiting) stopTimers() {
 	w.hbMu.Unlock()
 }
 
+// task runs a Task state: its attempts under Retry, then its data flow out.
 func (r *stateRun) task(ctx context.Context) (any, map[string]any, *StatesError) {
 	r.eff = r.raw
 	if r.jsonPath() {
@@ -121,10 +172,7 @@ func (r *stateRun) taskFinish(ctx context.Context, result any, err *StatesError)
 		}
 		result = l.full()
 	}
-	if r.jsonPath() {
-		return r.finishJSONPath(ctx, result, false)
-	}
-	return r.finishJSONata(ctx, r.st.Output, r.st.Assign, result, map[string]any{"result": result})
+	return r.finishResult(ctx, result)
 }
 
 // payloadWrappers hold {"Payload": x} for selectPayload: a selector whose paths all start at
@@ -164,7 +212,7 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	eng := r.f.x.eng
 	r.token, r.ctxObj, r.waiting = "", nil, nil
 	var p *pendingTask
-	if st.resource.Pattern == PatternWaitForToken {
+	if st.Task.resource.Pattern == PatternWaitForToken {
 		r.token, p = eng.registerToken(r.f.x)
 	}
 	fail := func(err *StatesError) (any, *StatesError) {
@@ -178,11 +226,11 @@ func (r *stateRun) taskAttempt(ctx context.Context) (any, *StatesError) {
 	if err != nil {
 		return fail(err)
 	}
-	timeout, err := r.optSeconds(ctx, st.TimeoutSeconds, "TimeoutSeconds", r.eff)
+	timeout, err := r.optSeconds(ctx, st.Task.TimeoutSeconds, "TimeoutSeconds", r.eff)
 	if err != nil {
 		return fail(err)
 	}
-	heartbeat, err := r.optSeconds(ctx, st.HeartbeatSeconds, "HeartbeatSeconds", r.eff)
+	heartbeat, err := r.optSeconds(ctx, st.Task.HeartbeatSeconds, "HeartbeatSeconds", r.eff)
 	if err != nil {
 		return fail(err)
 	}
@@ -232,20 +280,13 @@ func (r *stateRun) taskParams(ctx context.Context, tv *taskVisit) (any, *StatesE
 		}
 		return r.applyTemplate(st.Parameters, r.eff)
 	}
-	if st.Arguments == nil {
-		return r.raw, nil
-	}
-	v, err := st.Arguments.eval(ctx, r.jenv(nil), "Arguments")
-	if err != nil {
-		return nil, r.fromEval(err)
-	}
-	return v, nil
+	return r.arguments(ctx)
 }
 
 // scheduleTask records the task's scheduled and started events (a legacy Lambda resource has
 // events of its own) and gives the recorder of its outcome.
 func (r *stateRun) scheduleTask(ctx context.Context, tv *taskVisit, params any, timeout, heartbeat *int64) *taskEvents {
-	ref := r.st.resource
+	ref := r.st.Task.resource
 	now := r.f.x.eng.clock.Now() // both events happen as the task goes out
 	if ref.Legacy {
 		r.f.emitAt("LambdaFunctionScheduled", &lambdaScheduledLater{
@@ -260,7 +301,7 @@ func (r *stateRun) scheduleTask(ctx context.Context, tv *taskVisit, params any, 
 		tv.started = TaskDetails{ResourceType: ref.Service, Resource: res}
 		r.f.emitAt("TaskStarted", &tv.started, now)
 	}
-	tv.events = taskEvents{r: r, ref: &r.st.resource, tv: tv}
+	tv.events = taskEvents{r: r, ref: &r.st.Task.resource, tv: tv}
 	return &tv.events
 }
 
@@ -351,7 +392,7 @@ func (r *stateRun) endWait(ctx context.Context, o taskOutcome) (any, *StatesErro
 	r.waiting = nil
 	w.stopTimers()
 	eng := r.f.x.eng
-	ev := &taskEvents{r: r, ref: &r.st.resource}
+	ev := &taskEvents{r: r, ref: &r.st.Task.resource}
 	switch {
 	case o.aborted || ctx.Err() != nil:
 		eng.closeToken(r.token)
@@ -374,9 +415,9 @@ func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr 
 	if over {
 		// AWS names the resource here, not the state (recorded: 'lambda' for lambda:invoke, the
 		// function ARN for the legacy resource).
-		who := r.st.resource.Service
-		if r.st.resource.Legacy {
-			who = r.st.resource.Function
+		who := r.st.Task.resource.Service
+		if r.st.Task.resource.Legacy {
+			who = r.st.Task.resource.Function
 		}
 		serr = errf(ErrDataLimitExceeded, "The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", who)
 	}
@@ -400,7 +441,7 @@ func (r *stateRun) settle(ctx context.Context, ev *taskEvents, result any, serr 
 func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *StatesError) {
 	r.resultBound = 0 // unknown unless the integration gives one
 	eng := r.f.x.eng
-	ref := r.st.resource
+	ref := r.st.Task.resource
 	if ref.Key() == "states:startExecution" && eng.integrations[ref.Key()] == nil {
 		return r.startExecution(ctx, params, ev)
 	}
@@ -426,11 +467,11 @@ func (r *stateRun) call(ctx context.Context, params any, ev *taskEvents) (any, *
 	}
 	integ, ok := eng.integrations[ref.Key()]
 	if !ok || ref.Activity {
-		return nil, r.runtime("The resource '%s' is not supported by this engine", r.st.Resource)
+		return nil, r.runtime("The resource '%s' is not supported by this engine", r.st.Task.Resource)
 	}
 	// Its own allocation, not room in the attempt's: a parked execution keeps the attempt, and the
 	// call is garbage once Invoke returns.
-	call := &TaskCall{Resource: r.st.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
+	call := &TaskCall{Resource: r.st.Task.Resource, Service: ref.Service, API: ref.API, Pattern: ref.Pattern, Parameters: params,
 		TaskToken: r.token, ExecutionArn: r.f.x.ARN, StateName: r.st.Name}
 	// TODO(.sync): registered integrations run request-response; only states:startExecution
 	// (above) implements .sync and .sync:2.

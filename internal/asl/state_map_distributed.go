@@ -27,44 +27,7 @@ type itemBatcher struct {
 // maxBatchBytes is AWS's cap on a batch's size (MaxInputBytesPerBatch at most 256 KiB).
 const maxBatchBytes = MaxPayloadBytes
 
-func (p *parser) processorConfig(st *State, proc map[string]any, loc string) {
-	v, ok := proc["ProcessorConfig"]
-	if !ok {
-		return
-	}
-	cfg, ok := v.(map[string]any)
-	if !ok {
-		p.schema(loc+"/ProcessorConfig", "The field 'ProcessorConfig' must be an object")
-		return
-	}
-	for _, k := range sortedKeys(cfg) {
-		switch k {
-		case "Mode":
-			switch s, _ := cfg[k].(string); s {
-			case "INLINE":
-			case "DISTRIBUTED":
-				st.Distributed = true
-			default:
-				p.schema(loc+"/ProcessorConfig/Mode", "The field 'Mode' should have one of these values: [INLINE, DISTRIBUTED]")
-			}
-		case "ExecutionType":
-			s, _ := cfg[k].(string)
-			if s != "STANDARD" && s != "EXPRESS" {
-				p.schema(loc+"/ProcessorConfig/ExecutionType", "The field 'ExecutionType' should have one of these values: [STANDARD, EXPRESS]")
-			}
-			st.ExecutionType = s
-		default:
-			p.schema(loc+"/ProcessorConfig", "The field '%s' is not supported by Step Functions", k)
-		}
-	}
-	if st.ExecutionType != "" && !st.Distributed {
-		p.schema(loc+"/ProcessorConfig", "The field 'ExecutionType' is only supported in DISTRIBUTED mode")
-	}
-	if st.Distributed && st.ExecutionType == "" {
-		st.ExecutionType = "STANDARD"
-	}
-}
-
+// itemBatcher reads a distributed Map's ItemBatcher.
 func (p *parser) itemBatcher(v any, loc, lang string) *itemBatcher {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -115,16 +78,16 @@ func (x *Execution) MapRuns() []*MapRun {
 
 // distributedMap runs a distributed Map state's attempt loop and its data flow out.
 func (r *stateRun) distributedMap(ctx context.Context, items []any, eff any, conc int) (any, map[string]any, *StatesError) {
-	st := r.st
+	spec := r.st.Map
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
 		r.f.emit(ctx, Event{Type: "MapStateStarted", MapStateStartedEventDetails: &MapStateStartedDetails{Length: len(items)}})
 		// Recorded: invalid tolerated-failure values fail the execution right after MapStateStarted,
 		// with no MapStateFailed.
-		tolCount, err := r.tolerance(ctx, st.ToleratedFailureCount, "ToleratedFailureCount", eff, true)
+		tolCount, err := r.tolerance(ctx, spec.ToleratedFailureCount, "ToleratedFailureCount", eff, true)
 		if err != nil {
 			return nil, err
 		}
-		tolPct, err := r.tolerance(ctx, st.ToleratedFailurePercentage, "ToleratedFailurePercentage", eff, false)
+		tolPct, err := r.tolerance(ctx, spec.ToleratedFailurePercentage, "ToleratedFailurePercentage", eff, false)
 		if err != nil {
 			return nil, err
 		}
@@ -160,10 +123,7 @@ func (r *stateRun) distributedMap(ctx context.Context, items []any, eff any, con
 	if err != nil {
 		return nil, nil, err
 	}
-	if r.jsonPath() {
-		return r.finishJSONPath(ctx, result, false)
-	}
-	return r.finishJSONata(ctx, st.Output, st.Assign, result, map[string]any{"result": result})
+	return r.finishResult(ctx, result)
 }
 
 // newMapRun names a Map Run as AWS does: mapRun:<machine>/<label or id>:<id>. The ids are derived
@@ -172,7 +132,7 @@ func (r *stateRun) distributedMap(ctx context.Context, items []any, eff any, con
 func (r *stateRun) newMapRun() *MapRun {
 	x := r.f.x
 	seed := fmt.Sprintf("%s\x00%s\x00%d", x.ARN, r.st.Name, r.entered)
-	label := r.st.Label
+	label := r.st.Map.Label
 	if label == "" {
 		label = stableID(seed, "label")
 	}
@@ -186,24 +146,14 @@ func (r *stateRun) newMapRun() *MapRun {
 
 // childInputs applies ItemSelector to every item (with $$.Map.Item), before the Map Run starts.
 func (r *stateRun) childInputs(ctx context.Context, items []any, eff any) ([]any, *StatesError) {
-	st := r.st
-	if st.ItemSelector == nil {
+	if r.st.Map.ItemSelector == nil {
 		return items, nil
 	}
 	out := make([]any, len(items))
 	for i, it := range items {
-		sr := &stateRun{f: &frame{x: r.f.x, scope: r.f.scope, inMap: true, mapIndex: i, mapValue: it}, st: st, raw: r.raw, entered: r.entered, enteredAt: r.enteredAt}
-		if st.ItemSelector.jsonata != nil {
-			v, e := st.ItemSelector.jsonata.eval(ctx, sr.jenv(nil), "ItemSelector")
-			if e != nil {
-				return nil, sr.fromEval(e)
-			}
-			out[i] = v
-			continue
-		}
-		v, e := sr.applyTemplate(st.ItemSelector, eff)
-		if e != nil {
-			return nil, e
+		v, err := r.selectItem(ctx, i, it, eff)
+		if err != nil {
+			return nil, err
 		}
 		out[i] = v
 	}
@@ -213,7 +163,7 @@ func (r *stateRun) childInputs(ctx context.Context, items []any, eff any) ([]any
 // batch groups the child inputs by the ItemBatcher: at most MaxItemsPerBatch items and
 // MaxInputBytesPerBatch bytes (of the batch's JSON) each, with BatchInput beside them.
 func (r *stateRun) batch(ctx context.Context, inputs []any, eff any) ([]any, *StatesError) {
-	b := r.st.ItemBatcher
+	b := r.st.Map.ItemBatcher
 	if b == nil {
 		return inputs, nil
 	}
@@ -304,36 +254,6 @@ func (r *stateRun) tolerance(ctx context.Context, n *numField, field string, inp
 	return f, nil
 }
 
-// pathNumber reads a number through a Map state's ...Path field: a number, or a string holding
-// one (recorded: a variable assigned "1"); anything else is AWS's "refers to value" error.
-func (r *stateRun) pathNumber(n *numField, field string, input any, integer bool) (float64, *StatesError) {
-	v, err := n.Path.Eval(r.env(input))
-	if err != nil {
-		return 0, r.runtime("Invalid path '%s' : %s", n.Path.String(), pathMsg(err))
-	}
-	f, ok := toNumber(v)
-	s, isStr := v.(string)
-	if isStr {
-		p, perr := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		f, ok = p, perr == nil && !math.IsInf(p, 0) && !math.IsNaN(p)
-	}
-	if ok && integer && f != math.Trunc(f) {
-		ok = false
-	}
-	if !ok {
-		shown := s
-		if !isStr {
-			shown = compactJSON(v)
-		}
-		kind := "float"
-		if integer {
-			kind = "integer"
-		}
-		return 0, r.runtime("The %sPath field refers to value \"%s\" which is not a valid %s: %s", field, shown, kind, n.Path.String())
-	}
-	return f, nil
-}
-
 // runChildren runs one child execution per input, at most conc at a time (0: no limit beyond
 // the engine's), and gathers their outputs in order. Failures beyond the tolerated count or
 // percentage fail the Map Run and abort the children still running.
@@ -374,7 +294,7 @@ func (r *stateRun) runChildren(ctx context.Context, run *MapRun, inputs []any, c
 		if cctx.Err() != nil {
 			break
 		}
-		child := r.f.x.newChild(cctx, prefix, stableID(run.ARN, strconv.Itoa(i)), r.st.Processor, inputs[i])
+		child := r.f.x.newChild(cctx, prefix, stableID(run.ARN, strconv.Itoa(i)), r.st.Map.Processor, inputs[i])
 		r.f.x.mu.Lock()
 		run.Children = append(run.Children, child)
 		r.f.x.mu.Unlock()
