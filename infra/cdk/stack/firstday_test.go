@@ -214,9 +214,9 @@ func TestAlarmsMeanFaults(t *testing.T) {
 		}
 	}
 	// The publish failure is only a log line; the filter must match the line the code writes.
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "workflow", "function.go"))
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "executor", "function.go"))
 	if err != nil || !strings.Contains(string(src), `"`+PendingPublishFailed+`"`) {
-		t.Errorf("internal/workflow/function.go no longer logs %q (%v): the filter matches nothing", PendingPublishFailed, err)
+		t.Errorf("internal/executor/function.go no longer logs %q (%v): the filter matches nothing", PendingPublishFailed, err)
 	}
 	if events != 2 {
 		t.Errorf("%d alarms on the settle rule's deliveries, want FailedInvocations and InvocationsFailedToBeSentToDlq", events)
