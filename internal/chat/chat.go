@@ -26,7 +26,6 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/dispatch"
-	"sinew/internal/executions"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/llm"
@@ -62,7 +61,7 @@ type Deps struct {
 	Starter *agentloop.Starter
 	// Liveness tells a hand-off that never started from one that runs, so a session is never kept
 	// busy by a dead execution (nil: a hand-off's record is taken as it reads).
-	Liveness *executions.Liveness
+	Liveness *workflow.Liveness
 	Now      func() time.Time // time.Now when nil
 	// MaxCallsPerReply and MaxCallsPerTurn bound the tool calls a model starts (package loop;
 	// SINEW_MAX_CALLS_PER_REPLY and SINEW_MAX_CALLS_PER_TURN), their defaults when 0.

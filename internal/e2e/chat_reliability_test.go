@@ -45,7 +45,7 @@ func (h *harness) restarted(after time.Duration) (*chat.Service, *store.Store) {
 	d := h.deps
 	d.Store, d.Now = st, now
 	d.Starter = &agentloop.Starter{Store: st, SFN: h.sfn, ARN: agentLoopARN}
-	d.Liveness = &executions.Liveness{Store: st, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: now}
+	d.Liveness = &workflow.Liveness{Store: st, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: now}
 	return chat.New(d), st
 }
 
@@ -130,7 +130,7 @@ func TestDeadHandOffRecordIsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.New(httpapi.Options{})
-	executions.Register(rt, executions.Deps{Workflow: &workflow.Service{Store: st}, Liveness: &executions.Liveness{Store: st, SFN: h.sfn,
+	executions.Register(rt, executions.Deps{Workflow: &workflow.Service{Store: st}, Liveness: &workflow.Liveness{Store: st, SFN: h.sfn,
 		ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: func() time.Time { return time.Now().Add(10 * time.Minute) }}})
 	srv := httptest.NewServer(httpapi.HTTPHandler(rt.ServeEvent, httpapi.HMACClaims(h.key)))
 	defer srv.Close()

@@ -12,13 +12,13 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/dispatch"
 	"sinew/internal/dispatch/lambdainvoke"
-	"sinew/internal/executions"
 	"sinew/internal/handler"
 	"sinew/internal/handler/modelenv"
 	"sinew/internal/httpapi"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // Router builds the chat Lambda's router from the environment: POST
@@ -53,7 +53,7 @@ func Service(ctx context.Context, env *handler.Env, log *slog.Logger) (*chat.Ser
 	svc := chat.New(chat.Deps{
 		Store:     st,
 		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
-		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
+		Liveness:  workflow.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     model,
 		Formatter: modelenv.Formatter(),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambda.NewFromConfig(env.AWS)}, Functions: map[tool.Type]string{
