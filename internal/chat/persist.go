@@ -2,22 +2,15 @@ package chat
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"sinew/internal/fault"
-	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
 	"sinew/internal/loop/agentloop"
-	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/workflow"
 )
 
 // A chat turn is saved step by step, as agent_loop's are: the model's reply when it asks for
@@ -28,68 +21,27 @@ import (
 // that ran one answers its recorded result. Any other request closes the dead turn's unanswered
 // calls (an error the model sees) before it runs.
 
-// idemTurn is what a chat under an Idempotency-Key knows of its record: from is where the turn's
-// messages begin in the history once a step was saved (-1 before), iterations the model calls
-// they hold.
-type idemTurn struct {
-	key, rec   string
-	from       int
-	iterations int
+// persist saves the messages of the conversation not saved yet.
+func (r *chatRun) persist(ctx context.Context) error {
+	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.unsavedOf(r.st.Messages[r.saved:])); err != nil {
+		return err
+	}
+	r.saved = len(r.st.Messages)
+	r.forgetEarly()
+	return nil
 }
 
-// running is the record's value while a try runs: its lease, and the turn's progress.
-func (s *Service) running(t *idemTurn) map[string]any {
-	m := map[string]any{"running": true, "lease_until": s.d.Now().Add(s.d.Budget + turnMargin).UTC().Format(time.RFC3339Nano)}
-	if t != nil && t.from >= 0 {
-		m["from"], m["iterations"] = int64(t.from), int64(t.iterations)
+func (s *Service) save(ctx context.Context, dev, sessionID string, msgs []llm.Message) error {
+	if err := agentloop.AppendHistory(ctx, s.d.Store, dev, sessionID, "", msgs); err != nil {
+		return fmt.Errorf("chat: %w", err)
 	}
-	return m
-}
-
-// lapsed reports whether a running record's try has stopped (its lease passed): it takes turns
-// no longer than the budget and its margin.
-func (s *Service) lapsed(rec *store.IdemRecord, m map[string]any) bool {
-	until, err := time.Parse(time.RFC3339Nano, str(m["lease_until"]))
-	if err != nil {
-		until = rec.CreatedAt.Add(s.d.Budget + turnMargin)
-	}
-	return s.d.Now().After(until)
-}
-
-// takeOver is the turn a repeat takes over from a try whose lease lapsed.
-func takeOver(key, rec string, m map[string]any) *idemTurn {
-	t := &idemTurn{key: key, rec: rec, from: -1}
-	if f, ok := m["from"].(int64); ok {
-		t.from = int(f)
-		it, _ := m["iterations"].(int64)
-		t.iterations = int(it)
-	}
-	return t
-}
-
-func str(v any) string { s, _ := v.(string); return s }
-
-// callIDs derives the sinew call ids of turnKey's calls from the session, the turn and the
-// model's call id in its iteration.
-func callIDs(dev, sessionID, turnKey string) func(int, string) string {
-	return func(iteration int, modelCallID string) string {
-		h := sha256.Sum256([]byte("sinew/chat\x00" + dev + "\x00" + sessionID + "\x00" + turnKey + "\x00" + strconv.Itoa(iteration) + "\x00" + modelCallID))
-		return "call_" + base64.RawURLEncoding.EncodeToString(h[:18])
-	}
+	return nil
 }
 
 // openKey is the record naming the turn whose step is running in a session.
 func openKey(sessionID string) string { return "chat-open#" + sessionID }
 
 const openTTL = 30 * 24 * time.Hour
-
-// turnKey names r's turn: its Idempotency-Key, else its turn id.
-func (r *chatRun) turnKey() string {
-	if r.idem != nil {
-		return "key:" + r.idem.key
-	}
-	return "turn:" + r.turnID
-}
 
 // stepBegun saves the model's reply that asks for tools, with what comes before it, before the
 // tools run; the open-turn record names the turn until their results are saved.
@@ -143,44 +95,6 @@ func (r *chatRun) closeOpen(ctx context.Context) {
 	if err != nil && !fault.Is(err, fault.NotFound) {
 		r.s.d.Log.WarnContext(ctx, "chat: clearing the open turn", "error", err.Error())
 	}
-}
-
-// closeDead answers in the history the unanswered calls of a turn whose process stopped while
-// they ran (an open-turn record is left: the caller holds the session's turn, so no live chat
-// holds it), so the session goes on: the model is told they were interrupted. It answers the
-// history as it now is.
-func (s *Service) closeDead(ctx context.Context, dev, sessionID string, history []llm.Message) ([]llm.Message, error) {
-	rec, err := s.d.Store.GetIdempotency(ctx, dev, openKey(sessionID))
-	if fault.Is(err, fault.NotFound) {
-		return history, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var msgs []llm.Message
-	open := map[string]bool{}
-	for _, id := range loop.Unanswered(history) {
-		open[id] = true
-	}
-	for _, c := range lastAssistant(history).ToolCalls {
-		if open[c.ID] {
-			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
-				Content: jsonv.EncodeString(map[string]any{"type": string(fault.Transient),
-					"error": "the call was interrupted: the process running the chat stopped while it ran, and it may or may not have taken effect"})})
-		}
-	}
-	if err := s.save(ctx, dev, sessionID, msgs); err != nil {
-		return nil, err
-	}
-	if err := s.d.Store.ReleaseIdempotency(ctx, dev, openKey(sessionID), rec); err != nil {
-		return nil, err
-	}
-	return append(history, msgs...), nil
-}
-
-func lastAssistant(msgs []llm.Message) llm.Message {
-	st := loop.State{Messages: msgs}
-	return st.Last()
 }
 
 // early are the tool messages of the running step saved as each call completed, while the step's
@@ -268,49 +182,4 @@ func (r *chatRun) unsavedCalls(results []tool.Result) map[string]bool {
 		}
 	}
 	return cut
-}
-
-// noteHandoff records in the Idempotency-Key's record the agent_loop execution the turn is about
-// to be handed to, before it starts: a try that stops once it has started (its answer lost) is
-// answered by a repeat with that execution (handedOff), not handed off again, which would add the
-// request's messages to the history twice.
-func (r *chatRun) noteHandoff(ctx context.Context, name string) error {
-	if r.idem == nil {
-		return nil
-	}
-	v := r.s.running(r.idem)
-	v["handoff"] = name
-	if _, err := r.s.d.Store.UpdateIdempotency(ctx, r.c.DeveloperID, r.idem.rec, v); err != nil {
-		return fmt.Errorf("chat: recording the hand-off: %w", err)
-	}
-	return nil
-}
-
-// handedOff is the 202 of a try whose record m names a hand-off that started (nil when it names
-// none, or one that never started: the repeat then runs the turn).
-func (s *Service) handedOff(ctx context.Context, dev string, m map[string]any) (*Reply, error) {
-	name, _ := m["handoff"].(string)
-	if name == "" {
-		return nil, nil
-	}
-	started := &workflow.Started{ExecutionID: name, Status: store.ExecRunning}
-	x, err := s.d.Store.GetExecution(ctx, dev, name)
-	switch {
-	case err == nil:
-		started.Status = x.Status
-	case !fault.Is(err, fault.NotFound):
-		return nil, fmt.Errorf("chat: the first try's hand-off: %w", err)
-	case s.d.Liveness == nil:
-		return nil, nil
-	default:
-		// Started but not recorded yet (the try stopped in between): Step Functions knows it.
-		exists, err := s.d.Liveness.Exists(ctx, workflow.AgentLoop, name)
-		if err != nil {
-			return nil, fmt.Errorf("chat: the first try's hand-off: %w", err)
-		}
-		if !exists {
-			return nil, nil
-		}
-	}
-	return &Reply{Status: http.StatusAccepted, Started: started}, nil
 }
