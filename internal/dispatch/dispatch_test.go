@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"sinew/internal/awscount"
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
 	"sinew/internal/lambdaboundary"
@@ -364,5 +367,33 @@ func TestGuardRenewalYields(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run's claim and outcome are one write each; a repeat reads its answer from its claim's write.
+func TestGuardRequests(t *testing.T) {
+	n := &awscount.Counter{}
+	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, n.Register) })
+	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &dispatch.Guard{Records: store.New(db, ddblocal.NewTable(t, db), sl), Lease: time.Minute, Wait: -1}
+	id := tool.NewCallID()
+	tests := []struct {
+		name string
+		want map[string]int64
+	}{
+		{"the first run", map[string]int64{"PutItem": 2}},
+		{"a repeat", map[string]int64{"PutItem": 1}},
+	}
+	for _, tt := range tests {
+		n.Reset()
+		if _, err := g.Run(context.Background(), "dev", id, "integration/echo", func(context.Context) (any, error) { return "sent", nil }); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := n.Ops(); !maps.Equal(got, tt.want) {
+			t.Errorf("%s: requests %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
