@@ -6,20 +6,23 @@
 // agentloop). Register adds the route to the chat function's router; System gives the system
 // executor session.chat and task.execution.create.
 //
-// Each chat request is one turn with one budget of tool calls (package loop's StoreBudget under a
-// turn id): a chat started by a system tool's session.chat (Caller.TurnID), and the agent_loop a
+// Each chat request is one turn with one budget of tool calls (counted under a turn id, see
+// turnBudget): a chat started by a system tool's session.chat (Caller.TurnID), and the agent_loop a
 // chat hands off to, draw on the budget of the turn that started them.
+//
+// A turn claims the session with one UpdateItem that reads it too, reads the rest in one
+// BatchGetItem and two Queries at once (load), and writes once at its end (answer). A step that runs
+// tools adds what durability needs: its model reply saved before the calls run, and each result as
+// it comes (persist.go).
 package chat
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
-	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
@@ -87,86 +90,42 @@ type Caller struct {
 // Chat runs one chat request in a session. idemKey is the Idempotency-Key ("" for none): a repeat
 // answers the first answer, and a repeat while the first still runs is a 409.
 func (s *Service) Chat(ctx context.Context, c Caller, sessionID string, req *Request, idemKey string) (*Reply, error) {
-	if idemKey == "" {
-		return s.chat(ctx, c, sessionID, req, nil)
+	r := s.newRun(c, sessionID, req, idemKey)
+	out, err := r.chat(ctx)
+	if r.idem == nil || r.idem.done {
+		return out, err
 	}
-	key := idemRecordKey(c.DeveloperID, sessionID, idemKey)
-	turn := &idemTurn{key: idemKey, rec: key, from: -1}
-	rec, created, err := s.d.Store.PutIdempotency(ctx, c.DeveloperID, key, s.running(nil), idemTTL)
-	if err != nil {
-		return nil, fmt.Errorf("chat: idempotency record: %w", err)
-	}
-	if !created {
-		m, _ := rec.Value.(map[string]any)
-		switch {
-		case m["response"] != nil:
-			v, err := s.d.Store.LoadValue(ctx, c.DeveloperID, m["response"])
-			if err != nil {
-				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
-			}
-			var out Reply
-			if err := jsonv.Convert(v, &out); err != nil {
-				return nil, fmt.Errorf("chat: the recorded answer: %w", err)
-			}
-			return &out, nil
-		case m["error"] != nil:
-			e, _ := m["error"].(map[string]any)
-			typ, _ := e["type"].(string)
-			msg, _ := e["message"].(string)
-			return nil, fault.New(fault.Kind(typ), "%s", msg)
-		case m["retry"] == true:
-			// The first try failed in a way worth trying again: this repeat runs it.
-			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, s.running(nil)); err != nil {
-				return nil, fmt.Errorf("chat: idempotency record: %w", err)
-			}
-		case m["running"] == true && s.lapsed(rec, m):
-			// The first try stopped (its lease lapsed) after handing the turn off: the repeat
-			// answers that hand-off, and never hands the same turn off twice.
-			if out, err := s.handedOff(ctx, c.DeveloperID, m); out != nil || err != nil {
-				if err != nil {
-					return nil, err
-				}
-				return s.recordAnswer(ctx, c.DeveloperID, key, out, nil)
-			}
-			// Else it stopped mid-turn: this repeat takes the turn over from its last saved step.
-			turn = takeOver(idemKey, key, m)
-			if _, err := s.d.Store.UpdateIdempotency(ctx, c.DeveloperID, key, s.running(turn)); err != nil {
-				return nil, fmt.Errorf("chat: idempotency record: %w", err)
-			}
-		default:
-			return nil, fault.New(fault.Conflict, "a chat request with this Idempotency-Key is still running; repeat it once it has answered")
-		}
-	}
-	out, err := s.chat(ctx, c, sessionID, req, turn)
-	return s.recordAnswer(ctx, c.DeveloperID, key, out, err)
+	return r.recordAnswer(ctx, out, err)
 }
 
-func (s *Service) chat(ctx context.Context, c Caller, sessionID string, req *Request, idem *idemTurn) (*Reply, error) {
-	start := s.d.Now()
-	dev := c.DeveloperID
-	sess, err := s.d.Store.GetSession(ctx, dev, sessionID)
+// chat is one turn: the session's turn claimed, what it needs read, the Idempotency-Key's record
+// heeded, then the loop within the time budget, answered (200) or handed to agent_loop (202).
+func (r *chatRun) chat(ctx context.Context) (*Reply, error) {
+	start := r.s.d.Now()
+	if reply, err := r.claim(ctx); reply != nil || err != nil {
+		return reply, err
+	}
+	defer r.release(ctx)
+	rec, err := r.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refuseWhileHandedOff(ctx, dev, sessionID); err != nil {
+	if reply, err := r.idempotent(ctx, rec); reply != nil || err != nil {
+		return reply, err
+	}
+	if err := r.refuseWhileHandedOff(ctx); err != nil {
 		return nil, err
 	}
-	release, err := s.claimTurn(ctx, dev, sessionID)
-	if err != nil {
+	if err := r.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer release()
-	r, err := s.begin(ctx, c, sess, req, idem)
-	if err != nil {
-		return nil, err
-	}
-	if req.Async {
-		if s.d.Starter == nil {
+	if r.req.Async {
+		if r.s.d.Starter == nil {
 			return nil, fault.Invalid("async", "async chats need agent_loop, which is not configured here")
 		}
 		return r.handoff(ctx, nil)
 	}
-	if reply, err := r.run(ctx, start.Add(s.d.Budget)); reply != nil || err != nil {
+	if reply, err := r.run(ctx, start.Add(r.s.d.Budget)); reply != nil || err != nil {
 		return reply, err
 	}
 	return r.answer(ctx)

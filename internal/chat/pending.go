@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"context"
 	"fmt"
 
 	"sinew/internal/fault"
@@ -10,21 +9,6 @@ import (
 	"sinew/internal/loop"
 	"sinew/internal/tool"
 )
-
-// closeTurn answers, in the history, the calls of a turn cut short that agent_loop could not take
-// over: the session's history stays whole (no call left unanswered, which would refuse every later
-// chat with a 422 the caller cannot answer), and the model is told what happened on the next chat.
-func (s *Service) closeTurn(ctx context.Context, dev, sessionID string, turn []tool.Call, cause error) {
-	msgs := make([]llm.Message, 0, len(turn))
-	for _, c := range turn {
-		msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ModelCallID, Name: c.Name(),
-			Content: jsonv.EncodeString(map[string]any{"type": string(fault.Timeout),
-				"error": "the call did not finish within the chat's time budget, and handing it over to agent_loop failed (" + faultMessage(cause) + ")"})})
-	}
-	if err := s.save(context.WithoutCancel(ctx), dev, sessionID, msgs); err != nil {
-		s.d.Log.WarnContext(ctx, "chat: answering a turn that could not be handed off", "error", err.Error())
-	}
-}
 
 // answersKnown refuses a tool message that answers no call of the conversation.
 func answersKnown(history, msgs []llm.Message) error {
@@ -45,40 +29,43 @@ func answersKnown(history, msgs []llm.Message) error {
 	return nil
 }
 
-// closeDead answers in the history the unanswered calls of a turn whose process stopped while
-// they ran (an open-turn record is left: the caller holds the session's turn, so no live chat
-// holds it), so the session goes on: the model is told they were interrupted. It answers the
-// history as it now is.
-func (s *Service) closeDead(ctx context.Context, dev, sessionID string, history []llm.Message) ([]llm.Message, error) {
-	rec, err := s.d.Store.GetIdempotency(ctx, dev, openKey(sessionID))
-	if fault.Is(err, fault.NotFound) {
-		return history, nil
+// closeDead answers the unanswered calls of a turn whose process stopped while they ran (the
+// claim found the session's open-turn mark: this chat holds the session's turn, so no live chat
+// holds it), so the session goes on: the model is told they were interrupted. The answers are
+// saved with the turn's first write, which clears the mark.
+func (r *chatRun) closeDead() []llm.Message {
+	if r.open == "" {
+		return nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var msgs []llm.Message
 	open := map[string]bool{}
-	for _, id := range loop.Unanswered(history) {
+	for _, id := range loop.Unanswered(r.history) {
 		open[id] = true
 	}
-	for _, c := range lastAssistant(history).ToolCalls {
+	var msgs []llm.Message
+	for _, c := range lastAssistant(r.history).ToolCalls {
 		if open[c.ID] {
 			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
 				Content: jsonv.EncodeString(map[string]any{"type": string(fault.Transient),
 					"error": "the call was interrupted: the process running the chat stopped while it ran, and it may or may not have taken effect"})})
 		}
 	}
-	if err := s.save(ctx, dev, sessionID, msgs); err != nil {
-		return nil, err
-	}
-	if err := s.d.Store.ReleaseIdempotency(ctx, dev, openKey(sessionID), rec); err != nil {
-		return nil, err
-	}
-	return append(history, msgs...), nil
+	return msgs
 }
 
 func lastAssistant(msgs []llm.Message) llm.Message {
 	st := loop.State{Messages: msgs}
 	return st.Last()
+}
+
+// closeTurn answers the calls of a turn cut short that agent_loop could not take over: the
+// session's history stays whole (no call left unanswered, which would refuse every later chat
+// with a 422 the caller cannot answer), and the model is told what happened on the next chat.
+func closeTurn(turn []tool.Call, cause error) []llm.Message {
+	msgs := make([]llm.Message, 0, len(turn))
+	for _, c := range turn {
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ModelCallID, Name: c.Name(),
+			Content: jsonv.EncodeString(map[string]any{"type": string(fault.Timeout),
+				"error": "the call did not finish within the chat's time budget, and handing it over to agent_loop failed (" + faultMessage(cause) + ")"})})
+	}
+	return msgs
 }

@@ -2,99 +2,172 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
-	"time"
 
-	"sinew/internal/fault"
+	"sinew/internal/jsonv"
 	"sinew/internal/llm"
 	"sinew/internal/loop"
 	"sinew/internal/loop/agentloop"
+	"sinew/internal/store"
 	"sinew/internal/tool"
 )
 
 // A chat turn is saved step by step, as agent_loop's are: the model's reply when it asks for
-// tools (before they run), and their results once fed. While a step's calls run, the session's
-// open-turn record names the turn; a process that dies then leaves the record behind. A repeat
-// under the same Idempotency-Key takes the turn over once the first try's lease lapses, and goes
-// on from what was saved, its calls under the same ids (derived from the turn), so an executor
-// that ran one answers its recorded result. Any other request closes the dead turn's unanswered
-// calls (an error the model sees) before it runs.
+// tools, before they run (stepBegun), each result as it comes (savingEach), and the rest with the
+// turn's last write (end). While a step's calls run, the session's open-turn mark names the turn;
+// a process that dies then leaves the mark behind. A repeat under the same Idempotency-Key takes
+// the turn over once the first try's lease lapses, and goes on from what was saved, its calls under
+// the same ids (derived from the turn), so an executor that ran one answers its recorded result.
+// Any other request closes the dead turn's unanswered calls (an error the model sees) before it
+// runs. Every write but a result's is one transaction under the chat's claim on the session's turn
+// (store.TurnWrite), carrying the mark, the Idempotency-Key's record and the turn's count of calls
+// with the messages.
 
-// persist saves the messages of the conversation not saved yet.
-func (r *chatRun) persist(ctx context.Context) error {
-	if err := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.unsavedOf(r.st.Messages[r.saved:])); err != nil {
-		return err
+// write is a TurnWrite, under the turn's claim, of the conversation's messages not saved yet up to
+// end, then extra (messages answering calls outside the conversation).
+func (r *chatRun) write(end int, extra []llm.Message) (store.TurnWrite, error) {
+	w := store.TurnWrite{Token: r.token, Calls: r.budget.pending()}
+	// end may fall before what is saved (a failed step's model reply, saved before its calls ran).
+	for _, m := range slices.Concat(r.unsavedOf(r.st.Messages[r.saved:max(end, r.saved)]), extra) {
+		sm, err := toStored(m)
+		if err != nil {
+			return w, err
+		}
+		w.Messages = append(w.Messages, sm)
 	}
-	r.saved = len(r.st.Messages)
-	r.forgetEarly()
-	return nil
+	if r.dropMark {
+		w.Drop = []string{handoffKey(r.sessionID)}
+	}
+	return w, nil
 }
 
-func (s *Service) save(ctx context.Context, dev, sessionID string, msgs []llm.Message) error {
-	if err := agentloop.AppendHistory(ctx, s.d.Store, dev, sessionID, "", msgs); err != nil {
-		return fmt.Errorf("chat: %w", err)
-	}
-	return nil
-}
-
-// openKey is the record naming the turn whose step is running in a session.
-func openKey(sessionID string) string { return "chat-open#" + sessionID }
-
-const openTTL = 30 * 24 * time.Hour
-
-// stepBegun saves the model's reply that asks for tools, with what comes before it, before the
-// tools run; the open-turn record names the turn until their results are saved.
-func (r *chatRun) stepBegun(ctx context.Context) error {
-	dev := r.c.DeveloperID
-	mark := map[string]any{"turn": r.turnKey()}
-	if _, created, err := r.s.d.Store.PutIdempotency(ctx, dev, openKey(r.sessionID), mark, openTTL); err != nil {
-		return err
-	} else if !created {
-		if _, err := r.s.d.Store.UpdateIdempotency(ctx, dev, openKey(r.sessionID), mark); err != nil {
-			return err
+// commit writes w, which saves the conversation up to end. A claim that lapsed (the turn outlasted
+// its budget and margin, and another chat took the session) still has its messages saved: the
+// history is the turn's only record. Then only what the claim guards is left out.
+func (r *chatRun) commit(ctx context.Context, w store.TurnWrite, end int) error {
+	if len(w.Messages) > 0 || w.Open != nil || w.Release || len(w.Idem) > 0 || len(w.Drop) > 0 || w.Calls != nil {
+		err := r.s.d.Store.WriteTurn(ctx, r.c.DeveloperID, r.sessionID, w)
+		if errors.Is(err, store.ErrTurnLost) {
+			r.s.d.Log.WarnContext(ctx, "chat: the claim on the session's turn lapsed; saving the turn's messages all the same")
+			err = r.s.d.Store.WriteTurn(ctx, r.c.DeveloperID, r.sessionID, store.TurnWrite{Messages: w.Messages, Calls: w.Calls})
+			w.Release, w.Drop = true, nil // the turn is another chat's now: nothing to give back
+			r.lost = true
+		}
+		if err != nil {
+			return fmt.Errorf("chat: saving the turn: %w", err)
 		}
 	}
-	return r.progress(ctx)
-}
-
-// stepDone saves the step's tool messages and clears the open-turn record.
-func (r *chatRun) stepDone(ctx context.Context) error {
-	if err := r.progress(ctx); err != nil {
-		return err
+	r.saved = max(r.saved, end)
+	r.forgetEarly()
+	r.released = r.released || w.Release
+	r.dropMark = r.dropMark && len(w.Drop) == 0
+	if w.Calls != nil {
+		r.budget.unsaved = 0
 	}
-	r.closeOpen(ctx)
 	return nil
 }
 
-// progress saves what is not saved yet and records how far the turn has come.
-func (r *chatRun) progress(ctx context.Context) error {
-	if err := r.persist(ctx); err != nil {
+// persist saves the conversation's messages not saved yet.
+func (r *chatRun) persist(ctx context.Context) error {
+	w, err := r.write(len(r.st.Messages), nil)
+	if err != nil {
 		return err
 	}
-	if r.idem == nil {
+	return r.commit(ctx, w, len(r.st.Messages))
+}
+
+// end is the turn's last write: the messages not saved yet up to end, then extra, the session's
+// turn given back with its open-turn mark cleared, and rec (the Idempotency-Key's answer) if any.
+func (r *chatRun) end(ctx context.Context, end int, extra []llm.Message, rec *store.IdemRecord) error {
+	w, err := r.write(end, extra)
+	if err != nil {
+		return err
+	}
+	none := ""
+	w.Open, w.Release = &none, true
+	if rec != nil {
+		w.Idem = []*store.IdemRecord{rec}
+	}
+	if err := r.commit(ctx, w, end); err != nil {
+		return err
+	}
+	if rec != nil && !r.lost {
+		r.idem.done = true
+	}
+	return nil
+}
+
+// stepBegun saves the model's reply that asks for tools, with what comes before it, before the
+// tools run, and marks the session's turn open until the turn's last write; with it go the turn's
+// count of calls and, under an Idempotency-Key, how far the turn has come. A step that runs no
+// call has nothing to keep: its messages wait for the turn's next write.
+func (r *chatRun) stepBegun(ctx context.Context) error {
+	runs, system := false, false
+	for _, p := range r.st.Turn {
+		if p.Disposition == loop.DispositionRun {
+			runs, system = true, system || p.Call.Type == tool.TypeSystem
+		}
+	}
+	if !runs {
 		return nil
 	}
-	if r.idem.from < 0 {
-		r.idem.from = r.base - r.sys
+	w, err := r.write(len(r.st.Messages), nil)
+	if err != nil {
+		return err
 	}
-	r.idem.iterations = r.st.Iterations
-	if _, err := r.s.d.Store.UpdateIdempotency(ctx, r.c.DeveloperID, r.idem.rec, r.s.running(r.idem)); err != nil {
-		r.s.d.Log.WarnContext(ctx, "chat: recording the turn's progress", "error", err.Error())
+	open := r.turnKey()
+	w.Open = &open
+	if r.idem != nil {
+		if r.idem.from < 0 {
+			r.idem.from = r.base - r.sys
+		}
+		r.idem.iterations = r.st.Iterations
+		w.Idem = []*store.IdemRecord{r.idemRecord(r.s.running(r.idem))}
+	}
+	if err := r.commit(ctx, w, len(r.st.Messages)); err != nil {
+		return err
+	}
+	r.stepOpen = true
+	if system {
+		// A system call may start a chat or an execution on the turn: the count is the store's
+		// from now on (written just now).
+		r.budget.own = false
 	}
 	return nil
 }
 
-// closeOpen deletes the open-turn record.
-func (r *chatRun) closeOpen(ctx context.Context) {
-	dev := r.c.DeveloperID
-	rec, err := r.s.d.Store.GetIdempotency(ctx, dev, openKey(r.sessionID))
-	if err == nil {
-		err = r.s.d.Store.ReleaseIdempotency(context.WithoutCancel(ctx), dev, openKey(r.sessionID), rec)
+// stepDone ends a step once its results are fed. Those saved as they came are in the history;
+// the step's other answers (a rejected call's, a result whose save failed) are saved now when its
+// calls ran, else with the turn's next write.
+func (r *chatRun) stepDone(ctx context.Context) error {
+	ran := r.stepOpen
+	r.stepOpen = false
+	end := len(r.st.Messages)
+	if len(r.unsavedOf(r.st.Messages[r.saved:end])) == 0 {
+		r.saved = end
+		r.forgetEarly()
+		return nil
 	}
-	if err != nil && !fault.Is(err, fault.NotFound) {
-		r.s.d.Log.WarnContext(ctx, "chat: clearing the open turn", "error", err.Error())
+	if !ran && !r.anyEarly() {
+		return nil
 	}
+	return r.persist(ctx)
+}
+
+// toStored is m as the history keeps it.
+func toStored(m llm.Message) (store.Message, error) {
+	sm := store.Message{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+	if len(m.ToolCalls) > 0 {
+		var tc any
+		if err := jsonv.Convert(m.ToolCalls, &tc); err != nil {
+			return sm, fmt.Errorf("chat: encoding a message: %w", err)
+		}
+		sm.ToolCalls = tc
+	}
+	return sm, nil
 }
 
 // early are the tool messages of the running step saved as each call completed, while the step's
@@ -116,23 +189,31 @@ func (r *chatRun) savingEach(next loop.Runner) loop.Runner {
 		if res.Error != nil && ctx.Err() != nil {
 			return res
 		}
-		m, err := r.lp.ToolMessage(ctx, r.st, res)
-		if err == nil {
-			err = agentloop.AppendHistory(context.WithoutCancel(ctx), r.s.d.Store, r.c.DeveloperID, r.sessionID, "chat-result#"+call.ID, []llm.Message{m})
-		}
-		if err != nil {
+		if err := r.saveResult(ctx, call, res); err != nil {
 			// The step's own save keeps it once the step's calls have all answered.
 			r.s.d.Log.WarnContext(ctx, "chat: saving a tool result as it came", "call_id", call.ID, "error", err.Error())
-			return res
 		}
-		r.early.mu.Lock()
-		defer r.early.mu.Unlock()
-		if r.early.calls == nil {
-			r.early.answered, r.early.calls = map[string]bool{}, map[string]bool{}
-		}
-		r.early.answered[m.ToolCallID], r.early.calls[call.ID] = true, true
 		return res
 	})
+}
+
+// saveResult saves res's tool message alone, once however often it is tried (its key is the
+// call's id), and notes it saved.
+func (r *chatRun) saveResult(ctx context.Context, call *tool.Call, res tool.Result) error {
+	m, err := r.lp.ToolMessage(ctx, r.st, res)
+	if err != nil {
+		return err
+	}
+	if err := agentloop.AppendHistory(context.WithoutCancel(ctx), r.s.d.Store, r.c.DeveloperID, r.sessionID, "chat-result#"+call.ID, []llm.Message{m}); err != nil {
+		return err
+	}
+	r.early.mu.Lock()
+	defer r.early.mu.Unlock()
+	if r.early.calls == nil {
+		r.early.answered, r.early.calls = map[string]bool{}, map[string]bool{}
+	}
+	r.early.answered[m.ToolCallID], r.early.calls[call.ID] = true, true
+	return nil
 }
 
 // unsavedOf is msgs without the step's tool messages saved as they came.

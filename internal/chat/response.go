@@ -57,31 +57,44 @@ type PendingCall struct {
 	Arguments   any    `json:"arguments"`
 }
 
-// answer saves the finished loop's messages and gives the response. Outputs stored by reference
-// are answered as values up to the HTTP API's inline limit, in the order the calls ran; larger
-// ones stay references for GET /payloads/{ref}.
+// answer gives the finished loop's response and saves the turn, with the response as its
+// Idempotency-Key's answer, in the turn's last write. Outputs stored by reference are answered as
+// values up to the HTTP API's inline limit, in the order the calls ran; larger ones stay
+// references for GET /payloads/{ref}.
 func (r *chatRun) answer(ctx context.Context) (*Reply, error) {
-	s, dev := r.s, r.c.DeveloperID
-	if err := r.persist(ctx); err != nil {
+	resp := r.s.response(r.sessionID, r.st)
+	if err := r.inline(ctx, resp); err != nil {
+		// The turn is saved all the same: what ran is not run again by a repeat.
+		if serr := r.end(ctx, len(r.st.Messages), nil, nil); serr != nil {
+			return nil, serr
+		}
 		return nil, err
 	}
-	resp := s.response(r.sessionID, r.st)
+	reply := &Reply{Status: http.StatusOK, Chat: resp}
+	if err := r.end(ctx, len(r.st.Messages), nil, r.answerRecord(ctx, reply)); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// inline reads back resp's tool outputs stored by reference, up to store.AnswerInlineLimit.
+func (r *chatRun) inline(ctx context.Context, resp *Response) error {
 	left := int64(store.AnswerInlineLimit)
 	for i, tr := range resp.ToolResults {
 		n, ok := store.RefSize(tr.Output)
 		if !ok {
 			continue
 		}
-		out, err := s.d.Store.InlineRefs(ctx, dev, tr.Output, left)
+		out, err := r.s.d.Store.InlineRefs(ctx, r.c.DeveloperID, tr.Output, left)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, still := store.RefOf(out); !still {
 			left -= n
 		}
 		resp.ToolResults[i].Output = out
 	}
-	return &Reply{Status: http.StatusOK, Chat: resp}, nil
+	return nil
 }
 
 func (s *Service) response(sessionID string, st *loop.State) *Response {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"time"
 
 	"sinew/internal/fault"
+	"sinew/internal/llm"
 	"sinew/internal/loop"
+	"sinew/internal/store"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
 )
@@ -17,53 +20,80 @@ import (
 // (judged by the longest step so far), a model call runs out of time, or tools are still running
 // when it ends, agent_loop takes over. A nil reply and error: the loop is done.
 func (r *chatRun) run(ctx context.Context, deadline time.Time) (*Reply, error) {
-	s, st := r.s, r.st
+	s := r.s
 	bctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var longest time.Duration
-	for !st.Done {
+	for !r.st.Done {
 		if s.d.Starter != nil && longest > 0 && deadline.Sub(s.d.Now()) < longest {
 			return r.handoff(ctx, nil)
 		}
 		t0 := s.d.Now()
-		var err error
-		if len(st.Turn) == 0 { // else a resumed turn's calls run first
-			if err = r.lp.Prompt(bctx, st); err == nil && len(st.Turn) > 0 {
-				err = r.stepBegun(ctx)
-			}
-		}
-		if err == nil && !st.Done {
-			results := r.lp.Execute(bctx, st)
-			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
-				if cut := r.unfinished(results); len(cut) > 0 {
-					return s.cutShort(ctx, r.lp, st, results, cut, r.handoffWith(ctx))
-				}
-			}
-			// Outputs stored by reference are read back under the request's own context:
-			// the budget may be spent, the Lambda's time is not.
-			if err = r.lp.Feed(ctx, st, results); err != nil && s.d.Starter != nil && ctx.Err() == nil {
-				// An output could not be read back: agent_loop runs the turn's calls again under
-				// their ids (the executors answer their recorded results) and reads them, retrying.
-				s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
-				return s.cutShort(ctx, r.lp, st, results, r.unsavedCalls(results), r.handoffWith(ctx))
-			}
-			if err == nil {
-				err = r.stepDone(ctx)
-			}
+		over, reply, err := r.step(ctx, bctx)
+		if over {
+			return reply, err
 		}
 		longest = max(longest, s.d.Now().Sub(t0))
 		if err != nil {
-			if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil && len(st.Turn) == 0 {
-				return r.handoff(ctx, nil)
-			}
-			return nil, r.failed(ctx, err)
+			return r.stepFailed(ctx, bctx, err)
 		}
 	}
 	return nil, nil
 }
 
+// stepFailed answers a step's failure: a model call the budget cut off hands the loop to
+// agent_loop; anything else ends the turn with what it has (failed).
+func (r *chatRun) stepFailed(ctx, bctx context.Context, err error) (*Reply, error) {
+	if r.s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil && len(r.st.Turn) == 0 {
+		return r.handoff(ctx, nil)
+	}
+	return nil, r.failed(ctx, err)
+}
+
+// step is one iteration of the loop under the budget's context bctx: the model asked (unless a
+// resumed turn's calls are still to run), the calls run and fed back. It is over when the turn was
+// cut short and handed off: reply and err are then the chat's answer. Else err is the step's
+// failure.
+func (r *chatRun) step(ctx, bctx context.Context) (over bool, reply *Reply, err error) {
+	s, st := r.s, r.st
+	if len(st.Turn) == 0 {
+		if err := r.lp.Prompt(bctx, st); err != nil {
+			return false, nil, err
+		}
+		if len(st.Turn) > 0 {
+			if err := r.stepBegun(ctx); err != nil {
+				return false, nil, err
+			}
+		}
+	}
+	if st.Done {
+		return false, nil, nil
+	}
+	results := r.lp.Execute(bctx, st)
+	if s.d.Starter != nil && bctx.Err() != nil && ctx.Err() == nil {
+		if cut := r.unfinished(results); len(cut) > 0 {
+			reply, err := r.cutShort(ctx, results, cut)
+			return true, reply, err
+		}
+	}
+	// Outputs stored by reference are read back under the request's own context: the budget
+	// may be spent, the Lambda's time is not.
+	if err := r.lp.Feed(ctx, st, results); err != nil {
+		if s.d.Starter == nil || ctx.Err() != nil {
+			return false, nil, err
+		}
+		// An output could not be read back: agent_loop runs the turn's calls again under their
+		// ids (the executors answer their recorded results) and reads them, retrying.
+		s.d.Log.WarnContext(ctx, "chat: feeding the turn's results failed; handing off", "error", err.Error())
+		reply, err := r.cutShort(ctx, results, r.unsavedCalls(results))
+		return true, reply, err
+	}
+	return false, nil, r.stepDone(ctx)
+}
+
 // failed keeps what the loop produced before err, up to its last whole turn (every call it ran
-// is answered in it, so a repeat never runs it again), and gives err.
+// is answered in it, so a repeat never runs it again), ends the turn, and gives err. A turn whose
+// model reply is saved already has its calls answered with the failure.
 func (r *chatRun) failed(ctx context.Context, err error) error {
 	var open []tool.Call
 	for _, c := range plannedCalls(r.st.Turn) {
@@ -75,18 +105,13 @@ func (r *chatRun) failed(ctx context.Context, err error) error {
 	if len(r.st.Turn) > 0 {
 		end-- // the turn's assistant message, whose calls have no answers
 	}
-	if end > r.saved {
-		if serr := r.s.save(ctx, r.c.DeveloperID, r.sessionID, r.unsavedOf(r.st.Messages[r.saved:end])); serr != nil {
-			return serr
-		}
-		r.saved = end
-	}
-	r.forgetEarly()
+	var closing []llm.Message
 	if len(r.st.Turn) > 0 && r.saved > end {
-		// The turn's assistant message is saved already: its calls are answered with the failure.
-		r.s.closeTurn(ctx, r.c.DeveloperID, r.sessionID, open, err)
+		closing = closeTurn(open, err)
 	}
-	r.closeOpen(ctx)
+	if serr := r.end(ctx, end, closing, nil); serr != nil {
+		return serr
+	}
 	return err
 }
 
@@ -146,4 +171,53 @@ func (r *chatRun) turnKey() string {
 		return "key:" + r.idem.key
 	}
 	return "turn:" + r.turnID
+}
+
+// turnBudget is the turn's budget of tool calls (loop.CallBudget). A chat that starts its turn
+// keeps the count itself and writes it with the step that runs the calls it grants (stepBegun), so
+// the count costs no request of its own: nothing else draws on the turn before its calls run. Once
+// a system call may have started a chat or an execution on the turn (session.chat,
+// task.execution.create), and for a chat drawing on a turn begun elsewhere, the count is the
+// store's (loop.StoreBudget).
+type turnBudget struct {
+	shared  loop.StoreBudget
+	own     bool // the count is this chat's
+	taken   int
+	unsaved int // counted here, not written yet
+}
+
+func (r *chatRun) newBudget() *turnBudget {
+	return &turnBudget{own: r.c.TurnID == "", shared: loop.StoreBudget{Store: r.s.d.Store, DeveloperID: r.c.DeveloperID, TurnID: r.turnID, Max: r.s.d.MaxCallsPerTurn}}
+}
+
+// Take implements loop.CallBudget, as StoreBudget does.
+func (b *turnBudget) Take(ctx context.Context, n int) (int, error) {
+	if !b.own {
+		return b.shared.Take(ctx, n)
+	}
+	before := b.taken
+	b.taken, b.unsaved = b.taken+n, b.unsaved+n
+	return min(max(b.Limit()-before, 0), n), nil
+}
+
+// Limit implements loop.CallBudget.
+func (b *turnBudget) Limit() int { return b.shared.Limit() }
+
+// pending is the count a write takes with it (nil: none).
+func (b *turnBudget) pending() *store.TurnCalls {
+	if !b.own || b.unsaved == 0 {
+		return nil
+	}
+	return &store.TurnCalls{Turn: b.shared.TurnID, N: b.unsaved, TTL: loop.BudgetTTL}
+}
+
+// share writes the count before something else may draw on the turn, and leaves it to the store.
+func (b *turnBudget) share(ctx context.Context) error {
+	if b.own && b.unsaved > 0 {
+		if _, err := b.shared.Store.TakeCalls(ctx, b.shared.DeveloperID, b.shared.TurnID, b.unsaved, loop.BudgetTTL); err != nil {
+			return fmt.Errorf("chat: the turn's count of tool calls: %w", err)
+		}
+	}
+	b.own, b.unsaved = false, 0
+	return nil
 }
