@@ -39,7 +39,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per figure (after a warm-up)")
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load,chat)")
 	flag.StringVar(&only, "only", "", "comma-separated parts to run, the others left out (e.g. -only peer)")
 	flag.Parse()
 	o.skip = map[string]bool{}
@@ -94,6 +94,7 @@ func run(ctx context.Context, o options) error {
 		{"lambda", partLambda},
 		{"memory", partMemory},
 		{"load", partLoad},
+		{"chat", partChat},
 	}
 	failed := 0
 	for _, p := range parts {
