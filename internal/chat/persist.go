@@ -39,7 +39,10 @@ func (r *chatRun) write(end int, extra []llm.Message) (store.TurnWrite, error) {
 		w.Messages = append(w.Messages, sm)
 	}
 	if r.dropMark {
-		w.Drop = []string{handoffKey(r.sessionID)}
+		w.Drop = append(w.Drop, handoffKey(r.sessionID))
+	}
+	if r.dropOpen {
+		w.Drop = append(w.Drop, legacyOpenKey(r.sessionID))
 	}
 	return w, nil
 }
@@ -63,7 +66,9 @@ func (r *chatRun) commit(ctx context.Context, w store.TurnWrite, end int) error 
 	r.saved = max(r.saved, end)
 	r.forgetEarly()
 	r.released = r.released || w.Release
-	r.dropMark = r.dropMark && len(w.Drop) == 0
+	if len(w.Drop) > 0 {
+		r.dropMark, r.dropOpen = false, false
+	}
 	if w.Calls != nil {
 		r.budget.unsaved = 0
 	}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,9 +38,11 @@ type chatRun struct {
 	sess      *store.Session
 	open      string // the open-turn mark the claim found: a turn that stopped mid-step
 	// handoffMark is the session's latest hand-off to agent_loop (nil: none), read with the turn;
-	// dropMark deletes it with the turn's next write, once its execution has ended.
+	// dropMark deletes it with the turn's next write, once its execution has ended, and dropOpen
+	// the open-turn record an earlier sinew kept apart from the session (legacyOpenKey).
 	handoffMark *store.IdemRecord
 	dropMark    bool
+	dropOpen    bool
 	agent       *store.Agent
 	stored      []tool.Tool // the agent's tools, unless the request brings its own
 	history     []llm.Message
@@ -96,12 +99,16 @@ func (r *chatRun) release(ctx context.Context) {
 	}
 }
 
+// legacyOpenKey is the open-turn record of a session as an earlier sinew kept it, apart from the
+// session's item: read with the turn (it costs no request) and closed as the session's own mark is.
+func legacyOpenKey(sessionID string) string { return "chat-open#" + sessionID }
+
 // load reads what the turn needs besides the session, at once: the agent, the flag that gives
 // auto_run_tools, the session's hand-off mark and the Idempotency-Key's record in one BatchGetItem,
 // and the agent's tools (unless the request brings its own) and the history in one Query each.
 func (r *chatRun) load(ctx context.Context) (idemRec *store.IdemRecord, err error) {
 	dev := r.c.DeveloperID
-	keys := store.TurnKeys{AgentID: r.sess.AgentID, Idem: []string{handoffKey(r.sessionID)}}
+	keys := store.TurnKeys{AgentID: r.sess.AgentID, Idem: []string{handoffKey(r.sessionID), legacyOpenKey(r.sessionID)}}
 	if r.req.AutoRunTools == nil {
 		keys.Flags = []string{FlagAutoRun}
 	}
@@ -127,6 +134,10 @@ func (r *chatRun) load(ctx context.Context) (idemRec *store.IdemRecord, err erro
 		}
 	}
 	r.agent, r.flags, r.handoffMark = items.Agent, items.Flags, items.Idem[handoffKey(r.sessionID)]
+	if items.Idem[legacyOpenKey(r.sessionID)] != nil {
+		r.open = cmp.Or(r.open, "legacy")
+		r.dropOpen = true
+	}
 	if r.history, err = fromStoredAll(hist); err != nil {
 		return nil, err
 	}
