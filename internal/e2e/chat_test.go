@@ -48,6 +48,7 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/modelsrv"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // turn is one scripted model answer.
@@ -230,7 +231,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}
 	h.deps = chat.Deps{
 		Starter:      &agentloop.Starter{Store: h.store, SFN: h.sfn, ARN: agentLoopARN},
-		Liveness:     &executions.Liveness{Store: h.store, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}},
+		Liveness:     &workflow.Liveness{Store: h.store, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}},
 		Now:          h.now,
 		Store:        h.store,
 		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),

@@ -142,12 +142,29 @@ func (g *Guard) run(ctx context.Context, dev, callID, what string, held bool, fn
 	default:
 		final = map[string]any{"state": stateFailed, "call": what, "error": map[string]any{"type": string(k), "message": fault.Message(runErr)}}
 	}
-	if _, err := g.Records.UpdateIdempotency(ctx, dev, key, final); err != nil {
+	if err := g.record(ctx, dev, key, mine, final); err != nil {
 		// The outcome stands: failing a run whose side effect happened would make the caller
 		// retry it. The record stays "running" until its lease ends.
 		slog.WarnContext(ctx, "recording a call's outcome failed", "call_id", callID, "error", err)
 	}
 	return out, runErr
+}
+
+// replacer is the write of a record's value by a caller that holds the record (store.Store's
+// ReplaceIdempotency): one request where UpdateIdempotency reads the record first.
+type replacer interface {
+	ReplaceIdempotency(ctx context.Context, dev, key string, held *store.IdemRecord, value any) (*store.IdemRecord, error)
+}
+
+// record writes a run's outcome over its claim. mine, the claim as this run wrote it, gives the
+// record's expiry, which renewals keep.
+func (g *Guard) record(ctx context.Context, dev, key string, mine *store.IdemRecord, final any) error {
+	if r, ok := g.Records.(replacer); ok && mine != nil && !mine.ExpiresAt.IsZero() {
+		_, err := r.ReplaceIdempotency(ctx, dev, key, mine, final)
+		return err
+	}
+	_, err := g.Records.UpdateIdempotency(ctx, dev, key, final)
+	return err
 }
 
 // claim takes the call for this run and answers the claim it wrote (mine). mine is nil when the

@@ -3,11 +3,15 @@ package guard_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"sinew/internal/awscount"
 	"sinew/internal/executor"
 	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
@@ -309,5 +313,33 @@ func TestGuardRenewalYields(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run's claim and outcome are one write each; a repeat reads its answer from its claim's write.
+func TestGuardRequests(t *testing.T) {
+	n := &awscount.Counter{}
+	db := ddblocal.Client(t, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, n.Register) })
+	sl, err := seal.NewAESGCM(bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &guard.Guard{Records: store.New(db, ddblocal.NewTable(t, db), sl), Lease: time.Minute, Wait: -1}
+	id := tool.NewCallID()
+	tests := []struct {
+		name string
+		want map[string]int64
+	}{
+		{"the first run", map[string]int64{"PutItem": 2}},
+		{"a repeat", map[string]int64{"PutItem": 1}},
+	}
+	for _, tt := range tests {
+		n.Reset()
+		if _, err := g.Run(context.Background(), "dev", id, "integration/echo", func(context.Context) (any, error) { return "sent", nil }); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := n.Ops(); !maps.Equal(got, tt.want) {
+			t.Errorf("%s: requests %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	chatpkg "sinew/internal/chat"
 	"sinew/internal/dispatch"
 	"sinew/internal/dispatch/lambdainvoke"
-	"sinew/internal/executions"
 	"sinew/internal/handler"
 	"sinew/internal/handler/model"
 	"sinew/internal/httpapi"
@@ -22,6 +21,7 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // New builds the chat Lambda from env: POST /sessions/{session_id}/chat over the chat service of
@@ -55,7 +55,7 @@ func Service(ctx context.Context, l *handler.Loaded, log *slog.Logger) (*chatpkg
 	svc := chatpkg.New(chatpkg.Deps{
 		Store:     st,
 		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
-		Liveness:  executions.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
+		Liveness:  workflow.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
 		Model:     m,
 		Formatter: model.Formatter(),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambdasvc.NewFromConfig(l.AWS)}, Functions: map[tool.Type]string{

@@ -1,4 +1,4 @@
-package executions
+package workflow
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/store"
-	"sinew/internal/workflow"
 )
 
 // DefaultGrace is how long a record may wait for its execution's first state before Step Functions
@@ -36,7 +35,7 @@ type Liveness struct {
 	Now   func() time.Time // time.Now when nil
 }
 
-// NeverStarted is the error a settled record carries.
+// neverStarted is the error a settled record carries.
 const neverStarted = "the execution was recorded but never started (sinew stopped before starting it); start it again"
 
 // Check answers x as it stands: a running record whose first state has not run, older than the
@@ -104,5 +103,5 @@ func (l *Liveness) now() time.Time {
 
 // NewLiveness is a Liveness over st and a Step Functions client, for both state machines.
 func NewLiveness(st *store.Store, c Describer, toolCallARN, agentLoopARN string) *Liveness {
-	return &Liveness{Store: st, SFN: c, ARNs: map[string]string{workflow.ToolCall: toolCallARN, workflow.AgentLoop: agentLoopARN}}
+	return &Liveness{Store: st, SFN: c, ARNs: map[string]string{ToolCall: toolCallARN, AgentLoop: agentLoopARN}}
 }
