@@ -26,7 +26,9 @@ func reasonClass(r string) string {
 	return r
 }
 
-func quietGuard() *netguard.Policy { return netguard.New(netguard.WithLogger(slog.New(slog.DiscardHandler))) }
+func quietGuard() *netguard.Policy {
+	return netguard.New(netguard.WithLogger(slog.New(slog.DiscardHandler)))
+}
 
 // TestDocuments: what each vendored document makes, and what it skips by reason.
 func TestDocuments(t *testing.T) {
