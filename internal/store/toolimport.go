@@ -111,18 +111,21 @@ func (s *Store) newTools(tools []tool.Tool, setup map[string]map[string]any) ([]
 // checkNamesFree reads the name claims first, so a clash is answered before anything is written,
 // naming every taken name; the writes' own conditions still decide a race.
 func (s *Store) checkNamesFree(ctx context.Context, dev string, o Owner, tools []*tool.Tool) error {
-	keys := make([]itemKey, len(tools))
-	for i, t := range tools {
-		keys[i] = claimKey(dev, o, t.Name)
-	}
-	found, err := s.batchGet(ctx, keys, "", nil)
-	if err != nil {
-		return err
-	}
 	var taken []string
-	for _, t := range tools {
-		if found[claimKey(dev, o, t.Name)] != nil {
-			taken = append(taken, t.Name)
+	for start := 0; start < len(tools); start += 100 { // BatchGetItem reads at most 100 keys
+		part := tools[start:min(start+100, len(tools))]
+		keys := make([]itemKey, len(part))
+		for i, t := range part {
+			keys[i] = claimKey(dev, o, t.Name)
+		}
+		found, err := s.batchGet(ctx, keys, "", nil)
+		if err != nil {
+			return err
+		}
+		for _, t := range part {
+			if found[claimKey(dev, o, t.Name)] != nil {
+				taken = append(taken, t.Name)
+			}
 		}
 	}
 	if len(taken) == 0 {
