@@ -156,17 +156,19 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-// TestGuardedServers: a document server the network guard refuses skips its operations; a
-// base_url it refuses is a 403.
+// TestGuardedServers: a document server the network guard refuses skips its operations, and so
+// does a relative one; a base_url the guard refuses is a 403.
 func TestGuardedServers(t *testing.T) {
 	doc := `{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "servers": [{"url": "http://169.254.169.254/latest"}],
 		"paths": {"/meta-data": {"get": {"operationId": "meta", "responses": {"200": {"description": "ok"}}}},
-		          "/public": {"servers": [{"url": "https://api.example.com"}], "get": {"operationId": "pub", "responses": {"200": {"description": "ok"}}}}}}`
+		          "/public": {"servers": [{"url": "https://api.example.com"}], "get": {"operationId": "pub", "responses": {"200": {"description": "ok"}}}},
+		          "/rel": {"servers": [{"url": "/v2"}], "get": {"operationId": "rel", "responses": {"200": {"description": "ok"}}}}}}`
 	res, err := openapitools.Build(&openapitools.Request{Document: []byte(doc)}, openapitools.Options{Guard: quietGuard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "pub" || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, "network guard") {
+	if len(res.Tools) != 1 || res.Tools[0].Name != "pub" || len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0].Reason, "network guard") ||
+		!strings.Contains(res.Skipped[1].Reason, "relative: give base_url") {
 		t.Fatalf("tools %v, skipped %v", res.Tools, res.Skipped)
 	}
 	_, err = openapitools.Build(&openapitools.Request{Document: []byte(doc), BaseURL: "http://localhost:8080"}, openapitools.Options{Guard: quietGuard()})
