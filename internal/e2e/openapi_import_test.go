@@ -15,7 +15,8 @@ import (
 // Swagger's petstore with its API key given as a value, call one of the tools made with
 // POST /tool-calls against a loopback server, and find the key where it must be (in the request the
 // server got) and nowhere it must not be (the tool listing, the agent, the call's record, the log,
-// the answer to a second import that clashes). A task takes an import too.
+// the answer to a second import that clashes). A task takes an import too, its credential a
+// developer-secret reference that the call resolves.
 func TestOpenAPIImportThenToolCall(t *testing.T) {
 	var mu sync.Mutex
 	var got []*http.Request
@@ -78,11 +79,19 @@ func TestOpenAPIImportThenToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev.must(t, "PUT", "/secrets/SCOPES_TOKEN", map[string]any{"value": newSecret("token")}, 201)
+	token := newSecret("token")
+	dev.must(t, "PUT", "/secrets/SCOPES_TOKEN", map[string]any{"value": token}, 201)
 	ans = dev.must(t, "POST", "/tasks/"+task+"/tools/openapi", map[string]any{"document": json.RawMessage(scopes), "base_url": srv.URL,
 		"security": map[string]any{"bearerAuth": map[string]any{"secret": "SCOPES_TOKEN"}}}, 201)
 	if tools, _ := ans["tools"].([]any); len(tools) != 1 {
 		t.Fatalf("the task's import: %v", ans)
+	}
+	rec = dev.toolCall(t, map[string]any{"agent_id": agent, "task_id": task, "tool": "get_users", "arguments": map[string]any{}})
+	mu.Lock()
+	last = got[len(got)-1]
+	mu.Unlock()
+	if rec["status"] != "succeeded" || last.URL.Path != "/users" || last.Header.Get("Authorization") != "Bearer "+token {
+		t.Fatalf("the task's tool: %v; the server got %s with Authorization %q", rec, last.URL.Path, last.Header.Get("Authorization"))
 	}
 }
 
