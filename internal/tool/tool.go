@@ -115,6 +115,9 @@ type APICallDef struct {
 	FollowRedirects        *bool                `json:"follow_redirects,omitempty"`
 	Timeout                *int                 `json:"timeout,omitempty"` // seconds, at most 600
 	IncludeResponseContent *bool                `json:"include_response_content,omitempty"`
+	// ArgumentLocations places arguments of the call by name in the request (sinew's addition, see
+	// ArgumentLocation); the tools made from an OpenAPI document carry it.
+	ArgumentLocations map[string]ArgumentLocation `json:"argument_locations,omitempty"`
 }
 
 // HTTPMethods is the ApiCallDef method enum.
@@ -136,10 +139,14 @@ type ParameterSchema struct {
 	AdditionalProperties *bool                         `json:"additionalProperties,omitempty"`
 }
 
-// PropertyDefinition is one property of a ParameterSchema.
+// PropertyDefinition is one property of a ParameterSchema. Format, Properties and Required are
+// sinew's additions, so that a JSON request body's object schema can be described to the model.
 type PropertyDefinition struct {
-	Type        string              `json:"type,omitempty"`
-	Description string              `json:"description,omitempty"`
-	Enum        []string            `json:"enum,omitempty"`
-	Items       *PropertyDefinition `json:"items,omitempty"`
+	Type        string                        `json:"type,omitempty"`
+	Description string                        `json:"description,omitempty"`
+	Enum        []string                      `json:"enum,omitempty"`
+	Items       *PropertyDefinition           `json:"items,omitempty"`
+	Format      string                        `json:"format,omitempty"`
+	Properties  map[string]PropertyDefinition `json:"properties,omitempty"`
+	Required    []string                      `json:"required,omitempty"`
 }
