@@ -191,7 +191,6 @@ func TestKill9DuringBackoff(t *testing.T) {
 
 	p2 := startLocal(t, dir, env)
 	c = p2.sfnClient()
-	a = p2.apiFor(t, dev)
 	f.open()
 
 	d := waitEnded(t, c, "backoff", 5*time.Minute)
