@@ -749,7 +749,7 @@ func (l *Loop) messages(ctx context.Context, turn []Planned, results []tool.Resu
 				out[p.ModelCallID] = toolMessage(p, "", r.Error)
 				continue
 			}
-			text, err := l.content(ctx, r.Output)
+			text, err := l.content(ctx, p.Call.Type, r.Output)
 			if err != nil {
 				return nil, fmt.Errorf("the output of call %s (%s): %w", p.Call.ID, p.Name, err)
 			}
@@ -797,9 +797,10 @@ func (l *Loop) apply(st *State, turn []Planned, results []tool.Result, msgs map[
 	}
 }
 
-// content is an output as the model sees it: a string as is, any other value as JSON, a value
-// stored by reference read back first, and all of it at most MaxToolContent bytes.
-func (l *Loop) content(ctx context.Context, output any) (string, error) {
+// content is an output as the model sees it: a string as is, any other value as JSON (an
+// api_call's compacted, see toolfmt.ModelOutput), a value stored by reference read back first, and
+// all of it at most MaxToolContent bytes.
+func (l *Loop) content(ctx context.Context, typ tool.Type, output any) (string, error) {
 	ref, isRef := store.RefOf(output)
 	if isRef && l.cfg.Resolve != nil {
 		v, err := l.cfg.Resolve(ctx, output)
@@ -808,6 +809,7 @@ func (l *Loop) content(ctx context.Context, output any) (string, error) {
 		}
 		output = v
 	}
+	output = toolfmt.ModelOutput(typ, output)
 	text, ok := output.(string)
 	if !ok {
 		text = jsonv.EncodeString(output)
