@@ -35,14 +35,10 @@ func TestMCPImportRefreshAndCall(t *testing.T) {
 
 	// The server changes: one tool added, one described anew, one removed.
 	srv.SDK.AddTool(&sdk.Tool{Name: "mul", Description: "multiplies", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
-		})
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
 	srv.SDK.AddTool(&sdk.Tool{Name: "echo", Description: "echoes, now documented", InputSchema: map[string]any{"type": "object",
 		"properties": map[string]any{"text": map[string]any{"type": "string"}}}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
-		})
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
 	srv.SDK.RemoveTools("slow")
 	refresh := dev.must(t, "POST", path, body, 201)
 	wantNames(t, "refresh added", refresh["added"], "m_mul")
