@@ -16,7 +16,6 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/mcpserver"
-	"sinew/internal/mcptools"
 	"sinew/internal/openapitools"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
@@ -49,7 +48,6 @@ func APIRouter(d Deps) *httpapi.Router {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
-		mcptools.Register(rt, mcptools.Deps{Store: d.Store, Logger: d.Logger})
 		ex := executions.NewDeps(cfg, d.AWS, d.Store)
 		executions.Register(rt, ex)
 		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
