@@ -13,6 +13,7 @@ import (
 //     record (CallRecords) and answers the token with the result object. The function executor
 //     records it for the client. Without one (the chat path, agent_loop) the claim lives in an
 //     idempotency record and the result object is the invocation's answer.
+//   - error_result: without a token, answer a tool's failure as the error result (see ErrorResult).
 //   - held: the claim was made for this invocation when the call was started (the first attempt
 //     of an execution POST /tool-calls started), so the executor does not write it again.
 //   - request: a tool_call request naming only the tool, with no call yet (call, tool and context
@@ -32,6 +33,14 @@ type Envelope struct {
 	// bare output.
 	Record      bool `json:"record,omitempty"`
 	WholeResult bool `json:"whole_result,omitempty"`
+
+	// ErrorResult: the caller, holding no token, reads a tool's failure in the result object
+	// ({id, type, name, error}) the invocation answers: agent_loop's per-type Tasks and the chat
+	// path (package dispatch) send it. The invocation then fails only on a fault: Sinew.Transient,
+	// which they retry, or sinew's own, so a Lambda error means a fault. agent_loop's definitions
+	// before it, whose executions may still be running, read a tool's failure as the invocation's
+	// error, and get it so.
+	ErrorResult bool `json:"error_result,omitempty"`
 }
 
 // onRecord: the call's claim and outcome live on its tool_call execution's record.
