@@ -17,7 +17,9 @@ import (
 //   - held: the claim was made for this invocation when the call was started (the first attempt
 //     of an execution POST /tool-calls started), so the executor does not write it again.
 //   - request: a tool_call request naming only the tool, with no call yet (call, tool and context
-//     null), which only prepare takes: it makes the call and hands it on with the token.
+//     null), which only prepare takes, from tool_call v5's Dispatch: it makes the call and hands it
+//     on with the token. Since v6 Dispatch sends prepare no request: prepare answers the token with
+//     Sinew.Prepare, and the Prepare state makes the call.
 type Envelope struct {
 	Call      tool.Call              `json:"call"`
 	Tool      *tool.Tool             `json:"tool"`
