@@ -13,10 +13,13 @@ import (
 //     record (CallRecords) and answers the token with the result object. The function executor
 //     records it for the client. Without one (the chat path, agent_loop) the claim lives in an
 //     idempotency record and the result object is the invocation's answer.
+//   - error_result: without a token, answer a tool's failure as the error result (see ErrorResult).
 //   - held: the claim was made for this invocation when the call was started (the first attempt
 //     of an execution POST /tool-calls started), so the executor does not write it again.
 //   - request: a tool_call request naming only the tool, with no call yet (call, tool and context
-//     null), which only prepare takes: it makes the call and hands it on with the token.
+//     null), which only prepare takes, from tool_call v5's Dispatch: it makes the call and hands it
+//     on with the token. Since v6 Dispatch sends prepare no request: prepare answers the token with
+//     Sinew.Prepare, and the Prepare state makes the call.
 type Envelope struct {
 	Call      tool.Call              `json:"call"`
 	Tool      *tool.Tool             `json:"tool"`
@@ -32,6 +35,14 @@ type Envelope struct {
 	// bare output.
 	Record      bool `json:"record,omitempty"`
 	WholeResult bool `json:"whole_result,omitempty"`
+
+	// ErrorResult: the caller, holding no token, reads a tool's failure in the result object
+	// ({id, type, name, error}) the invocation answers: agent_loop's per-type Tasks and the chat
+	// path (package dispatch) send it. The invocation then fails only on a fault: Sinew.Transient,
+	// which they retry, or sinew's own, so a Lambda error means a fault. agent_loop's definitions
+	// before it, whose executions may still be running, read a tool's failure as the invocation's
+	// error, and get it so.
+	ErrorResult bool `json:"error_result,omitempty"`
 }
 
 // onRecord: the call's claim and outcome live on its tool_call execution's record.

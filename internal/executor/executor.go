@@ -16,13 +16,18 @@ type Executor interface {
 	Run(ctx context.Context, in Envelope) (any, error)
 }
 
-// Handler is a server-side executor's Lambda handler: {call, tool, context} → the result object.
-// With a task token (tool_call's Dispatch) the outcome goes to the token instead (tk: nil answers
-// nothing and fails the invocation), and the invocation answers {}.
+// Handler is a server-side executor's Lambda handler: {call, tool, context} → the result object,
+// a tool's failure the error result when the envelope asks for error results. With a task token
+// (tool_call's Dispatch) the outcome goes to the token instead (tk: nil answers nothing and fails
+// the invocation), and the invocation answers {}. Each tool's failure, on every path, is counted
+// by the ToolErrors metric (LogToolError).
 func Handler(x Executor, tk *Tokens) func(context.Context, Envelope) (map[string]any, error) {
 	return func(ctx context.Context, in Envelope) (map[string]any, error) {
 		out, err := x.Run(ctx, in)
-		return answerOrReturn(ctx, tk, in.TaskToken, in.answersWhole(), &in.Call, out, err)
+		if toolFailure(err) {
+			LogToolError(ctx, &in.Call, err)
+		}
+		return answerOrReturn(ctx, tk, in.TaskToken, in.answersWhole(), in.ErrorResult, &in.Call, out, err)
 	}
 }
 

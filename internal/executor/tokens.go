@@ -90,15 +90,19 @@ func (t *Tokens) client() (TaskAnswerer, error) {
 }
 
 // answerOrReturn is an executor's answer to its invocation: without a task token, the result
-// object (or err) as the Task's result; with one, the outcome goes to the token (the result object
-// when whole, else the bare output), and the invocation itself succeeds unless the answer could
-// not be sent.
-func answerOrReturn(ctx context.Context, tk *Tokens, token string, whole bool, call *tool.Call, out any, err error) (map[string]any, error) {
+// object as the Task's result, or err (and, when the caller reads error results, a tool's failure as
+// the error result, err only for a fault); with one, the outcome goes to the token (the result
+// object when whole, else the bare output), and the invocation itself succeeds unless the answer
+// could not be sent.
+func answerOrReturn(ctx context.Context, tk *Tokens, token string, whole, errorResult bool, call *tool.Call, out any, err error) (map[string]any, error) {
 	if token == "" {
-		if err != nil {
-			return nil, err
+		switch {
+		case err == nil:
+			return workflow.ResultObject(tool.ResultOf(call, out)), nil
+		case errorResult && toolFailure(err):
+			return workflow.ResultObject(tool.ErrorResult(call, string(fault.KindOf(err)), fault.Message(err))), nil
 		}
-		return workflow.ResultObject(tool.ResultOf(call, out)), nil
+		return nil, err
 	}
 	if whole && err == nil {
 		out = workflow.ResultObject(tool.ResultOf(call, out))
@@ -111,4 +115,12 @@ func answerOrReturn(ctx context.Context, tk *Tokens, token string, whole bool, c
 		return nil, aerr
 	}
 	return map[string]any{}, nil
+}
+
+// toolFailure reports whether a run's err is the tool's own failure (a provider's refusal, a bad
+// argument, the target's timeout), which is the call's result, rather than a fault: Sinew.Transient,
+// which the callers retry, or Sinew.Internal, sinew's own (an untyped error among them).
+func toolFailure(err error) bool {
+	k := fault.KindOf(err)
+	return err != nil && k != fault.Transient && k != fault.Internal
 }

@@ -60,7 +60,7 @@ func TestAnswerOrReturn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recordingSFN{err: tt.sendErr}
-			out, err := answerOrReturn(context.Background(), &Tokens{SFN: rec}, tt.token, tt.whole, &call, map[string]any{"n": 1}, tt.runErr)
+			out, err := answerOrReturn(context.Background(), &Tokens{SFN: rec}, tt.token, tt.whole, false, &call, map[string]any{"n": 1}, tt.runErr)
 			if got := fault.Kind(""); err != nil {
 				got = fault.KindOf(err)
 				if got != tt.wantErr {

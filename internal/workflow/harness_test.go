@@ -88,6 +88,10 @@ type invoker struct {
 	mu       sync.Mutex
 	handlers map[string]lambda.Handler
 	calls    map[string]int
+	// failed counts the invocations that ended in a function error (what Lambda's Errors metric
+	// counts), fromLambda those a function made (the Invoke API) rather than a state machine, by
+	// the function invoked.
+	failed, fromLambda map[string]int
 	// lostReply makes the next n invocations of a function run and then fail with a Lambda service
 	// error, as when the answer is lost on the way back: the Task's Retry runs it again.
 	lostReply map[string]int
@@ -114,16 +118,28 @@ func (iv *invoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		return nil, &asl.LambdaServiceError{Code: "ServiceException", Message: "the reply was lost"}
 	}
 	if ierr != nil {
+		iv.mu.Lock()
+		iv.failed[name]++
+		iv.mu.Unlock()
 		return &asl.LambdaResponse{Payload: lambdaboundary.Payload(*ierr), FunctionError: "Unhandled"}, nil
 	}
 	return &asl.LambdaResponse{Payload: out}, nil
 }
 
-// invokeAPI is the Lambda Invoke API over the same functions (and counts), as prepare reaches
-// the executors it hands calls to.
+// invokeAPI is the Lambda Invoke API over the same functions (and counts), as a function reaches
+// another: prepare hands an earlier definition's call to its executor with InvokeAsync.
 type invokeAPI struct{ iv *invoker }
 
+// InvokeAsync runs function in the background, as Lambda runs an Event invocation.
+func (a invokeAPI) InvokeAsync(ctx context.Context, function string, payload []byte) error {
+	go func() { _, _, _ = a.Invoke(context.WithoutCancel(ctx), function, payload) }()
+	return nil
+}
+
 func (a invokeAPI) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	a.iv.mu.Lock()
+	a.iv.fromLambda[function]++
+	a.iv.mu.Unlock()
 	out, err := a.iv.Invoke(ctx, asl.LambdaRequest{FunctionName: function, Payload: payload})
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Transient, err, "invoke %s", function)
@@ -142,6 +158,17 @@ func (iv *invoker) count(name string) int {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
 	return iv.calls[name]
+}
+
+// sum adds up the counts of every function in m (one of iv's maps).
+func (iv *invoker) sum(m map[string]int) int {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
 }
 
 // total is the number of invocations of every function so far.
@@ -344,7 +371,8 @@ func newHarness(t testing.TB) *harness {
 		func(o *eventbridge.Options) { o.BaseEndpoint = &evSrv.URL })
 
 	h.clock = asl.NewVirtualClock(time.Now())
-	h.iv = &invoker{handlers: map[string]lambda.Handler{}, calls: map[string]int{}, lostReply: map[string]int{}}
+	h.iv = &invoker{handlers: map[string]lambda.Handler{}, calls: map[string]int{}, lostReply: map[string]int{},
+		failed: map[string]int{}, fromLambda: map[string]int{}}
 	def, _ := deploy.StateMachineByName(deploy.ToolCall)
 	rendered, err := def.Render(readFile(t, def.File), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
 	if err != nil {
@@ -370,7 +398,7 @@ func newHarness(t testing.TB) *harness {
 	h.tokens = &executor.Tokens{SFN: h.svc.SFN}
 	runner := executor.Runner{Store: h.store, Guard: guardRec, Redactor: h.red}
 	h.handler = map[string]lambda.Handler{
-		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
+		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Tokens: h.tokens, Invoker: invokeAPI{h.iv},
 			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
 		"function":    lambdaboundary.Handler(function.Handler(h.function)),
 		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),

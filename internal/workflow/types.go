@@ -56,10 +56,13 @@ type PrepareInput struct {
 	Tool        string `json:"tool"`
 	Arguments   any    `json:"arguments"`
 	ExecutionID string `json:"execution_id"`
-	// TaskToken: tool_call's Dispatch invoked Prepare with its token (a request naming only the
-	// tool), so the call goes on to its executor, which answers the token; without one (Prepare's
-	// own state), Prepare answers the envelope.
+	// TaskToken: Dispatch of tool_call's definitions before Prepared (v4, v5) invoked Prepare with its
+	// token and the request, so the call goes on to its executor, which answers the token; without
+	// one (Prepare's own state), Prepare answers the envelope.
 	TaskToken string `json:"task_token,omitempty"`
+	// ErrorResult: the Prepare state reads a request's own fault as {error} (Prepared, since v6), so
+	// prepare fails its invocation only on a fault; earlier Prepare states catch it as the error.
+	ErrorResult bool `json:"error_result,omitempty"`
 }
 
 // Wait is how long a function call's Task waits for the client: TimeoutSeconds always set for a

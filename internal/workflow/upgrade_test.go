@@ -221,6 +221,15 @@ func TestUpgradeFromDispatchDefinition(t *testing.T) {
 	upgradeOfStarts(t, "internal/workflow/testdata/tool_call.v4.asl.json", "v4", "TaskStateEntered Dispatch")
 }
 
+// TestUpgradeFromOneEnvelopeDefinition: executions started on testdata/tool_call.v5.asl.json, the
+// definition before Prepared (a bare start's Dispatch invoked prepare with the request and its
+// token, and prepare invoked the executor with it and waited), finish on this code: prepare hands
+// the call to its executor as an Event invocation it does not wait for, the executor answers the
+// token, and a function call still goes Prepare, Function after Sinew.WaitForClient.
+func TestUpgradeFromOneEnvelopeDefinition(t *testing.T) {
+	upgradeOfStarts(t, "internal/workflow/testdata/tool_call.v5.asl.json", "v5", "TaskStateEntered Dispatch")
+}
+
 // upgradeOfStarts runs calls of each type on the previous definition at path, started by POST
 // /tool-calls (whose first state is postState) and by a bare StartExecution (named prefix-...),
 // each to its recorded end, function calls answered over HTTP and by SendTaskSuccess.

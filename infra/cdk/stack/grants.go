@@ -24,8 +24,9 @@ var tableAccessOf = map[string]tableAccess{
 	// merges no setup: the executors do.
 	"chat": {actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
-	// Finds the call's tool in one BatchGetItem and records the execution's status (its Lambda
-	// Invoke of the executors is granted on the functions).
+	// Finds the call's tool in one BatchGetItem and records the execution's status (its Event
+	// invocations of the executors, for earlier definitions' executions, are granted on the
+	// functions, its answer to Dispatch's token on tool_call).
 	"prepare": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}},
 	// One transaction: puts the pending call and updates its execution.
 	"function": {actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}},

@@ -3,10 +3,14 @@ package prepare
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"sinew/internal/executor"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/workflow"
 )
@@ -30,30 +34,71 @@ func TestWaitForClientAtTheBoundary(t *testing.T) {
 	}
 }
 
-// TestRequest: prepare takes the request bare (the Prepare state; Dispatch before its envelope,
-// with the token beside it) or inside Dispatch's envelope, and refuses an envelope without one.
-func TestRequest(t *testing.T) {
+// TestDecode: prepare takes the request bare (the Prepare state; v4's Dispatch, with the token
+// beside it), inside v5's Dispatch envelope with the token, or Dispatch's envelope with the token
+// and no call (route to the Prepare state), and refuses any other envelope.
+func TestDecode(t *testing.T) {
 	const req = `"developer_id":"dev","agent_id":"a","task_id":null,"session_id":null,"tool":"echo","arguments":{"n":1},"execution_id":"e"`
 	for _, tc := range []struct {
 		name, event, token, wantErr string
+		route, errorResult          bool
 	}{
-		{"the Prepare state", `{` + req + `}`, "", ""},
-		{"Dispatch before its envelope", `{` + req + `,"task_token":"t"}`, "t", ""},
-		{"Dispatch's envelope", `{"call":null,"tool":null,"context":null,"request":{` + req + `},"task_token":"t","held":false}`, "t", ""},
-		{"an envelope with a call", `{"call":{},"tool":null,"context":{},"request":null,"task_token":"t"}`, "", "Sinew.InvalidInput"},
-		{"an unknown field", `{` + req + `,"held":true}`, "", "Sinew.InvalidInput"},
+		{"the Prepare state", `{` + req + `}`, "", "", false, false},
+		{"the Prepare state reading error results", `{` + req + `,"error_result":true}`, "", "", false, true},
+		{"v4's Dispatch", `{` + req + `,"task_token":"t"}`, "t", "", false, false},
+		{"v5's Dispatch", `{"call":null,"tool":null,"context":null,"request":{` + req + `},"task_token":"t","held":false}`, "t", "", false, false},
+		{"Dispatch, to the Prepare state", `{"call":null,"tool":null,"context":null,"task_token":"t","held":false}`, "t", "", true, false},
+		{"an envelope with a call", `{"call":{},"tool":null,"context":{},"request":null,"task_token":"t"}`, "", "Sinew.InvalidInput", false, false},
+		{"an envelope without a token", `{"call":null,"tool":null,"context":null,"held":false}`, "", "Sinew.InvalidInput", false, false},
+		{"an unknown field", `{` + req + `,"held":true}`, "", "Sinew.InvalidInput", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := request([]byte(tc.event))
+			ev, err := decode([]byte(tc.event))
 			if tc.wantErr != "" {
 				if e := lambdaboundary.Error(err); err == nil || e.Type != tc.wantErr {
 					t.Fatalf("error %v, want %s", err, tc.wantErr)
 				}
 				return
 			}
-			if err != nil || in.Tool != "echo" || in.ExecutionID != "e" || in.TaskToken != tc.token || in.Arguments == nil {
-				t.Errorf("request = %+v, %v", in, err)
+			if err != nil || ev.route != tc.route {
+				t.Fatalf("event = %+v, %v; want route %v", ev, err, tc.route)
+			}
+			if tc.route {
+				if ev.token != tc.token {
+					t.Errorf("token %q, want %q", ev.token, tc.token)
+				}
+				return
+			}
+			in := ev.in
+			if in.Tool != "echo" || in.ExecutionID != "e" || in.TaskToken != tc.token || in.Arguments == nil || in.ErrorResult != tc.errorResult {
+				t.Errorf("request = %+v", in)
 			}
 		})
+	}
+}
+
+// answers records what prepare sent Dispatch's token.
+type answers struct{ failures []string }
+
+func (a *answers) SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	return nil, errors.New("prepare answers no token with a success")
+}
+
+func (a *answers) SendTaskFailure(_ context.Context, in *sfn.SendTaskFailureInput, _ ...func(*sfn.Options)) (*sfn.SendTaskFailureOutput, error) {
+	a.failures = append(a.failures, *in.TaskToken+" "+*in.Error)
+	return &sfn.SendTaskFailureOutput{}, nil
+}
+
+// TestRouteToPrepare: for Dispatch's token without a call, prepare reads nothing, invokes nothing
+// and answers the token with Sinew.Prepare; its own invocation succeeds (no Lambda error).
+func TestRouteToPrepare(t *testing.T) {
+	sent := &answers{}
+	h := lambdaboundary.Handler(Handler(Deps{Tokens: &executor.Tokens{SFN: sent}}))
+	out, ierr := lambdaboundary.Invoke(context.Background(), h, []byte(`{"call":null,"tool":null,"context":null,"task_token":"tok","held":false}`))
+	if ierr != nil {
+		t.Fatalf("invocation failed: %+v", ierr)
+	}
+	if string(out) != "{}" || len(sent.failures) != 1 || sent.failures[0] != "tok "+workflow.ErrPrepare {
+		t.Errorf("answer %s, token answers %v; want {} and %s", out, sent.failures, workflow.ErrPrepare)
 	}
 }
