@@ -16,11 +16,16 @@ deps:
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
+	@$(MAKE) --no-print-directory funclen staticcheck
 
 # funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
-.PHONY: funclen
+.PHONY: funclen staticcheck
 funclen:
 	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
+# staticcheck at the version go.mod pins as a tool (go tool staticcheck), its default checks.
+staticcheck:
+	@$(PHASE) "lint: staticcheck (pinned in go.mod)" go tool staticcheck $(GO_PACKAGES)
 
 # One DynamoDB Local serves every test binary (SINEW_TEST_DYNAMODB_ENDPOINT); each test makes its own table.
 # Every local mode the tests start records its AWS requests for make iam-check.

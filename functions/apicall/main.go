@@ -1,28 +1,9 @@
-// Command apicall is the apicall Lambda: it only builds the handler's dependencies from the
-// environment and starts it behind the Lambda error boundary.
+// Command apicall is the executor of api_call calls (package handler/apicall).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"sinew/internal/handler"
-	"sinew/internal/handler/apicallenv"
-	"sinew/internal/lambdaboundary"
-	"sinew/internal/secrets"
+	"sinew/internal/handler/apicall"
 )
 
-func main() {
-	// Every log line passes the redactor, which knows the setup values and resolved secrets of
-	// the calls in flight (package secrets).
-	red := secrets.NewRedactor()
-	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
-	deps, err := apicallenv.Deps(context.Background(), red)
-	if err != nil {
-		// Fail the cold start: every invocation would fail the same way.
-		slog.Error("invalid configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(handler.NewAPICall(deps))
-}
+func main() { handler.Start(apicall.New) }

@@ -1,28 +1,9 @@
-// Command integration is the integration Lambda: it only builds the handler's dependencies from the
-// environment and starts it behind the Lambda error boundary.
+// Command integration is the executor of integration calls (package handler/integration).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"sinew/internal/handler"
-	"sinew/internal/handler/integrationenv"
-	"sinew/internal/lambdaboundary"
-	"sinew/internal/secrets"
+	"sinew/internal/handler/integration"
 )
 
-func main() {
-	// Every log line passes the redactor, which knows the setup values and resolved secrets of
-	// the calls in flight (package secrets).
-	red := secrets.NewRedactor()
-	slog.SetDefault(slog.New(red.Handler(slog.NewJSONHandler(os.Stdout, nil))))
-	deps, err := integrationenv.Deps(context.Background(), red)
-	if err != nil {
-		// Fail the cold start: every invocation would fail the same way.
-		slog.Error("invalid configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(handler.NewIntegration(deps))
-}
+func main() { handler.Start(integration.New) }

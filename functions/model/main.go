@@ -1,24 +1,9 @@
-// Command model is agent_loop's model step (statemachines/agent_loop.asl.json): it feeds the
-// previous turn's results, prompts the model once, and answers the calls to run next or the loop's
-// output. It only wires: the configuration, the stepper and the Lambda error boundary.
+// Command model is agent_loop's model step (package handler/model).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"sinew/internal/handler/modelenv"
-	"sinew/internal/lambdaboundary"
+	"sinew/internal/handler"
+	"sinew/internal/handler/model"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	slog.SetDefault(log)
-	s, err := modelenv.Stepper(context.Background(), log)
-	if err != nil {
-		slog.Error("model configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(modelenv.NewModel(s))
-}
+func main() { handler.Start(model.New) }

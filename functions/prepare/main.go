@@ -1,24 +1,9 @@
-// Command prepare is the prepare Lambda: it only builds the handler's dependencies from the
-// environment and starts it behind the Lambda error boundary.
+// Command prepare is tool_call's Prepare (package handler/prepare).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"sinew/internal/handler"
-	"sinew/internal/handler/prepareenv"
-	"sinew/internal/lambdaboundary"
+	"sinew/internal/handler/prepare"
 )
 
-func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := prepareenv.Deps(context.Background())
-	if err != nil {
-		// Fail the cold start: every invocation would fail the same way.
-		slog.Error("invalid configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(handler.NewPrepare(deps))
-}
+func main() { handler.Start(prepare.New) }

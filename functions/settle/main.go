@@ -1,23 +1,10 @@
-// Command settle is the settle Lambda: it only builds the handler's dependencies from the
-// environment and starts it behind the Lambda error boundary.
+// Command settle is the state machines' Settle step and the status-change events' target (package
+// handler/settle).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"sinew/internal/handler"
-	"sinew/internal/lambdaboundary"
+	"sinew/internal/handler/settle"
 )
 
-func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	deps, err := handler.SettleFromEnv(context.Background())
-	if err != nil {
-		// Fail the cold start: every invocation would fail the same way.
-		slog.Error("invalid configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(handler.NewSettle(deps))
-}
+func main() { handler.Start(settle.New) }

@@ -1,24 +1,9 @@
-// Command system is the Lambda of system tool calls. It only wires: the executor built
-// from the environment and the Lambda error boundary.
+// Command system is the executor of system calls (package handler/system).
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"sinew/internal/handler"
-	"sinew/internal/handler/systemenv"
-	"sinew/internal/lambdaboundary"
+	"sinew/internal/handler/system"
 )
 
-func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	x, err := systemenv.Executor(context.Background())
-	if err != nil {
-		// Fail the cold start: every invocation would fail the same way.
-		slog.Error("invalid configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdaboundary.Start(handler.NewSystem(x))
-}
+func main() { handler.Start(system.New) }

@@ -106,7 +106,7 @@ func (d *demo) tableItems(ctx context.Context, cfg aws.Config) (string, int, err
 		for scan.HasMorePages() {
 			page, err := scan.NextPage(ctx)
 			if err != nil {
-				return "", 0, fmt.Errorf("Scan %s: %w", t, err)
+				return "", 0, fmt.Errorf("scanning %s: %w", t, err)
 			}
 			n += len(page.Items)
 			for _, it := range page.Items {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -15,80 +16,17 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/deploy"
 	"sinew/internal/handler"
-	"sinew/internal/handler/apicallenv"
-	"sinew/internal/handler/apienv"
-	"sinew/internal/handler/chatenv"
-	"sinew/internal/handler/functionenv"
-	"sinew/internal/handler/integrationenv"
-	"sinew/internal/handler/modelenv"
-	"sinew/internal/handler/prepareenv"
-	"sinew/internal/handler/systemenv"
-	"sinew/internal/lambdaboundary"
+	"sinew/internal/handler/all"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/secrets"
 )
 
-// handlerDeps is what a function's in-process handler is built from.
+// handlerDeps is what local mode builds its in-process functions from.
 type handlerDeps struct {
 	ctx context.Context
 	red *secrets.Redactor // the redactor every log line of this process passes
 	cfg *config.Config
 	log *slog.Logger
-}
-
-// handlers builds each function's in-process handler, keyed by the function names of
-// internal/deploy. A described function missing here has no handler package yet; local mode says
-// so at start.
-// Each is built as the function's main builds it (FromEnv, New, the Lambda error boundary), from
-// the environment local mode has set.
-var handlers = map[string]func(d handlerDeps) (lambdaapi.Invoker, error){
-	"api": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		rt, err := apienv.Router(d.ctx, d.log)
-		if err != nil {
-			return nil, err
-		}
-		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
-	},
-	"prepare": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := prepareenv.Deps(d.ctx)
-		return boundary(handler.NewPrepare(deps)), err
-	},
-	"function": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := functionenv.Deps(d.ctx)
-		return boundary(handler.NewFunction(deps)), err
-	},
-	"apicall": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := apicallenv.Deps(d.ctx, d.red)
-		return boundary(handler.NewAPICall(deps)), err
-	},
-	"integration": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := integrationenv.Deps(d.ctx, d.red)
-		return boundary(handler.NewIntegration(deps)), err
-	},
-	"system": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		x, err := systemenv.Executor(d.ctx)
-		return boundary(handler.NewSystem(x)), err
-	},
-	"chat": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		rt, err := chatenv.Router(d.ctx, d.log)
-		if err != nil {
-			return nil, err
-		}
-		return lambdaapi.FromHandler(lambdaboundary.Handler(rt.ServeEvent)), nil
-	},
-	"model": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		s, err := modelenv.Stepper(d.ctx, d.log)
-		return boundary(modelenv.NewModel(s)), err
-	},
-	"settle": func(d handlerDeps) (lambdaapi.Invoker, error) {
-		deps, err := handler.SettleFromEnv(d.ctx)
-		return boundary(handler.NewSettle(deps)), err
-	},
-}
-
-// boundary runs a handler behind the same Lambda error boundary as its deployed main.
-func boundary[In, Out any](h func(context.Context, In) (Out, error)) lambdaapi.Invoker {
-	return lambdaapi.FromHandler(lambdaboundary.Handler(h))
 }
 
 // functions is the registry of in-process functions, shared by the Lambda Invoke API and the
@@ -120,18 +58,21 @@ func (f *functions) arn(name string) string {
 	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", f.region, f.account, name)
 }
 
-// registerDescribed builds the in-process handler of every described function that has one.
+// registerDescribed builds every described function that has a constructor (package all) in
+// process, as its main builds it, from the environment local mode has set (setEnv). A described
+// function without one has no handler package yet; local mode says so at start (warnMissing).
 func (f *functions) registerDescribed(d handlerDeps) error {
+	env := handler.Env{Getenv: os.Getenv, Log: d.log, Redactor: d.red}
 	for _, fn := range deploy.Functions() {
-		ctor, ok := handlers[fn.Name]
+		ctor, ok := all.Lambdas[fn.Name]
 		if !ok {
 			continue
 		}
-		inv, err := ctor(d)
+		h, err := ctor(d.ctx, env)
 		if err != nil {
 			return fmt.Errorf("function %s: %w", fn.Name, err)
 		}
-		if err := f.register(fn.Name, inv); err != nil {
+		if err := f.register(fn.Name, lambdaapi.FromHandler(h)); err != nil {
 			return err
 		}
 	}

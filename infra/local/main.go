@@ -7,7 +7,7 @@
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
-// by call id (package dispatch) keeps its side effects single. Events a rule target matches (the
+// by call id (package executor/guard) keeps its side effects single. Events a rule target matches (the
 // status changes settle takes) and Lambda Event invocations are journaled before they are
 // answered and delivered after a restart (package outbox); the records whose status change was
 // lost anyway are settled when read and by the sweep (--sweep-period). README.md's local-mode

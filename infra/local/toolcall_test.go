@@ -341,11 +341,12 @@ func stateTransitions(t *testing.T, p *proc, arn string) int {
 	return n
 }
 
-// TestToolCallBareStart: a user's StartExecution of tool_call naming only a server-side tool runs
-// Dispatch alone, whose Task waits for its token: Dispatch invokes prepare, which hands the call to
-// its executor through local mode's Lambda Invoke API (AWS_ENDPOINT_URL_LAMBDA), and the executor
-// answers the token through local mode's Step Functions API (AWS_ENDPOINT_URL_SFN, as deployed
-// through the default endpoints); the execution succeeds with the result, recorded.
+// TestToolCallBareStart: a user's StartExecution of tool_call naming only a server-side tool
+// reaches its executor through the state machine: Dispatch invokes prepare, which answers its
+// token with Sinew.Prepare through local mode's Step Functions API (AWS_ENDPOINT_URL_SFN, as
+// deployed through the default endpoints); Prepare makes the call, Prepared sends it back to
+// Dispatch, which invokes the executor, and the executor answers its token; the execution succeeds
+// with the result, recorded. No function invokes another.
 func TestToolCallBareStart(t *testing.T) {
 	dir := t.TempDir()
 	p := startLocal(t, dir, "--in-memory")
@@ -385,8 +386,8 @@ func TestToolCallBareStart(t *testing.T) {
 			if x["status"] != "succeeded" || !strings.Contains(raw, tt.want) {
 				t.Errorf("record = %s", raw)
 			}
-			if n := stateTransitions(t, p, aws.ToString(st.ExecutionArn)); n != 1 {
-				t.Errorf("%d state transitions, want 1 (Dispatch)", n)
+			if n := stateTransitions(t, p, aws.ToString(st.ExecutionArn)); n != 4 {
+				t.Errorf("%d state transitions, want 4 (Dispatch, Prepare, Prepared, Dispatch)", n)
 			}
 		})
 	}

@@ -106,22 +106,26 @@ func New(guard *netguard.Policy, opts ...Option) *Executor {
 	return e
 }
 
-// Execute makes the call: it merges the parts (MergeParts), checks them against params_schema,
+// Execute makes the call: it places the arguments argument_locations names, merges the parts
+// (MergeParts), checks them against params_schema,
 // builds the request, and sends it within the call's timeout (default 30 s, at most 600 s; a deadline
 // on ctx, such as the chat path's time budget, bounds it too). Errors are typed (package fault):
 // InvalidInput for bad arguments, Forbidden for guard refusals, Transient for failures worth a retry
 // (connection refused or reset, DNS, 408, 429, 500, 502, 503, 504, 524), Timeout when the call's own
 // time ran out, TooLarge for a response over the cap, Provider for other statuses.
 func (e *Executor) Execute(ctx context.Context, def *tool.APICallDef, in Input) (*Result, error) {
-	call, err := liftParameters(def, in.Call)
+	call, err := placeArguments(def, in.Call)
 	if err != nil {
+		return nil, err
+	}
+	if call, err = liftParameters(def, call); err != nil {
 		return nil, err
 	}
 	parts, err := MergeParts(def, call, in.MetaArgs, in.MetaSetup)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkParamsSchema(def, call, parts); err != nil {
+	if err := checkArguments(def, in.Call, call, parts); err != nil {
 		return nil, err
 	}
 	p, err := prepare(def, parts)

@@ -16,6 +16,7 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/mcpserver"
+	"sinew/internal/openapitools"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
 	"sinew/internal/store"
@@ -46,6 +47,7 @@ func APIRouter(d Deps) *httpapi.Router {
 	if d.Store != nil {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
+		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
 		ex := executions.NewDeps(cfg, d.AWS, d.Store)
 		executions.Register(rt, ex)
 		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,

@@ -26,6 +26,8 @@ var validBodies = map[string][]string{
 	"PUT /agents/{agent_id}/tools/{tool_id}":                 {`{"name":"ask_user","type":"function","function":{"timeout_seconds":60}}`},
 	"PATCH /agents/{agent_id}/tools/{tool_id}":               {`{"description":"changed by b"}`},
 	"POST /tasks/{task_id}/tools":                            {`{"name":"b_tool","type":"function","function":{}}`},
+	"POST /agents/{agent_id}/tools/openapi":                  {openAPIBody},
+	"POST /tasks/{task_id}/tools/openapi":                    {openAPIBody},
 	"PUT /tasks/{task_id}/tools/{tool_id}":                   {`{"name":"task_echo","type":"integration","integration":{"provider":"dummy"}}`},
 	"PATCH /tasks/{task_id}/tools/{tool_id}":                 {`{"description":"changed by b"}`},
 	"POST /agents/{agent_id}/tasks":                          {`{"name":"task by b"}`},
@@ -47,6 +49,10 @@ var validBodies = map[string][]string{
 	"POST /agents/{agent_id}/mcp":                            {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 	"POST /sessions/{session_id}/mcp":                        {`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"none"}}`},
 }
+
+// openAPIBody imports one operation.
+const openAPIBody = `{"document":{"openapi":"3.1.0","info":{"title":"t","version":"1"},"servers":[{"url":"https://api.example.com"}],` +
+	`"paths":{"/ping":{"get":{"operationId":"ping"}}}},"prefix":"b_"}`
 
 // TestIsolation: developer B, with a valid token of its own, can neither read, change, start,
 // resume nor list anything of developer A through any route, naming A's real ids (agents, tools,

@@ -53,14 +53,13 @@ func TestMain(m *testing.M) {
 
 type localMode struct {
 	*localmode.Proc
-	tmp     string
-	bin     string
-	db      *dynamodb.Client
-	lambda  *lambdasdk.Client
-	client  *http.Client
-	tokMu   sync.Mutex
-	tokens  map[string]string
-	routeMu sync.Mutex
+	tmp    string
+	bin    string
+	db     *dynamodb.Client
+	lambda *lambdasdk.Client
+	client *http.Client
+	tokMu  sync.Mutex
+	tokens map[string]string
 }
 
 // local is the running local mode, started on first use.

@@ -1,24 +1,36 @@
 // Package asl is sinew's embedded Step Functions engine: it parses and validates Amazon States
 // Language definitions as CreateStateMachine does, and runs executions the way AWS does, down to
-// the history events (types, detail shapes, ids and previousEventId links) recorded from real AWS
-// executions (internal/asl/conformance replays them from its testdata/localstack-sfn).
+// the history events recorded from real AWS executions (internal/asl/conformance replays them).
 //
-// Layout:
+// Where each construct lives: a state type's file holds its spec (State.Pass, State.Task, ...), its
+// parsing and validation, and its run.
 //
-//	definition.go, choice.go, template.go, jsonata.go  the definition model: Parse, validation with
-//	                                                   AWS's diagnostics, compiled paths/templates
-//	paths.go                                           the seam onto internal/asl/jsonpath and intrinsic
-//	engine.go                                          Engine, Execution, Start/Stop/Describe/History
-//	interp.go, flow.go                                 the interpreter: states, data flow, Retry/Catch,
-//	                                                   Parallel and inline Map
-//	maprun.go                                          distributed Map: a Map Run of child executions
-//	                                                   (inline items, ItemBatcher; no S3)
-//	task.go, resource.go, lambda.go, startexec.go      Task resources: the Integration registry
-//	                                                   ("service:api"), lambda:invoke and the legacy
-//	                                                   Lambda ARN, states:startExecution(.sync/:2)
-//	tokens.go                                          task tokens: SendTaskSuccess/Failure/Heartbeat
-//	history.go, encode.go                              history events and their JSON
-//	clock.go, scope.go, snapshot.go                    injectable time, variables, persistence
+//	state.go                  State: the fields every type shares, dispatch by type, the data flow
+//	                          (InputPath, Parameters, ResultSelector, ResultPath, OutputPath,
+//	                          Arguments, Output, Assign)
+//	state_pass.go             Pass
+//	state_task.go             Task: attempts, timeouts, heartbeats, waiting on a task token
+//	state_choice.go           Choice and its rules
+//	state_wait.go             Wait, parked at the top level
+//	state_succeed_fail.go     Succeed and Fail
+//	state_parallel.go         Parallel
+//	state_map.go              Map: parsing and the inline run
+//	state_map_distributed.go  distributed Map: a Map Run of child executions (ItemBatcher; no S3)
+//	retry.go                  Retry and Catch
+//	fields.go                 field kinds several types take: optional paths, numbers by value,
+//	                          path or JSONata
+//	fanout.go                 Parallel's branches and Map's iterations side by side
+//	definition.go             Machine, Parse, diagnostics, transitions and reachability
+//	template.go, jsonata.go   payload templates, Assign, JSONata fields
+//	paths.go                  the seam onto internal/asl/jsonpath and intrinsic
+//	interp.go                 frames and state visits: entered/exited events, errors, $$
+//	engine.go                 Engine, Execution, Start/Stop/Describe/History
+//	resource.go, lambda.go,   Task resources: the Integration registry ("service:api"),
+//	startexec.go              lambda:invoke and the legacy Lambda ARN, states:startExecution
+//	tokens.go                 task tokens: SendTaskSuccess/Failure/Heartbeat
+//	history.go, encode.go     history events and their JSON
+//	clock.go, scope.go,       injectable time, variables, persistence
+//	snapshot.go
 //
 // Concurrency: each execution runs on its own goroutine, Parallel branches and Map iterations on
 // theirs. A task of the execution's top level that waits on a token, and a Wait state of the top

@@ -80,6 +80,4 @@ func (e *StatesError) errorOutput() map[string]any {
 
 func mustJSON(v any) string { return jsonv.EncodeString(v) }
 
-func deepClone(v any) any { return jsonv.Clone(v) }
-
 func typeName(v any) string { return jsonv.TypeName(v) }

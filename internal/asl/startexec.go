@@ -63,7 +63,7 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 	}
 	cd := child.Describe()
 	started := map[string]any{"ExecutionArn": cd.ExecutionArn, "StartDate": millis(cd.StartDate)}
-	if r.st.resource.Pattern != PatternSync && r.st.resource.Pattern != PatternSync2 {
+	if r.st.Task.resource.Pattern != PatternSync && r.st.Task.resource.Pattern != PatternSync2 {
 		return started, nil
 	}
 	ev.submitted(started)
@@ -81,7 +81,7 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 	d := child.Describe()
 	desc := map[string]any{"ExecutionArn": d.ExecutionArn, "StateMachineArn": d.StateMachineArn, "Name": d.Name, "Status": d.Status,
 		"StartDate": millis(d.StartDate), "StopDate": millis(d.StopDate), "InputDetails": map[string]any{"Included": true}}
-	sync2 := r.st.resource.Pattern == PatternSync2
+	sync2 := r.st.Task.resource.Pattern == PatternSync2
 	desc["Input"] = jsonField(d.Input, sync2)
 	if d.Status == StatusSucceeded {
 		desc["Output"] = jsonField(d.Output, sync2)

@@ -220,14 +220,6 @@ type taskArgs struct {
 	result lambdaResult // room for the call's result
 }
 
-// argsFit reports whether the task's Parameters are evaluated as taskArgs: a JSONPath
-// lambda:invoke request-response task on the engine's own integration, with a small object.
-func (r *stateRun) argsFit() bool {
-	ref, t := &r.st.resource, r.st.Parameters
-	return t != nil && t.root.isObj && len(t.root.obj) <= len(taskArgs{}.vals) && !ref.Legacy && ref.Pattern == "" &&
-		ref.Service == "lambda" && ref.API == "invoke" && r.f.x.eng.builtinInvoke
-}
-
 // evalArgs is eval of an object node into a's fields: the same values, in the same order, with
 // the same errors.
 func (n *tnode) evalArgs(env pathEnv, a *taskArgs) error {

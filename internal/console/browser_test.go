@@ -64,7 +64,7 @@ func TestConsoleDrawsEveryStateOfSinewsMachines(t *testing.T) {
 		kinds := eval[map[string]int](b, `[...document.querySelectorAll('#graph g.edge')].reduce((m, e) => (m[e.dataset.kind] = (m[e.dataset.kind] || 0) + 1, m), {})`)
 		want := []string{"next", "choice", "default", "catch", "retry"}
 		if m == "tool_call" {
-			want = []string{"next", "catch", "retry", "end"} // no Choice: a call's one state is Dispatch
+			want = []string{"next", "choice", "default", "catch", "retry", "end"} // Prepared routes a bare start's call
 		}
 		for _, k := range want {
 			if kinds[k] == 0 {
@@ -95,7 +95,7 @@ func TestConsoleColoursAnExecutionsStates(t *testing.T) {
 		document.querySelector('#graph g.node[data-state="Dispatch"][data-status="succeeded"]') !== null`)
 	got := b.nodeStatuses()
 	// A call started by POST /tool-calls comes prepared: Dispatch, its one state, invokes its executor.
-	want := map[string]string{"Dispatch": "succeeded", "Prepare": "none", "PrepareFailed": "none", "Function": "none", "Settle": "none"}
+	want := map[string]string{"Dispatch": "succeeded", "Prepare": "none", "Prepared": "none", "PrepareFailed": "none", "Function": "none", "Settle": "none"}
 	for s, w := range want {
 		if got[s] != w {
 			t.Errorf("state %s is %q, want %q (all: %v)", s, got[s], w, got)

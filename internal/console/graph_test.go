@@ -139,8 +139,9 @@ func TestLayoutEdgesAndLayers(t *testing.T) {
 	}{
 		{name: "tool_call", def: readMachine(t, "tool_call"),
 			edges: []string{"@start>Dispatch next", "Dispatch>@end end", "Dispatch>Dispatch retry", "Dispatch>Prepare catch", "Dispatch>Settle catch",
-				"Prepare>Function next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry", "Function>Settle catch", "Function>@end end", "Settle>@end end"},
-			above:     [][2]string{{"@start", "Dispatch"}, {"Dispatch", "Prepare"}, {"Prepare", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
+				"Prepare>Prepared next", "Prepare>PrepareFailed catch", "Prepare>Prepare retry", "Prepared>Function choice", "Prepared>Dispatch choice back",
+				"Prepared>PrepareFailed default", "Function>Settle catch", "Function>@end end", "Settle>@end end"},
+			above:     [][2]string{{"@start", "Dispatch"}, {"Dispatch", "Prepare"}, {"Prepare", "Prepared"}, {"Prepared", "Function"}, {"Function", "Settle"}, {"Settle", "@end"}},
 			retryNote: map[string]string{"Prepare": "Retry ×6 on Sinew.Transient, Lambda.Servi…"}},
 		{name: "agent_loop", def: readMachine(t, "agent_loop"),
 			edges:    []string{"NextTurn>Model next back", "IsDone>RunCalls default", "RouteByType>ApiCall choice", "Done>@end end"},

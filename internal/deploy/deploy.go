@@ -30,6 +30,11 @@ const (
 // is cut off anyway.
 const MaxHTTPTimeout = 30 * time.Second
 
+// MaxInvokerTimeout is the longest timeout of a function that may invoke another (an InvokeFunction
+// permission): a function that invokes another synchronously holds its concurrency slot and is
+// billed while the other runs, so a long wait on another function belongs to a state machine.
+const MaxInvokerTimeout = 60 * time.Second
+
 // ItemKind names a kind of record in the one table (package store). Permissions name item kinds so a
 // reader sees what each function touches; the CDK grants on the table (DynamoDB's IAM cannot tell
 // kinds of items apart by sort key), and a test keeps each function's list honest against its needs.
@@ -212,15 +217,19 @@ func Functions() []Function {
 		},
 		{
 			Name: "prepare",
-			Purpose: "tool_call's step for a request that names only the tool: records the execution, finds the tool, builds the call " +
-				"envelope, and invoked by Dispatch with its token hands a server-side call to its executor",
+			Purpose: "tool_call's Prepare for a request that names only the tool: records the execution, finds the tool, builds the call " +
+				"envelope for the state machine to invoke its function; Dispatch's token it answers with Sinew.Prepare",
 			MemoryMB: 256,
-			// It waits for the executor it hands a call to: the longest one's timeout (apicall's) and a margin.
-			Timeout: 660 * time.Second,
+			// A few DynamoDB requests and one answer to a token: it waits on no other function (the
+			// Event invocations below are queued, not waited for).
+			Timeout: 30 * time.Second,
 			Env:     env(config.FunctionEnv("integration"), config.FunctionEnv("apicall"), config.FunctionEnv("system")),
 			Permissions: append([]Permission{
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemExecutions}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions}},
+				{Action: AnswerOwnTask, Target: ToolCall}, // answers Dispatch's token with Sinew.Prepare
+				// Event invocations that hand a call of tool_call v4 and v5's executions, whose Dispatch gave
+				// prepare the request with its token, to its executor; not needed once none runs.
 			}, invokes(executors...)...),
 		},
 		{
@@ -270,7 +279,11 @@ func Functions() []Function {
 			Name:     "system",
 			Purpose:  "a system call: an operation on the caller's own resources, session.chat bounded in depth",
 			MemoryMB: 512,
-			Timeout:  300 * time.Second,
+			// Its operations are the api function's routes (under 30 s) and a chat, which runs up to
+			// SINEW_CHAT_BUDGET_S (under 30 s) before agent_loop takes over. A chat invokes the
+			// executors and waits for them, so the timeout stays short: a longer wait belongs to a
+			// state machine.
+			Timeout: 60 * time.Second,
 			// What chat reads too: session.chat and task.execution.create run the chat service here.
 			Env: env(append(slices.Clone(modelEnv), config.EnvFlagDefaults, config.EnvChatBudget, config.EnvAgentLoopARN,
 				config.FunctionEnv("integration"), config.FunctionEnv("apicall"), config.FunctionEnv("system"))...),
@@ -337,7 +350,7 @@ func StateMachines() []StateMachine {
 			Name:    ToolCall,
 			File:    "statemachines/tool_call.asl.json",
 			Type:    "STANDARD",
-			Purpose: "one tool call in one Task that waits for its token (Dispatch), invoking the function of the call's type; for a request naming only the tool, prepare, which hands the call on (a function call then goes Prepare, Function); settle only after a failure",
+			Purpose: "one tool call in one Task that waits for its token (Dispatch), invoking the function of the call's type; a request naming only the tool goes Prepare, Prepared, then Dispatch (a function call Function); settle only after a failure",
 			Substitutions: []Substitution{
 				fnArn("prepare"), fnArn("function"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
 			},

@@ -1,3 +1,6 @@
+// Package dispatch sends a chat's tool calls to the executor Lambda of their type: the chat path
+// has no state machine, so the Dispatcher retries Sinew.Transient itself, as the state machines'
+// Retry does; the executors' guard (package executor/guard) makes those retries safe.
 package dispatch
 
 import (
@@ -8,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"sinew/internal/executor"
 	"sinew/internal/fault"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/tool"
@@ -32,13 +36,15 @@ type Dispatcher struct {
 	Backoff   time.Duration // the first pause between attempts, doubled each time; 500 ms when 0
 }
 
-// Dispatch runs one call and gives its result object. Function calls are not dispatched: on the
-// chat path they go back to the caller as pending calls.
-func (d *Dispatcher) Dispatch(ctx context.Context, env any, call *tool.Call) tool.Result {
+// Dispatch runs one call and gives its result object: the executor answers a tool's failure as
+// the error result (env asks for error results), so its Lambda errors are faults. Function calls
+// are not dispatched: on the chat path they go back to the caller as pending calls.
+func (d *Dispatcher) Dispatch(ctx context.Context, env executor.Envelope, call *tool.Call) tool.Result {
 	fn, ok := d.Functions[call.Type]
 	if !ok || call.Type == tool.TypeFunction {
 		return tool.ErrorResult(call, string(fault.InvalidInput), fmt.Sprintf("calls of type %s are not run by sinew on this path", call.Type))
 	}
+	env.ErrorResult = true
 	payload, err := json.Marshal(env)
 	if err != nil {
 		return tool.ErrorResult(call, string(fault.Internal), "the call could not be encoded")
@@ -80,10 +86,14 @@ func (d *Dispatcher) Dispatch(ctx context.Context, env any, call *tool.Call) too
 			break
 		}
 		var res struct {
-			Output any `json:"output"`
+			Output any               `json:"output"`
+			Error  *tool.ResultError `json:"error"`
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
 			return tool.ErrorResult(call, string(fault.Internal), "the executor's answer is not a result object")
+		}
+		if res.Error != nil {
+			return tool.ErrorResult(call, res.Error.Type, res.Error.Message)
 		}
 		return tool.ResultOf(call, res.Output)
 	}

@@ -12,7 +12,6 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
 	"sinew/internal/tool"
-	"sinew/internal/workflow"
 )
 
 // Step Functions retries the model step when its answer is lost (Lambda.ClientExecutionTimeoutException
@@ -44,7 +43,7 @@ func TestModelStepRetriedAnswersTheSame(t *testing.T) {
 	}
 	call := first.Calls[0].Call
 	next := agentloop.Event{Input: in, ExecutionID: "loop-retried", State: first.State, Results: []agentloop.ItemResult{
-		{Call: call, Result: &workflow.TaskResult{Output: map[string]any{"temperature": 21}}}}}
+		{Call: call, Result: &agentloop.TaskResult{Output: map[string]any{"temperature": 21}}}}}
 	last, err := h.stepper.Step(h.ctx, next)
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,10 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
-	"sinew/internal/handler"
-	"sinew/internal/handler/modelenv"
+	"sinew/internal/executor"
+	"sinew/internal/fault"
+	"sinew/internal/handler/function"
+	modelfn "sinew/internal/handler/model"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
 	"sinew/internal/lambdaboundary"
@@ -44,6 +45,15 @@ type turn = modelsrv.Turn
 
 type invoker struct {
 	handlers map[string]lambda.Handler
+	mu       sync.Mutex
+	failed   map[string]int // invocations that ended in a function error, by function
+}
+
+// failures is the number of invocations of name that ended in a function error.
+func (iv *invoker) failures(name string) int {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	return iv.failed[name]
 }
 
 func (iv *invoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.LambdaResponse, error) {
@@ -54,6 +64,12 @@ func (iv *invoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 	}
 	out, ierr := lambdaboundary.Invoke(ctx, h, req.Payload)
 	if ierr != nil {
+		iv.mu.Lock()
+		if iv.failed == nil {
+			iv.failed = map[string]int{}
+		}
+		iv.failed[name]++
+		iv.mu.Unlock()
 		return &asl.LambdaResponse{Payload: lambdaboundary.Payload(*ierr), FunctionError: "Unhandled"}, nil
 	}
 	return &asl.LambdaResponse{Payload: out}, nil
@@ -114,6 +130,13 @@ func moduleRoot(t *testing.T) string {
 }
 
 func newHarness(t *testing.T, turns ...turn) *harness {
+	def, _ := deploy.StateMachineByName(deploy.AgentLoop)
+	return newHarnessOn(t, def.File, turns...)
+}
+
+// newHarnessOn is newHarness running the agent_loop definition in file (relative to the module
+// root): an earlier one, whose executions may still be running after a deploy.
+func newHarnessOn(t *testing.T, file string, turns ...turn) *harness {
 	h := &harness{t: t, ctx: context.Background(), dev: "dev-" + strings.ToLower(t.Name()), runs: map[string]int{}}
 	db := ddblocal.Client(t)
 	table := ddblocal.NewTable(t, db)
@@ -129,6 +152,9 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 			h.mu.Lock()
 			h.runs[a.Location]++
 			h.mu.Unlock()
+			if a.Location == "nowhere" {
+				return nil, fault.New(fault.Provider, "the weather service knows no place called nowhere")
+			}
 			if a.Bytes > 0 {
 				return map[string]any{"location": a.Location, "report": "BEGIN" + strings.Repeat("r", a.Bytes) + "END"}, nil
 			}
@@ -138,7 +164,7 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 		t.Fatal(err)
 	}
 	def, _ := deploy.StateMachineByName(deploy.AgentLoop)
-	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), def.File))
+	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,9 +183,9 @@ func newHarness(t *testing.T, turns ...turn) *harness {
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "k"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.stepper = stepper
-	iv.handlers["model"] = lambdaboundary.Handler(modelenv.NewModel(stepper))
-	iv.handlers["integration"] = lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg}))
-	iv.handlers["function"] = lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc}))
+	iv.handlers["model"] = lambdaboundary.Handler(modelfn.Handler(stepper))
+	iv.handlers["integration"] = lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil))
+	iv.handlers["function"] = lambdaboundary.Handler(function.Handler(&executor.Function{Store: h.store}))
 
 	a, err := h.store.CreateAgent(h.ctx, h.dev, store.Agent{Name: "helper", Instructions: []any{"Be brief.", "Use tools."}})
 	if err != nil {
@@ -312,5 +338,65 @@ func TestAgentLoopAutoRunOffByFlagDefault(t *testing.T) {
 	out := h.wait(h.run("loop-off", h.input([]any{user("hi")}, map[string]any{"auto_run_tools": nil})))
 	if out["finish_reason"] != "tool_calls" || h.runs["A"] != 0 {
 		t.Fatalf("output %v, runs %d", out, h.runs["A"])
+	}
+}
+
+// TestAgentLoopToolFailureIsAResult: a tool's failure reaches the model as its error result, and
+// the executor's invocation succeeds with it (the Task reads the result object), so a Lambda error
+// of an executor means a fault; the failure is counted by the ToolErrors metric instead.
+func TestAgentLoopToolFailureIsAResult(t *testing.T) {
+	h := newHarness(t,
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "nowhere"}`}, {"m2", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Only Oslo: 21 degrees."},
+	)
+	out := h.wait(h.run("loop-fail", h.input([]any{user("weather?")}, nil)))
+	if n := h.lambda.failures("integration"); n != 0 {
+		t.Errorf("%d integration invocations failed, want none: the tool's failure is a result", n)
+	}
+	results, _ := out["tool_results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("tool_results %v, want two", out["tool_results"])
+	}
+	failed, ok := results[0].(map[string]any)
+	e, _ := failed["error"].(map[string]any)
+	if !ok || e["type"] != "Sinew.Provider" || !strings.Contains(e["message"].(string), "nowhere") {
+		t.Errorf("first result %v, want the provider's refusal", results[0])
+	}
+	if o, _ := results[1].(map[string]any)["output"].(map[string]any); o["location"] != "Oslo" {
+		t.Errorf("second result %v, want Oslo's weather", results[1])
+	}
+	var tools []string
+	for _, m := range h.model.Request(t, 1)["messages"].([]any) {
+		if mm := m.(map[string]any); mm["role"] == "tool" {
+			tools = append(tools, mm["tool_call_id"].(string)+"="+mm["content"].(string))
+		}
+	}
+	if len(tools) != 2 || !strings.HasPrefix(tools[0], "m1=") || !strings.Contains(tools[0], `"type":"Sinew.Provider"`) {
+		t.Errorf("tool messages %v, want m1's error first", tools)
+	}
+}
+
+// TestAgentLoopUpgrade: an execution of agent_loop's definition before error results
+// (internal/workflow/testdata/agent_loop.v1.asl.json), still running after the deploy, finishes on
+// this code: its Tasks send no error_result, so a tool's failure is still the invocation's error,
+// which its Catch turns into the error result, and an output is still {output}.
+func TestAgentLoopUpgrade(t *testing.T) {
+	h := newHarnessOn(t, "internal/workflow/testdata/agent_loop.v1.asl.json",
+		turn{Calls: [][3]string{{"m1", "get_weather", `{"location": "nowhere"}`}, {"m2", "get_weather", `{"location": "Oslo"}`}}},
+		turn{Text: "Only Oslo: 21 degrees."},
+	)
+	out := h.wait(h.run("loop-v1", h.input([]any{user("weather?")}, nil)))
+	results, _ := out["tool_results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("tool_results %v, want two", out["tool_results"])
+	}
+	if e, _ := results[0].(map[string]any)["error"].(map[string]any); e["type"] != "Sinew.Provider" {
+		t.Errorf("first result %v, want the provider's refusal", results[0])
+	}
+	if o, _ := results[1].(map[string]any)["output"].(map[string]any); o["location"] != "Oslo" {
+		t.Errorf("second result %v, want Oslo's weather", results[1])
+	}
+	if n := h.lambda.failures("integration"); n != 1 {
+		t.Errorf("%d integration invocations failed, want the refusal's one: that definition catches it", n)
 	}
 }

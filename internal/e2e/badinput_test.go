@@ -35,8 +35,12 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/config"
 	"sinew/internal/dispatch"
-	"sinew/internal/handler"
-	"sinew/internal/handler/modelenv"
+	"sinew/internal/executor"
+	"sinew/internal/executor/eventbus"
+	"sinew/internal/handler/function"
+	modelfn "sinew/internal/handler/model"
+	"sinew/internal/handler/prepare"
+	"sinew/internal/handler/settle"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -53,7 +57,6 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
-	"sinew/internal/workflow/eventbus"
 )
 
 const dev = "dev-badinput"
@@ -331,8 +334,9 @@ func newWorld(t *testing.T) *world {
 // boundary, with the base events from events/ pointed at this world's resources.
 func (w *world) functions(t *testing.T) []fn {
 	ctx := map[string]any{"developer_id": dev, "agent_id": w.agentID, "task_id": nil, "session_id": nil, "execution_id": "exec-badinput", "depth": 0}
-	svc := &workflow.Service{Store: w.st, Events: eventbus.Bus{Client: w.ebc}, EventBus: "default"}
-	exec := handler.Executor{Store: w.st, Guard: &dispatch.Guard{Records: w.st}}
+	svc := &workflow.Service{Store: w.st}
+	fnx := &executor.Function{Store: w.st, Events: eventbus.Bus{Client: w.ebc}, EventBus: "default"}
+	exec := executor.Runner{Store: w.st}
 	res := &resources.Service{Store: w.st}
 	model, err := scripted.Load(filepath.Join(root(t), "events/models/echo_demo.json"))
 	if err != nil {
@@ -381,19 +385,19 @@ func (w *world) functions(t *testing.T) []fn {
 		"requestContext": merge(claims, map[string]any{"http": map[string]any{"method": "POST", "path": chatPath}})}
 
 	return []fn{
-		{name: "prepare", h: lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: svc})), base: prep,
+		{name: "prepare", h: lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: svc})), base: prep,
 			typed: []string{"developer_id", "agent_id", "tool", "execution_id"}},
-		{name: "function", h: lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: svc})), base: fnEv,
+		{name: "function", h: lambdaboundary.Handler(function.Handler(fnx)), base: fnEv,
 			typed: []string{"call", "call.id", "call.function.arguments", "tool.function.timeout_seconds", "context.depth", "task_token"}, nested: "context"},
-		{name: "integration", h: lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: exec, Providers: w.reg})), base: integ,
+		{name: "integration", h: lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: exec, Providers: w.reg}, nil)), base: integ,
 			typed: []string{"call.integration.name", "tool.integration.provider", "context.developer_id"}, nested: "call.integration"},
-		{name: "apicall", h: lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: exec, APICall: apiexec.New(w.guard)})), base: ac,
+		{name: "apicall", h: lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: exec, APICall: apiexec.New(w.guard)}, nil)), base: ac,
 			typed: []string{"call.api_call.arguments", "tool.api_call.url", "context.agent_id"}, nested: "tool.api_call"},
-		{name: "system", h: lambdaboundary.Handler(handler.NewSystem(&system.Executor{Resources: res})), base: sys,
+		{name: "system", h: lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: res}}, nil)), base: sys,
 			typed: []string{"call.system.resource", "call.system.arguments", "context.depth"}, nested: "call.system"},
-		{name: "settle", h: lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: svc})), base: st,
+		{name: "settle", h: lambdaboundary.Handler(settle.Handler(svc, nil)), base: st,
 			typed: []string{"call.id", "result", "context.execution_id"}, nested: "context"},
-		{name: "model", h: lambdaboundary.Handler(modelenv.NewModel(agentloop.New(agentloop.Deps{Store: w.st, Model: model, Formatter: formatter}))), base: mdl,
+		{name: "model", h: lambdaboundary.Handler(modelfn.Handler(agentloop.New(agentloop.Deps{Store: w.st, Model: model, Formatter: formatter}))), base: mdl,
 			typed: []string{"input.messages", "input.max_iterations", "execution_id"}, nested: "input"},
 		{name: "api", h: lambdaboundary.Handler(apiRT.ServeEvent), base: apiEv, http: true,
 			typed: []string{"rawPath", "requestContext", "requestContext.http.method"}, nested: "requestContext.http"},

@@ -16,6 +16,7 @@ import (
 	"sinew/internal/chat"
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/fault"
 	"sinew/internal/httpapi"
 	"sinew/internal/llm"
 	"sinew/internal/loop/agentloop"
@@ -45,7 +46,7 @@ func (h *harness) restarted(after time.Duration) (*chat.Service, *store.Store) {
 	d := h.deps
 	d.Store, d.Now = st, now
 	d.Starter = &agentloop.Starter{Store: st, SFN: h.sfn, ARN: agentLoopARN}
-	d.Liveness = &executions.Liveness{Store: st, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: now}
+	d.Liveness = &workflow.Liveness{Store: st, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: now}
 	return chat.New(d), st
 }
 
@@ -130,7 +131,7 @@ func TestDeadHandOffRecordIsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.New(httpapi.Options{})
-	executions.Register(rt, executions.Deps{Workflow: &workflow.Service{Store: st}, Liveness: &executions.Liveness{Store: st, SFN: h.sfn,
+	executions.Register(rt, executions.Deps{Workflow: &workflow.Service{Store: st}, Liveness: &workflow.Liveness{Store: st, SFN: h.sfn,
 		ARNs: map[string]string{"agent_loop": agentLoopARN}, Now: func() time.Time { return time.Now().Add(10 * time.Minute) }}})
 	srv := httptest.NewServer(httpapi.HTTPHandler(rt.ServeEvent, httpapi.HMACClaims(h.key)))
 	defer srv.Close()
@@ -275,5 +276,37 @@ func TestChatSizesBeforeSideEffects(t *testing.T) {
 	}
 	if h.model.Count() != 2 {
 		t.Errorf("the model was asked %d times, want 2", h.model.Count())
+	}
+}
+
+// A turn an earlier sinew left open (its open-turn record apart from the session, its call
+// unanswered in the history) is closed by the next chat as the session's own mark is: the call
+// answered as interrupted, the record gone with the turn's write.
+func TestChatClosesAnEarlierSinewsOpenTurn(t *testing.T) {
+	h := newHarness(t, turn{Text: "It was interrupted."})
+	calls := []any{map[string]any{"id": "m1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"location": "Oslo"}`}}}
+	if _, err := h.store.AppendMessages(h.ctx, h.dev, h.session, []store.Message{{Role: "user", Content: "weather?"}, {Role: "assistant", ToolCalls: calls}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.store.PutIdempotency(h.ctx, h.dev, "chat-open#"+h.session, map[string]any{"turn": "turn:old"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	code, body := h.chat(map[string]any{"messages": []any{user("and?")}})
+	if code != http.StatusOK {
+		t.Fatalf("the next chat: %d %v, want 200", code, body)
+	}
+	var got []string
+	for _, m := range h.history() {
+		s := m.Role
+		if m.Role == "tool" && strings.Contains(jsonText(t, m.Content), "interrupted") {
+			s += ":interrupted"
+		}
+		got = append(got, s)
+	}
+	if r := strings.Join(got, ","); r != "user,assistant,tool:interrupted,user,assistant" {
+		t.Errorf("history %s", r)
+	}
+	if _, err := h.store.GetIdempotency(h.ctx, h.dev, "chat-open#"+h.session); !fault.Is(err, fault.NotFound) {
+		t.Errorf("the earlier open-turn record: %v, want it gone", err)
 	}
 }

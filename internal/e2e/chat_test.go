@@ -31,9 +31,9 @@ import (
 	"sinew/internal/deploy"
 	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/executor"
 	"sinew/internal/fault"
-	"sinew/internal/handler"
-	"sinew/internal/handler/modelenv"
+	modelfn "sinew/internal/handler/model"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/jsonv"
@@ -48,6 +48,7 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/testenv/modelsrv"
 	"sinew/internal/tool"
+	"sinew/internal/workflow"
 )
 
 // turn is one scripted model answer.
@@ -218,19 +219,19 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 		t.Fatal(err)
 	}
 	h.iv = &invoker{calls: map[string]int{}, gaveUp: gaveUp, handlers: map[string]lambda.Handler{
-		"sinew-integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: &dispatch.Guard{Records: h.store}}, Providers: reg})),
+		"sinew-integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: executor.Runner{Store: h.store}, Providers: reg}, nil)),
 	}}
 	// agent_loop on the embedded engine, for the hand-off: the same model, the executors in process.
 	stepper := agentloop.New(agentloop.Deps{Store: h.store, Model: openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),
 		Formatter: &toolfmt.Formatter{Integrations: reg}, FlagDefaults: map[string]bool{agentloop.FlagAutoRun: false}})
 	h.engine(map[string]lambda.Handler{
-		"model":       lambdaboundary.Handler(modelenv.NewModel(stepper)),
+		"model":       lambdaboundary.Handler(modelfn.Handler(stepper)),
 		"integration": afterBackground{iv: h.iv, h: h.iv.handlers["sinew-integration"]},
 	})
 	h.sfn = &engineSFN{eng: h.eng, machine: h.machine}
 	h.deps = chat.Deps{
 		Starter:      &agentloop.Starter{Store: h.store, SFN: h.sfn, ARN: agentLoopARN},
-		Liveness:     &executions.Liveness{Store: h.store, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}},
+		Liveness:     &workflow.Liveness{Store: h.store, SFN: h.sfn, ARNs: map[string]string{"agent_loop": agentLoopARN}},
 		Now:          h.now,
 		Store:        h.store,
 		Model:        openai.New("test-model", openai.Options{BaseURL: h.model.URL + "/v1", APIKey: "test"}),

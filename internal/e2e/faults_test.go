@@ -191,7 +191,6 @@ func TestKill9DuringBackoff(t *testing.T) {
 
 	p2 := startLocal(t, dir, env)
 	c = p2.sfnClient()
-	a = p2.apiFor(t, dev)
 	f.open()
 
 	d := waitEnded(t, c, "backoff", 5*time.Minute)
@@ -213,7 +212,7 @@ func TestKill9DuringBackoff(t *testing.T) {
 	}
 
 	// "running": its Task runs again after the restart. Its dead run's claim on the call id
-	// (dispatch.DefaultLease, 30 s, no longer renewed) first refuses the re-run as Sinew.Transient:
+	// (guard.DefaultLease, 30 s, no longer renewed) first refuses the re-run as Sinew.Transient:
 	// no second request yet.
 	deadline = time.Now().Add(2 * time.Minute)
 	for failures(t, c, "running")["Dispatch Sinew.Transient"] < 2 {

@@ -15,5 +15,5 @@ import (
 func NewDeps(cfg *config.Config, aws awsv2.Config, st *store.Store) Deps {
 	c := sfn.NewFromConfig(aws)
 	return Deps{Workflow: &workflow.Service{Store: st, SFN: c, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN},
-		Liveness: NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN)}
+		Liveness: workflow.NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN)}
 }

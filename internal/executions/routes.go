@@ -21,7 +21,7 @@ type Deps struct {
 	Workflow *workflow.Service // needs Store, SFN, ToolCallARN and AgentLoopARN
 	// Liveness settles, as they are read, the records of executions that never started or that
 	// Step Functions ended without their status change reaching settle (nil: none is checked).
-	Liveness *Liveness
+	Liveness *workflow.Liveness
 }
 
 const tag = "executions"
@@ -87,7 +87,7 @@ func Register(rt *httpapi.Router, d Deps) {
 
 type handlers struct {
 	w    *workflow.Service
-	live *Liveness
+	live *workflow.Liveness
 }
 
 func (h *handlers) startToolCall(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

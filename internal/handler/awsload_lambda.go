@@ -4,7 +4,6 @@ package handler
 
 import (
 	"context"
-	"os"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 )
@@ -12,6 +11,6 @@ import (
 // loadAWS is the configuration from the Lambda environment (AWSFromEnv): the bootstraps, built
 // with lambda.norpc, neither link nor run the default chain's shared-config, SSO, STS and IMDS
 // code, which cost every cold start milliseconds.
-func loadAWS(context.Context) (awsv2.Config, error) {
-	return AWSFromEnv(os.Getenv)
+func loadAWS(_ context.Context, getenv func(string) string) (awsv2.Config, error) {
+	return AWSFromEnv(getenv)
 }

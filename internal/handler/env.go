@@ -2,43 +2,82 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
+	"sinew/internal/secrets"
 	"sinew/internal/store"
 )
 
-// Env is the shared part of a handler's dependencies.
+// Env is what a Lambda is built from: the environment it reads its configuration from, and its
+// process's logger and redactor.
 type Env struct {
+	// Getenv reads one variable; nil: os.Getenv. The bootstraps read their AWS settings through it
+	// too; the default build's SDK chain reads the process's environment.
+	Getenv func(string) string
+	// Log is the function's logger; nil: slog.Default().
+	Log *slog.Logger
+	// Redactor is the one every log line of the process passes; the executors teach it each
+	// call's setup values while the call runs. Nil: each call redacts its own errors only.
+	Redactor *secrets.Redactor
+}
+
+// Constructor builds one Lambda's handler, behind the Lambda error boundary, from env: what each
+// functions/<name>/main.go starts (Start) and local mode runs in process (package all). An error
+// fails the cold start.
+type Constructor func(ctx context.Context, env Env) (lambda.Handler, error)
+
+func (e Env) getenv(name string) string {
+	if e.Getenv == nil {
+		return os.Getenv(name)
+	}
+	return e.Getenv(name)
+}
+
+// Logger is Log, or the process's default logger.
+func (e Env) Logger() *slog.Logger {
+	if e.Log == nil {
+		return slog.Default()
+	}
+	return e.Log
+}
+
+// Loaded is the configuration and the AWS SDK's configuration an Env gives.
+type Loaded struct {
 	Config *config.Config
 	AWS    awsv2.Config
 }
 
 // Load reads the configuration and the AWS SDK's configuration (loadAWS: the default chain, or the
 // Lambda environment alone in the bootstraps).
-func Load(ctx context.Context) (*Env, error) {
-	cfg, err := config.FromEnv()
+func (e Env) Load(ctx context.Context) (*Loaded, error) {
+	cfg, err := config.Load(func(name string) (string, bool) {
+		v := e.getenv(name)
+		return v, v != ""
+	})
 	if err != nil {
 		return nil, err
 	}
-	aws, err := loadAWS(ctx)
+	aws, err := loadAWS(ctx, e.getenv)
 	if err != nil {
 		return nil, fmt.Errorf("load the AWS configuration: %w", err)
 	}
-	return &Env{Config: cfg, AWS: aws}, nil
+	return &Loaded{Config: cfg, AWS: aws}, nil
 }
 
 // Store is the table with sealer (NoKey for functions that never touch setup).
-func (e *Env) Store(sealer store.Sealer) *store.Store {
-	return store.NewFromConfig(e.AWS, e.Config.Table, sealer)
+func (l *Loaded) Store(sealer store.Sealer) *store.Store {
+	return store.NewFromConfig(l.AWS, l.Config.Table, sealer)
 }
 
 // NoKey is the sealer of functions that hold no permission on the secrets key (prepare, function,
-// settle): they never read or write setup, and any attempt is a fault of sinew's own.
+// settle, chat, model): they never read or write setup, and any attempt is a fault of sinew's own.
 type NoKey struct{}
 
 func (NoKey) Seal(context.Context, map[string]string, []byte) ([]byte, error) {
@@ -47,29 +86,4 @@ func (NoKey) Seal(context.Context, map[string]string, []byte) ([]byte, error) {
 
 func (NoKey) Open(context.Context, map[string]string, []byte) ([]byte, error) {
 	return nil, fault.New(fault.Internal, "this function holds no permission to open secrets")
-}
-
-// Redacter replaces known secret values in a text: a call's *secrets.Scope.
-type Redacter interface{ Redact(string) string }
-
-// RedactErr is err with every value red knows replaced, when its message holds one: what an
-// executor fails with is recorded by call id and travels in the execution's history, and a
-// provider's error may echo what it was sent. The kind and field stay; the cause is dropped, as
-// its text is what held the value. red is the call's own scope, never the process's redactor:
-// another call's secrets must not change what this call answers.
-func RedactErr(red Redacter, err error) error {
-	if err == nil || red == nil {
-		return err
-	}
-	msg := err.Error()
-	r := red.Redact(msg)
-	if r == msg {
-		return err
-	}
-	out := &fault.Error{Kind: fault.KindOf(err), Msg: r}
-	var fe *fault.Error
-	if errors.As(err, &fe) {
-		out.Field = fe.Field
-	}
-	return out
 }

@@ -2,13 +2,11 @@ package handler
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"os"
 	"testing"
 
 	"sinew/internal/config"
 	"sinew/internal/fault"
-	"sinew/internal/secrets"
 )
 
 func TestLoad(t *testing.T) {
@@ -31,7 +29,7 @@ func TestLoad(t *testing.T) {
 			for _, v := range []string{config.EnvTable, config.EnvSecretsKey, config.EnvChatBudget} {
 				t.Setenv(v, tt.env[v])
 			}
-			env, err := Load(context.Background())
+			env, err := Env{}.Load(context.Background())
 			if tt.wantErr {
 				if err == nil {
 					t.Fatal("Load succeeded, want an error")
@@ -45,56 +43,29 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestLoadReadsGetenv: the configuration comes from Env.Getenv, not the process's environment.
+func TestLoadReadsGetenv(t *testing.T) {
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "S"} {
+		t.Setenv(k, v)
+	}
+	t.Setenv(config.EnvTable, "from-the-process")
+	getenv := func(name string) string {
+		if name == config.EnvTable {
+			return "from-getenv"
+		}
+		return os.Getenv(name)
+	}
+	l, err := Env{Getenv: getenv}.Load(context.Background())
+	if err != nil || l.Config.Table != "from-getenv" {
+		t.Fatalf("Load = %+v, %v; want the table from getenv", l, err)
+	}
+}
+
 func TestNoKey(t *testing.T) {
 	if _, err := (NoKey{}).Seal(context.Background(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
 		t.Errorf("Seal = %v", err)
 	}
 	if _, err := (NoKey{}).Open(context.Background(), nil, []byte("x")); !fault.Is(err, fault.Internal) {
 		t.Errorf("Open = %v", err)
-	}
-}
-
-func TestRedactErr(t *testing.T) {
-	red := secrets.NewRedactor()
-	call, other := red.Scope(), red.Scope()
-	defer call.Close()
-	defer other.Close()
-	call.Add("s3cr3t-value")
-	other.Add("another-call-secret") // another call in flight in the same process
-	plain := fault.New(fault.Provider, "the provider refused")
-	echo := fault.New(fault.Provider, "unknown city another-call-secret")
-	tests := []struct {
-		name     string
-		err      error
-		wantMsg  string
-		wantKind fault.Kind
-		same     bool
-	}{
-		{"nil stays nil", nil, "", "", true},
-		{"no value: the same error", plain, "the provider refused", fault.Provider, true},
-		{"another call's value: the same error", echo, "unknown city another-call-secret", fault.Provider, true},
-		{"a fault keeps its kind and field", &fault.Error{Kind: fault.InvalidInput, Field: "setup.key", Msg: "bad key s3cr3t-value"},
-			"bad key <redacted>", fault.InvalidInput, false},
-		{"a value in the cause", fault.Wrap(fault.Transient, errors.New("dial s3cr3t-value: refused"), "send"),
-			"send: dial <redacted>: refused", fault.Transient, false},
-		{"an untyped error becomes Internal", fmt.Errorf("echo s3cr3t-value"), "echo <redacted>", fault.Internal, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := RedactErr(call, tt.err)
-			if tt.same {
-				if got != tt.err {
-					t.Fatalf("RedactErr = %v, want the error unchanged", got)
-				}
-				return
-			}
-			if got.Error() != tt.wantMsg || fault.KindOf(got) != tt.wantKind {
-				t.Errorf("RedactErr = %q (%s), want %q (%s)", got, fault.KindOf(got), tt.wantMsg, tt.wantKind)
-			}
-			var in, out *fault.Error
-			if errors.As(tt.err, &in) && errors.As(got, &out) && in.Field != out.Field {
-				t.Errorf("field %q, want %q", out.Field, in.Field)
-			}
-		})
 	}
 }

@@ -57,8 +57,7 @@ func Derive(op string, input any, lk Lookup) []Request {
 		rs = []Request{{Action: "secretsmanager:GetSecretValue", Resource: arnOr(deref(in.SecretId),
 			"arn:aws:secretsmanager:"+localnames.Region+":"+localnames.Account+":secret:")}}
 	case *bedrockruntime.ConverseInput:
-		rs = []Request{{Action: "bedrock:InvokeModel", Resource: arnOr(deref(in.ModelId),
-			"arn:aws:bedrock:"+localnames.Region+"::foundation-model/")}}
+		rs = deriveBedrock(deref(in.ModelId))
 	default:
 		return []Request{{Service: "", Operation: op, Action: op, Underived: true}}
 	}
@@ -177,6 +176,29 @@ func deref(p *string) string {
 }
 
 // arnOr is ref when it is an ARN, else prefix+ref.
+// profilePrefixes are the geographies of Bedrock's system-defined inference profiles
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html).
+var profilePrefixes = []string{"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"}
+
+// deriveBedrock: a model id is one authorization on its foundation model; an inference profile's
+// id is two, as Bedrock makes them: the profile, and the model it routes to with the profile in
+// the bedrock:InferenceProfileArn condition key.
+func deriveBedrock(id string) []Request {
+	if strings.HasPrefix(id, "arn:") {
+		return []Request{{Action: "bedrock:InvokeModel", Resource: id}}
+	}
+	prefix, model, _ := strings.Cut(id, ".")
+	if !slices.Contains(profilePrefixes, prefix) || model == "" {
+		return []Request{{Action: "bedrock:InvokeModel", Resource: "arn:aws:bedrock:" + localnames.Region + "::foundation-model/" + id}}
+	}
+	profile := "arn:aws:bedrock:" + localnames.Region + ":" + localnames.Account + ":inference-profile/" + id
+	return []Request{
+		{Action: "bedrock:InvokeModel", Resource: profile},
+		{Action: "bedrock:InvokeModel", Resource: "arn:aws:bedrock:" + localnames.Region + "::foundation-model/" + model,
+			Context: map[string]any{"bedrock:InferenceProfileArn": profile}},
+	}
+}
+
 func arnOr(ref, prefix string) string {
 	if strings.HasPrefix(ref, "arn:") {
 		return ref

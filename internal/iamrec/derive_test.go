@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -98,6 +99,12 @@ func TestDerive(t *testing.T) {
 			{EventBusName: aws.String("arn:aws:events:us-east-1:000000000000:event-bus/other")}}},
 			[]Request{req("events:PutEvents", "arn:aws:events:us-east-1:000000000000:event-bus/default"),
 				req("events:PutEvents", "arn:aws:events:us-east-1:000000000000:event-bus/other")}},
+		{"Converse with a model id", "Converse", &bedrockruntime.ConverseInput{ModelId: aws.String("anthropic.claude-3-haiku-20240307-v1:0")},
+			[]Request{req("bedrock:InvokeModel", "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0")}},
+		{"Converse through an inference profile", "Converse", &bedrockruntime.ConverseInput{ModelId: aws.String("us.anthropic.claude-haiku-4-5-20251001-v1:0")},
+			[]Request{req("bedrock:InvokeModel", "arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+				{Action: "bedrock:InvokeModel", Resource: "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+					Context: map[string]any{"bedrock:InferenceProfileArn": "arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0"}}}},
 		{"an unknown operation", "ListTagsOfResource", &dynamodb.ListTagsOfResourceInput{}, []Request{{Action: "ListTagsOfResource", Operation: "ListTagsOfResource", Underived: true}}},
 	}
 	for _, tt := range tests {

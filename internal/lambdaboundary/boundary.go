@@ -1,8 +1,9 @@
 // Package lambdaboundary is where a Lambda handler's errors get their fixed names (package fault).
 // aws-lambda-go names an error after its Go type unless the handler returns a
-// messages.InvokeResponse_Error value (not a pointer, not wrapped), so every Lambda main wraps its
-// handler with Wrap, and local mode's in-process invoker goes through Invoke, which names errors the
-// way the Lambda runtime does: the state machines' Retry and Catch see the same names in both worlds.
+// messages.InvokeResponse_Error value (not a pointer, not wrapped), so every Lambda's constructor
+// (package handler) wraps its handler with Wrap, and local mode's in-process invoker goes through
+// Invoke, which names errors the way the Lambda runtime does: the state machines' Retry and Catch
+// see the same names in both worlds.
 package lambdaboundary
 
 import (
@@ -68,12 +69,6 @@ func Wrap[In, Out any](h func(context.Context, In) (Out, error)) func(context.Co
 		var zero Out
 		return zero, ire
 	}
-}
-
-// Start runs h as this process's Lambda handler, through Wrap, decoding events with DecodeEvent. It
-// does not return.
-func Start[In, Out any](h func(context.Context, In) (Out, error)) {
-	lambda.Start(Handler(h))
 }
 
 // Handler is the lambda.Handler of h through Wrap: what local mode's in-process invoker runs, so it

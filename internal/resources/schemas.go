@@ -170,6 +170,8 @@ func toolProps() map[string]any {
 				"include_response_content": map[string]any{"type": "boolean"}, "json": freeObj(""), "data": freeObj(""), "files": freeObj(""),
 				"cookies": map[string]any{"type": "object"}, "params": map[string]any{"type": []any{"string", "object"}},
 				"content": str("base64"), "schema": freeObj(""), "secrets": freeObj("{name: {name: SECRET}}"),
+				"argument_locations": map[string]any{"type": "object", "description": "where each argument goes in the request, by the argument's name: {\"in\": path | query | header | cookie | body | form, \"name\": the parameter's own name when it differs}; body and form take the whole body",
+					"additionalProperties": obj([]string{"in"}, map[string]any{"in": map[string]any{"type": "string", "enum": enum(tool.ArgumentPlaces)}, "name": str("")})},
 			}},
 	}
 }

@@ -196,6 +196,14 @@ func updateRecord[T any, P interface {
 				return false, err
 			}
 		}
+		for n, v := range o.kept {
+			if _, set := attrs[n]; !set {
+				if attrs == nil {
+					attrs = map[string]types.AttributeValue{}
+				}
+				attrs[n] = v
+			}
+		}
 		item, err := recordItem(k, what, rec, o.ver+1, sealed, attrs)
 		if err != nil {
 			return false, err

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -40,30 +39,12 @@ func (s *Store) AppendMessagesOnce(ctx context.Context, dev, sessionID, key stri
 	if err := checkMessages(msgs); err != nil {
 		return false, err
 	}
-	pk := ownerPK(dev, Owner{OwnerSession, sessionID})
-	now := s.clock()
-	mark := itemKey{pk, "APPENDED#" + esc(key)}.av()
-	mark[attrKind], mark[AttrTTL] = str("append-mark"), ttlOf(now.Add(appendMarkTTL))
-	ops := []txOp{
-		{condLive(s, sessionKey(dev, sessionID)), notFound("session", sessionID)},
-		{types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: mark,
-			ConditionExpression:      awsv2.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: map[string]string{"#pk": AttrPK}}}, errAppended},
+	puts, _, err := s.messageOps(dev, sessionID, msgs)
+	if err != nil {
+		return false, err
 	}
-	for i, m := range msgs {
-		if !roles[m.Role] {
-			return false, fault.Invalid("messages["+strconv.Itoa(i)+"].role", "role must be system, user, assistant, tool or developer")
-		}
-		m.ID, m.CreatedAt = newID(), now
-		d, err := encodeDoc(m)
-		if err != nil {
-			return false, err
-		}
-		item := itemKey{pk, "MSG#" + m.ID}.av()
-		item[attrDoc], item[attrKind] = d, str("message")
-		ops = append(ops, txOp{item: types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}}})
-	}
-	err := s.transact(ctx, ops, "append messages")
+	ops := append([]txOp{{condLive(s, sessionKey(dev, sessionID)), notFound("session", sessionID)}, s.appendMark(dev, sessionID, key)}, puts...)
+	err = s.transact(ctx, ops, "append messages")
 	if errors.Is(err, errAppended) {
 		return false, nil
 	}
@@ -71,4 +52,14 @@ func (s *Store) AppendMessagesOnce(ctx context.Context, dev, sessionID, key stri
 		return false, err
 	}
 	return true, nil
+}
+
+// appendMark is the marker of a batch appended under key: it fails (errAppended) when the batch
+// is in the history already.
+func (s *Store) appendMark(dev, sessionID, key string) txOp {
+	mark := itemKey{ownerPK(dev, Owner{OwnerSession, sessionID}), "APPENDED#" + esc(key)}.av()
+	mark[attrKind], mark[AttrTTL] = str("append-mark"), ttlOf(s.clock().Add(appendMarkTTL))
+	return txOp{types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: mark,
+		ConditionExpression:      awsv2.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": AttrPK}}}, errAppended}
 }

@@ -86,7 +86,19 @@ func (s *Store) UpdateIdempotency(ctx context.Context, dev, key string, value an
 	if err != nil {
 		return nil, err
 	}
-	r.Value = value
+	return s.ReplaceIdempotency(ctx, dev, key, r, value)
+}
+
+// ReplaceIdempotency is UpdateIdempotency for a caller that has the record as it read or wrote it
+// (held), whose expiry it keeps: one conditional write, without reading the record first.
+func (s *Store) ReplaceIdempotency(ctx context.Context, dev, key string, held *IdemRecord, value any) (*IdemRecord, error) {
+	if err := checkDev(dev); err != nil {
+		return nil, err
+	}
+	if err := checkOpaque("key", key, 512); err != nil {
+		return nil, err
+	}
+	r := &IdemRecord{Key: key, Value: value, CreatedAt: held.CreatedAt, ExpiresAt: held.ExpiresAt}
 	item, err := idemItem(dev, r)
 	if err != nil {
 		return nil, err
@@ -101,6 +113,23 @@ func (s *Store) UpdateIdempotency(ctx context.Context, dev, key string, value an
 	}
 	r.Value, r.Raw = jsonv.Normalize(r.Value), getS(item, attrDoc)
 	return r, nil
+}
+
+// WriteIdempotency writes r whole, whatever the key holds: for a record whose only writer the
+// caller is (a chat's, under its claim on the session's turn).
+func (s *Store) WriteIdempotency(ctx context.Context, dev string, r *IdemRecord) error {
+	if err := checkDev(dev); err != nil {
+		return err
+	}
+	if err := checkOpaque("key", r.Key, 512); err != nil {
+		return err
+	}
+	item, err := idemItem(dev, r)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item})
+	return dbErr(err, "write idempotency record")
 }
 
 // TakeOverIdempotency replaces the value of key's record, keeping its expiry, only if the record

@@ -21,11 +21,13 @@ type record interface {
 	createdAt() time.Time
 }
 
-// owned is a record read with what a write needs to keep: its version and sealed entries.
+// owned is a record read with what a write needs to keep: its version, sealed entries and the
+// native attributes others keep on its item (keptAttrs).
 type owned[T any] struct {
 	rec    *T
 	ver    int64
 	sealed map[string][]byte
+	kept   map[string]types.AttributeValue
 }
 
 // readRecord reads the record at k; NotFound when it is missing or being deleted.
@@ -52,7 +54,26 @@ func decodeRecord[T any, P interface {
 		return nil, err
 	}
 	P(&v).normalize()
-	return &owned[T]{rec: &v, ver: getN(item, attrVer), sealed: getSealed(item)}, nil
+	return &owned[T]{rec: &v, ver: getN(item, attrVer), sealed: getSealed(item), kept: keptOf(item)}, nil
+}
+
+// keptAttrs are native attributes written onto a record's item by others than its own updates (a
+// chat's claim on a session's turn, see chatturn.go): an update carries them over as it read
+// them. Their writers bump the record's version, so an update that read them stale loses its
+// conditional write and reads again.
+var keptAttrs = []string{attrTurn, attrTurnUntil, attrTurnKey, attrTurnOpen}
+
+func keptOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	var out map[string]types.AttributeValue
+	for _, n := range keptAttrs {
+		if v, ok := item[n]; ok {
+			if out == nil {
+				out = map[string]types.AttributeValue{}
+			}
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // recordItem is the item of a record: its doc, version and sealed entries, plus extra attributes.

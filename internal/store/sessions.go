@@ -165,28 +165,39 @@ func (s *Store) AppendMessages(ctx context.Context, dev, sessionID string, msgs 
 	if err := checkMessages(msgs); err != nil {
 		return nil, err
 	}
+	puts, out, err := s.messageOps(dev, sessionID, msgs)
+	if err != nil {
+		return nil, err
+	}
+	ops := append([]txOp{{condLive(s, sessionKey(dev, sessionID)), notFound("session", sessionID)}}, puts...)
+	if err := s.transact(ctx, ops, "append messages"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// messageOps are the puts appending msgs to a session's history, in order, and the messages as
+// written (each with a new UUIDv7 id, so the history sorts by it).
+func (s *Store) messageOps(dev, sessionID string, msgs []Message) ([]txOp, []Message, error) {
 	pk := ownerPK(dev, Owner{OwnerSession, sessionID})
 	now := s.clock()
-	ops := []txOp{{condLive(s, sessionKey(dev, sessionID)), notFound("session", sessionID)}}
+	ops := make([]txOp, 0, len(msgs))
 	out := make([]Message, len(msgs))
 	for i, m := range msgs {
 		if !roles[m.Role] {
-			return nil, fault.Invalid("messages["+strconv.Itoa(i)+"].role", "role must be system, user, assistant, tool or developer")
+			return nil, nil, fault.Invalid("messages["+strconv.Itoa(i)+"].role", "role must be system, user, assistant, tool or developer")
 		}
 		m.ID, m.CreatedAt = newID(), now
 		d, err := encodeDoc(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		item := itemKey{pk, "MSG#" + m.ID}.av()
 		item[attrDoc], item[attrKind] = d, str("message")
 		ops = append(ops, txOp{item: types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}}})
 		out[i] = m
 	}
-	if err := s.transact(ctx, ops, "append messages"); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ops, out, nil
 }
 
 // ListMessages lists a session's history, oldest first.
@@ -197,13 +208,14 @@ func (s *Store) ListMessages(ctx context.Context, dev, sessionID string, p Page)
 	if err := s.checkLive(ctx, dev, Owner{OwnerSession, sessionID}); err != nil {
 		return nil, err
 	}
-	return listPage(ctx, s, pageQuery{part: ownerPK(dev, Owner{OwnerSession, sessionID}), prefix: "MSG#", forward: true}, p, "messages",
-		func(it map[string]types.AttributeValue) (*Message, error) {
-			var m Message
-			if err := decodeDoc(it, &m); err != nil {
-				return nil, err
-			}
-			m.Content, m.ToolCalls = normAny(m.Content), normAny(m.ToolCalls)
-			return &m, nil
-		})
+	return listPage(ctx, s, pageQuery{part: ownerPK(dev, Owner{OwnerSession, sessionID}), prefix: "MSG#", forward: true}, p, "messages", decodeMessage)
+}
+
+func decodeMessage(it map[string]types.AttributeValue) (*Message, error) {
+	var m Message
+	if err := decodeDoc(it, &m); err != nil {
+		return nil, err
+	}
+	m.Content, m.ToolCalls = normAny(m.Content), normAny(m.ToolCalls)
+	return &m, nil
 }

@@ -14,7 +14,7 @@
 //	DEV#d                    AGENT#<id>          agent (metadata visible with setup redacted; setup sealed value by value)
 //	DEV#d                    USER#<id>           user
 //	DEV#d                    TASK#<id>           task (agent_id inside)
-//	DEV#d                    SESSION#<id>        session (agent_id, user_id inside)
+//	DEV#d                    SESSION#<id>        session (agent_id, user_id inside; a chat's claim on its turn beside, chatturn.go)
 //	DEV#d                    SECRET#<name>       developer secret (sealed value)
 //	DEV#d                    FLAG#<name>         flag
 //	DEV#d#AGENT#<id>         TOOL#<id>           a tool of the agent

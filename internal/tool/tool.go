@@ -1,5 +1,5 @@
-// Package tool is sinew's tool model, JSON-compatible with Julep's, its validation rules, and the
-// call envelope and results.
+// Package tool is sinew's tool model, JSON-compatible with Julep's, its validation rules, and calls
+// and their results.
 //
 // A tool is {name, type, description} and exactly one of function, integration, api_call, system,
 // agreeing with type (Julep picks the first non-empty field and accepts contradictions; sinew
@@ -8,10 +8,10 @@
 // 409). sinew adds function.timeout_seconds (default 31 days, at most a year),
 // function.heartbeat_seconds and api_call.timeout (up to 600 s).
 //
-// A call's envelope is {"id": "call_<24 chars>", "type": T, T: {"name", "arguments"}} (for system
+// A call is {"id": "call_<24 chars>", "type": T, T: {"name", "arguments"}} (for system
 // {resource, operation, resource_id, subresource, arguments}, no name); sinew always makes its own
-// ids, and on the chat path keeps the model's as model_call_id. Executors get a snapshot of the tool
-// without its setup, so they never re-read it. A result is {id, type, name, output}; a failed call
+// ids, and on the chat path keeps the model's as model_call_id. Executors get it in their envelope
+// (package executor) beside a snapshot of the tool without its setup, so they never re-read it. A result is {id, type, name, output}; a failed call
 // {id, type, name, error: {type, message}}. Julep's model, for comparison:
 // https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/typespec/tools/models.tsp
 package tool
@@ -115,6 +115,9 @@ type APICallDef struct {
 	FollowRedirects        *bool                `json:"follow_redirects,omitempty"`
 	Timeout                *int                 `json:"timeout,omitempty"` // seconds, at most 600
 	IncludeResponseContent *bool                `json:"include_response_content,omitempty"`
+	// ArgumentLocations places arguments of the call by name in the request (sinew's addition, see
+	// ArgumentLocation); the tools made from an OpenAPI document carry it.
+	ArgumentLocations map[string]ArgumentLocation `json:"argument_locations,omitempty"`
 }
 
 // HTTPMethods is the ApiCallDef method enum.
@@ -136,10 +139,14 @@ type ParameterSchema struct {
 	AdditionalProperties *bool                         `json:"additionalProperties,omitempty"`
 }
 
-// PropertyDefinition is one property of a ParameterSchema.
+// PropertyDefinition is one property of a ParameterSchema. Format, Properties and Required are
+// sinew's additions, so that a JSON request body's object schema can be described to the model.
 type PropertyDefinition struct {
-	Type        string              `json:"type,omitempty"`
-	Description string              `json:"description,omitempty"`
-	Enum        []string            `json:"enum,omitempty"`
-	Items       *PropertyDefinition `json:"items,omitempty"`
+	Type        string                        `json:"type,omitempty"`
+	Description string                        `json:"description,omitempty"`
+	Enum        []string                      `json:"enum,omitempty"`
+	Items       *PropertyDefinition           `json:"items,omitempty"`
+	Format      string                        `json:"format,omitempty"`
+	Properties  map[string]PropertyDefinition `json:"properties,omitempty"`
+	Required    []string                      `json:"required,omitempty"`
 }

@@ -193,5 +193,5 @@ func (d *APICallDef) validate() error {
 			return fault.Invalid("api_call.secrets."+name+".name", "api_call.secrets.%s.name is required", name)
 		}
 	}
-	return nil
+	return d.validateLocations()
 }

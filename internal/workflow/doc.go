@@ -1,11 +1,11 @@
 // Package workflow is the domain logic of the tool_call workflow: StartToolCall (POST
 // /tool-calls) finds the tool, starts the execution with the call prepared and records it;
-// Prepare turns a request that names only the tool into a call envelope; CallRecords keeps a
-// call's claim and outcome on its execution's record for the executors; the function executor
-// records a pending call and announces it; Settle records a failure's outcome, and SettleEvent
-// brings an execution to its final state from Step Functions' "Execution Status Change" events;
-// the resume logic answers pending calls for the HTTP routes. It knows nothing of Lambda or API
-// Gateway: AWS services are reached through narrow ports (SFN, Events).
+// Prepare turns a request that names only the tool into a call; Settle records a failure's
+// outcome, and SettleEvent brings an execution to its final state from Step Functions' "Execution
+// Status Change" events; the resume logic answers pending calls for the HTTP routes. The executors
+// that run the calls, and keep a call's claim and outcome on its execution's record, are package
+// executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through narrow
+// ports (SFN).
 //
 // # The path of a call
 //
@@ -14,54 +14,64 @@
 // enters. POST /tool-calls gives the call prepared ({call, definition, context, wait, result}), and
 // Dispatch's FunctionName is chosen from call.type: the function Lambda, which records the pending
 // call with the token, or the executor of a server-side type, which runs the call and answers its
-// own token (handler.Tokens: SendTaskSuccess with the result object, asked for by whole_result,
-// SendTaskFailure with the Sinew.* name Retry and Catch match). Its TimeoutSeconds and
+// own token (executor.Tokens: SendTaskSuccess with the result object, SendTaskFailure with the
+// Sinew.* name Retry and Catch match). Whichever function it invokes, Dispatch sends one envelope
+// (executor.Envelope): {call, tool, context, task_token, held}, the call's three null when there is
+// only the request. Its TimeoutSeconds and
 // HeartbeatSeconds come from wait for a function call (without heartbeat_seconds the heartbeat is
 // the timeout and the Task's own timeout one second more, so the wait ends at timeout_seconds with
 // States.Timeout); a server-side call is bounded by its executor's Lambda timeout.
 //
 // A request naming only the tool (a user's own state machine) has no call.type: Dispatch invokes
-// Prepare with the token. Prepare records the execution, finds the tool (with a task, the task's
-// tools first and, with inherit_tools, the agent's after them), builds the envelope and hands a
-// server-side call to its executor with the token, so it runs in the same one state. It writes
-// nothing for a server-side call: the executor's claim makes the execution's record, and should
-// the executor never be reached, Settle makes it with the failure. It does so
-// with a synchronous Lambda Invoke rather than an Event: the executor's failure to answer is then
-// Prepare's failure, hence the Task's, and Dispatch's Retry invokes Prepare again, which invokes the
-// executor again, whose claim on the call answers what a first run recorded; an Event invocation
-// that Lambda gave up on would leave the Task waiting out its timeout with no retry, a new place
-// where a call could be dropped. Prepare's duration then spans the executor's run, on this path
-// only. A function call's wait needs the tool's timeout, which Dispatch could not know: Prepare
-// fails it with Sinew.WaitForClient, which Dispatch's Catch sends to the Prepare state (Prepare
-// without a token, answering the envelope) and then Function, the JSONPath Task that waits with the
-// tool's timeout (three transitions).
+// prepare with the token, which answers it at once with Sinew.Prepare (SendTaskFailure, so the
+// invocation itself succeeds), and Dispatch's Catch sends the execution to the Prepare state.
+// Prepare records the execution, finds the tool (with a task, the task's tools first and, with
+// inherit_tools, the agent's after them) and answers the call (Prepared), or, for a request at fault
+// (an unknown tool, bad arguments), {error}, so that a caller's mistake is no Lambda error. The
+// Prepared Choice then sends a server-side call back to Dispatch, which invokes its executor as it
+// does POST /tool-calls' call; a function call to Function, the JSONPath Task that waits with the
+// tool's timeout and places the client's answer in the result object itself; a request at fault to
+// PrepareFailed, which fails the execution with its error. Four states, and every function is
+// invoked by the state machine: no Lambda waits on another, which would hold two concurrency slots,
+// and be billed twice, for one call. (Until v5, prepare invoked the executor synchronously from
+// inside Dispatch and waited for its run; executions of those definitions that still reach it get
+// their call handed on as an Event invocation, which prepare does not wait for.)
 //
 // The executor claims the call on the execution's record (POST /tool-calls wrote the claim for
 // the first attempt with the record, so that attempt only renews it), runs it once, and records
-// the outcome, the execution's success, there too (CallRecords, dispatch.Guard); Dispatch's output,
-// the execution's, is the result object. A function call: RecordPending stores the pending call (a
-// retry issues a new token and overwrites it) and publishes ToolCallPending, and the execution
+// the outcome, the execution's success, there too (executor.CallRecords, package guard);
+// Dispatch's output, the execution's, is the result object. A function call: executor.Function
+// stores the pending call (a retry issues a new token and overwrites it) and publishes
+// ToolCallPending, and the execution
 // waits up to the tool's timeout_seconds for SendTaskSuccess / SendTaskFailure (or the HTTP route
 // that wraps them). Dispatch has no Output, since JSONata holds numbers as doubles (2^53+1 would
 // not survive): the execution ends with the client's answer as it came, and the SUCCEEDED event's
 // SettleEvent puts it in the result object (the input's result less its output) and records it with
 // the call in one transaction. On the bare path Function's JSONPath places the answer in the result
-// object itself. A failure (a permanent error, retries exhausted, a client's error, the wait's end)
-// goes to Settle, which records it and ends SUCCEEDED with the error result; a bare start's failure
-// in Dispatch carries no call, so Settle builds it again from the request (or fails the execution
-// with the request's own error, as the PrepareFailed state does). The execution fails only on a
-// fault of the workflow itself, and SettleEvent then brings the records to their final state.
+// object itself. A failure (a tool's permanent error, retries exhausted, a client's error, the
+// wait's end) goes to Settle, which records it and ends SUCCEEDED with the error result; a bare
+// start's failure in its first Dispatch carries no call, so Settle builds it again from the request
+// (or fails the execution with the request's own error, as the PrepareFailed state does). The
+// execution fails only on a request at fault or a fault of the workflow itself, and SettleEvent
+// then brings the records to their final state.
 // Requests naming the tool carry every key (null where unused): Prepare's JSONPath-era contract.
 // The chat path reaches the same executors through the dispatcher instead, with its claims in
 // idempotency records.
 //
 // Executions started on the previous definitions finish on this code (all kept in testdata):
 // v1 (Prepare, a Task per type, Settle; TestUpgradeFromPreviousDefinition), whose envelope without
-// "record" keeps its claim in an idempotency record; v2 (Prepare's Next was Route, then Execute
-// or Function; TestUpgradeFromLeanDefinition); and v3 (Route, a Choice, then Execute or Function, or
-// for a bare start Prepare and a JSONPath Dispatch; TestUpgradeFromRouteDefinition): Prepare without
-// a token answers the envelope, Settle keeps its entry point, an envelope without a task token is
-// answered as the Task's result, one without whole_result answers the token with the bare output,
+// a token or "record" keeps its claim in an idempotency record; v2 (Prepare's Next was Route, then
+// Execute or Function; TestUpgradeFromLeanDefinition); v3 (Route, a Choice, then Execute or
+// Function, or for a bare start Prepare and a JSONPath Dispatch; TestUpgradeFromRouteDefinition);
+// v4 (this Dispatch, which sent prepare the bare request with the token beside it and an executor
+// record and whole_result with it; TestUpgradeFromDispatchDefinition); and v5 (one envelope, whose
+// Dispatch gave prepare the request in it with the token for prepare to hand the call on, a
+// function call going Prepare, Function after Sinew.WaitForClient;
+// TestUpgradeFromOneEnvelopeDefinition): Prepare takes the bare request, with a token hands the
+// call on (an Event invocation) or answers Sinew.WaitForClient, and without one answers the
+// envelope and fails on a request at fault; Settle keeps its entry point, an envelope
+// without a task token is answered as the Task's result, record without one keeps the claim on the
+// execution's record, a token with record but not whole_result is answered with the bare output,
 // and the status-change event takes a result object for the call as it is.
 //
 // # What one call costs
@@ -80,10 +90,12 @@
 //	                                                            GetItem 1 (the answer reads the call's token),
 //	                                                            TransactWriteItems 1 (the event: outcome + call)
 //
-// A bare StartExecution naming a server-side tool runs Dispatch alone (1 transition, 2 Lambdas:
-// prepare and the executor) and makes 4 requests (Prepare's find; the executor's claim, which makes
-// the record Prepare leaves to it, merge and outcome); naming a function tool it runs Dispatch, Prepare and Function (3 transitions,
-// 3 Lambdas, 6 requests: the record and the find twice). The SUCCEEDED event of a server-side
+// A bare StartExecution naming a server-side tool runs Dispatch, Prepare, Prepared and Dispatch (4
+// transitions, 3 Lambdas one after another: prepare routing, prepare, the executor) and makes 5
+// requests (Prepare's find and record; the executor's claim, merge and outcome; 4 for system, which
+// merges nothing); naming a function tool it runs Dispatch, Prepare, Prepared and Function (4
+// transitions, 3 Lambdas, 4 requests: the find, the record, the pending call and the event's
+// outcome). The SUCCEEDED event of a server-side
 // call makes no request. A repeat of an Idempotency-Key costs the tool's BatchGetItem and, for an
 // ended execution, the record's Query. Each Retry attempt is one more transition (Step Functions
 // bills it) and, for executors, one more claim.

@@ -119,7 +119,8 @@ func TestTransientRetriedPermanentNot(t *testing.T) {
 			x := h.start("exec-retry", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "target", "arguments": tt.args})
 			out := output(t, h.wait(x))
 			hist := history(x)
-			if got := countPrefix(hist, "TaskFailed Sinew."); got != tt.wantFailed {
+			// Dispatch's routing answer (a bare start goes to Prepare) is no failed attempt.
+			if got := countPrefix(hist, "TaskFailed Sinew.") - countPrefix(hist, "TaskFailed "+workflow.ErrPrepare); got != tt.wantFailed {
 				t.Errorf("failed attempts in history = %d, want %d: %v", got, tt.wantFailed, hist)
 			}
 			if got := tt.runs(h); got != tt.wantRuns {
@@ -175,38 +176,43 @@ func TestSideEffectOnce(t *testing.T) {
 	if o, _ := out["output"].(map[string]any); o["run"] != int64(1) {
 		t.Errorf("output = %v, want the first run's result", out)
 	}
-	// Prepare hands the call to the executor over the Invoke API, which names the lost reply
-	// Sinew.Transient, and Dispatch's Retry runs Prepare again.
-	if n := countPrefix(history(x), "TaskFailed Sinew.Transient"); n != 1 {
+	// Dispatch invokes the executor, Lambda's service error names the lost reply, and Dispatch's
+	// Retry invokes it again.
+	if n := countPrefix(history(x), "TaskFailed Lambda.ServiceException"); n != 1 {
 		t.Errorf("history: %d lost replies, want 1: %v", n, history(x))
 	}
 }
 
 var _ = asl.StatusSucceeded
 
-// TestStartExecutorUnreachable: a bare start whose executor is never reached (its function is
-// missing, so every attempt of Dispatch fails) leaves a record of its execution all the same,
-// failed with the cause: Prepare leaves the record to the executor, and Settle makes it.
+// TestStartExecutorUnreachable: a bare start whose function is never reached (it is missing, which
+// Dispatch does not retry) leaves a record of its execution all the same, failed with the cause:
+// Prepare records the execution before Dispatch invokes the executor; when Dispatch cannot reach
+// prepare, Settle builds the call again and makes the record.
 func TestStartExecutorUnreachable(t *testing.T) {
-	h := newHarness(t)
-	dev := "dev-a"
-	agent := h.agent(dev, nil, echoTool)
-	h.iv.mu.Lock()
-	delete(h.iv.handlers, "integration")
-	h.iv.mu.Unlock()
-	x := h.start("exec-unreached", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "echo", "arguments": map[string]any{}})
-	if d := h.wait(x); d.Status != asl.StatusSucceeded {
-		t.Fatalf("execution %s: %s (Settle answers the error result as the output)", x.Name, d.Status)
-	}
-	if n := countPrefix(history(x), "TaskFailed Sinew.Transient"); n != 7 {
-		t.Errorf("history: %d failed attempts of Dispatch, want 7: %v", n, history(x))
-	}
-	rec, err := h.store.GetExecution(h.ctx, dev, x.Name)
-	if err != nil {
-		t.Fatalf("the execution's record: %v", err)
-	}
-	e, _ := rec.Error.(map[string]any)
-	if rec.Status != store.ExecFailed || e["type"] != "Sinew.Transient" {
-		t.Errorf("record = %s %v, want failed with Sinew.Transient", rec.Status, rec.Error)
+	for _, missing := range []string{"integration", "prepare"} {
+		t.Run(missing, func(t *testing.T) {
+			h := newHarness(t)
+			dev := "dev-a"
+			agent := h.agent(dev, nil, echoTool)
+			h.iv.mu.Lock()
+			delete(h.iv.handlers, missing)
+			h.iv.mu.Unlock()
+			x := h.start("exec-unreached", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "echo", "arguments": map[string]any{}})
+			if d := h.wait(x); d.Status != asl.StatusSucceeded {
+				t.Fatalf("execution %s: %s (Settle answers the error result as the output)", x.Name, d.Status)
+			}
+			if n := countPrefix(history(x), "TaskFailed Lambda.ResourceNotFoundException"); n != 1 {
+				t.Errorf("history: %d failed attempts of Dispatch, want 1: %v", n, history(x))
+			}
+			rec, err := h.store.GetExecution(h.ctx, dev, x.Name)
+			if err != nil {
+				t.Fatalf("the execution's record: %v", err)
+			}
+			e, _ := rec.Error.(map[string]any)
+			if rec.Status != store.ExecFailed || e["type"] != "Lambda.ResourceNotFoundException" {
+				t.Errorf("record = %s %v, want failed with Lambda.ResourceNotFoundException", rec.Status, rec.Error)
+			}
+		})
 	}
 }

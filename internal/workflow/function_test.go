@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sinew/internal/asl"
+	"sinew/internal/executor"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -154,7 +155,7 @@ func TestFunctionToolAnswerRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(feed) != 1 || feed[0].Source != workflow.EventSource || feed[0].DetailType != workflow.DetailTypePending {
+	if len(feed) != 1 || feed[0].Source != executor.EventSource || feed[0].DetailType != executor.DetailTypePending {
 		t.Fatalf("feed = %+v", feed)
 	}
 	var detail store.PendingCall

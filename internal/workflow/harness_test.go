@@ -34,10 +34,14 @@ import (
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/awscount"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
 	"sinew/internal/executions"
+	"sinew/internal/executor"
+	"sinew/internal/executor/eventbus"
+	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
-	"sinew/internal/handler"
+	"sinew/internal/handler/function"
+	"sinew/internal/handler/prepare"
+	"sinew/internal/handler/settle"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/dummy"
@@ -51,7 +55,6 @@ import (
 	"sinew/internal/testenv/ddblocal"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
-	"sinew/internal/workflow/eventbus"
 )
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
@@ -85,6 +88,10 @@ type invoker struct {
 	mu       sync.Mutex
 	handlers map[string]lambda.Handler
 	calls    map[string]int
+	// failed counts the invocations that ended in a function error (what Lambda's Errors metric
+	// counts), fromLambda those a function made (the Invoke API) rather than a state machine, by
+	// the function invoked.
+	failed, fromLambda map[string]int
 	// lostReply makes the next n invocations of a function run and then fail with a Lambda service
 	// error, as when the answer is lost on the way back: the Task's Retry runs it again.
 	lostReply map[string]int
@@ -111,16 +118,28 @@ func (iv *invoker) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lamb
 		return nil, &asl.LambdaServiceError{Code: "ServiceException", Message: "the reply was lost"}
 	}
 	if ierr != nil {
+		iv.mu.Lock()
+		iv.failed[name]++
+		iv.mu.Unlock()
 		return &asl.LambdaResponse{Payload: lambdaboundary.Payload(*ierr), FunctionError: "Unhandled"}, nil
 	}
 	return &asl.LambdaResponse{Payload: out}, nil
 }
 
-// invokeAPI is the Lambda Invoke API over the same functions (and counts), as prepare reaches
-// the executors it hands calls to.
+// invokeAPI is the Lambda Invoke API over the same functions (and counts), as a function reaches
+// another: prepare hands an earlier definition's call to its executor with InvokeAsync.
 type invokeAPI struct{ iv *invoker }
 
+// InvokeAsync runs function in the background, as Lambda runs an Event invocation.
+func (a invokeAPI) InvokeAsync(ctx context.Context, function string, payload []byte) error {
+	go func() { _, _, _ = a.Invoke(context.WithoutCancel(ctx), function, payload) }()
+	return nil
+}
+
 func (a invokeAPI) Invoke(ctx context.Context, function string, payload []byte) ([]byte, *messages.InvokeResponse_Error, error) {
+	a.iv.mu.Lock()
+	a.iv.fromLambda[function]++
+	a.iv.mu.Unlock()
 	out, err := a.iv.Invoke(ctx, asl.LambdaRequest{FunctionName: function, Payload: payload})
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Transient, err, "invoke %s", function)
@@ -139,6 +158,17 @@ func (iv *invoker) count(name string) int {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
 	return iv.calls[name]
+}
+
+// sum adds up the counts of every function in m (one of iv's maps).
+func (iv *invoker) sum(m map[string]int) int {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
 }
 
 // total is the number of invocations of every function so far.
@@ -264,18 +294,20 @@ type harness struct {
 	machine *asl.Machine
 	iv      *invoker
 	svc     *workflow.Service
-	weather *weather
-	events  *localeb.Service
-	http    *httptest.Server
-	jwtKey  []byte
-	api     *httptest.Server // the api_call target
-	apiHits int
-	apiMu   sync.Mutex
-	handler map[string]lambda.Handler
-	tokens  *handler.Tokens
-	red     *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
-	db      *dynamodb.Client
-	table   string
+	// function is the function tool's executor, whose Events a test may wrap.
+	function *executor.Function
+	weather  *weather
+	events   *localeb.Service
+	http     *httptest.Server
+	jwtKey   []byte
+	api      *httptest.Server // the api_call target
+	apiHits  int
+	apiMu    sync.Mutex
+	handler  map[string]lambda.Handler
+	tokens   *executor.Tokens
+	red      *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
+	db       *dynamodb.Client
+	table    string
 	// machines are the engine's state machines by ARN (add before starting executions).
 	machines map[string]*asl.Machine
 	// beforeDDB, when set, is called with each DynamoDB operation's name before it is sent.
@@ -321,9 +353,9 @@ func newHarness(t testing.TB) *harness {
 		_ = json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "query": r.URL.RawQuery, "authorized": r.Header.Get("Authorization") == "Bearer s3cret"})
 	}))
 	t.Cleanup(h.api.Close)
-	guard := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(h.api.URL, "http://"))))
+	dialer := netguard.New(netguard.WithAllowlist(netguard.MustParseAllowlist(strings.TrimPrefix(h.api.URL, "http://"))))
 
-	reg := integrations.New(guard)
+	reg := integrations.New(dialer)
 	if err := reg.Register(dummy.Provider, h.weather.provider(), careless()); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +371,8 @@ func newHarness(t testing.TB) *harness {
 		func(o *eventbridge.Options) { o.BaseEndpoint = &evSrv.URL })
 
 	h.clock = asl.NewVirtualClock(time.Now())
-	h.iv = &invoker{handlers: map[string]lambda.Handler{}, calls: map[string]int{}, lostReply: map[string]int{}}
+	h.iv = &invoker{handlers: map[string]lambda.Handler{}, calls: map[string]int{}, lostReply: map[string]int{},
+		failed: map[string]int{}, fromLambda: map[string]int{}}
 	def, _ := deploy.StateMachineByName(deploy.ToolCall)
 	rendered, err := def.Render(readFile(t, def.File), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
 	if err != nil {
@@ -357,18 +390,20 @@ func newHarness(t testing.TB) *harness {
 				h.deliver(d)
 			}
 		}})
-	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, Events: eventbus.Bus{Client: ebc}, EventBus: "default", ToolCallARN: toolCallARN}
+	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, ToolCallARN: toolCallARN}
 
-	guardRec := &dispatch.Guard{Records: h.store}
+	h.function = &executor.Function{Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"}
+	guardRec := &guard.Guard{Records: h.store}
 	// The executors answer Dispatch's tokens through the engine, as local mode's Step Functions API.
-	h.tokens = &handler.Tokens{SFN: h.svc.SFN}
+	h.tokens = &executor.Tokens{SFN: h.svc.SFN}
+	runner := executor.Runner{Store: h.store, Guard: guardRec, Redactor: h.red}
 	h.handler = map[string]lambda.Handler{
-		"prepare": lambdaboundary.Handler(handler.NewPrepare(handler.PrepareDeps{Workflow: h.svc, Invoker: invokeAPI{h.iv},
+		"prepare": lambdaboundary.Handler(prepare.Handler(prepare.Deps{Workflow: h.svc, Tokens: h.tokens, Invoker: invokeAPI{h.iv},
 			Executors: map[tool.Type]string{tool.TypeIntegration: "integration", tool.TypeAPICall: "apicall", tool.TypeSystem: "system"}})),
-		"function":    lambdaboundary.Handler(handler.NewFunction(handler.FunctionDeps{Workflow: h.svc})),
-		"integration": lambdaboundary.Handler(handler.NewIntegration(handler.IntegrationDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, Providers: reg})),
-		"apicall":     lambdaboundary.Handler(handler.NewAPICall(handler.APICallDeps{Executor: handler.Executor{Store: h.store, Guard: guardRec, Redactor: h.red, Tokens: h.tokens}, APICall: apicall.New(guard)})),
-		"settle":      lambdaboundary.Handler(handler.NewSettle(handler.SettleDeps{Workflow: h.svc})),
+		"function":    lambdaboundary.Handler(function.Handler(h.function)),
+		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),
+		"apicall":     lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: runner, APICall: apicall.New(dialer)}, h.tokens)),
+		"settle":      lambdaboundary.Handler(settle.Handler(h.svc, nil)),
 	}
 	for k, v := range h.handler {
 		h.iv.handlers[k] = v

@@ -23,16 +23,3 @@ var _ SFN = (*sfn.Client)(nil)
 type ExecutionStarter interface {
 	StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 }
-
-// Events publishes the function executor's announcements on an event bus. Its adapter over
-// EventBridge (package eventbus) is built by the function executor alone, so the other functions
-// do not link, nor initialise at each cold start, the EventBridge client.
-type Events interface {
-	Publish(ctx context.Context, e Event) error
-}
-
-// Event is one event on the bus: its detail is a JSON object.
-type Event struct {
-	Bus, Source, DetailType string
-	Detail                  []byte
-}

@@ -16,11 +16,8 @@ import (
 // Service is the workflow's domain logic over the store and the AWS ports. Fields that a use does
 // not need may be nil (Prepare needs only Store).
 type Service struct {
-	Store  *store.Store
-	SFN    SFN    // the resume routes, cancel and POST /tool-calls
-	Events Events // the function executor's ToolCallPending
-	// EventBus is the bus ToolCallPending goes to (SINEW_EVENT_BUS).
-	EventBus string
+	Store *store.Store
+	SFN   SFN // the resume routes, cancel and POST /tool-calls
 	// ToolCallARN and AgentLoopARN are the state machines' ARNs (SINEW_TOOL_CALL_ARN, ...).
 	ToolCallARN, AgentLoopARN string
 	Log                       *slog.Logger
@@ -48,11 +45,12 @@ func CallIDFor(dev, execID string) string {
 // cannot become a call marks the execution failed and returns the typed error, which fails the
 // execution with a clear cause.
 //
-// With Dispatch's token Prepare writes nothing unless the request is at fault. A server-side call
-// is recorded by the executor Prepare hands it to: its claim on the call is one UpdateItem that
-// makes the record as Prepare's would (the same seed, first state marked), so the call costs one
-// request less; should the executor never be reached, Settle records the execution with its
-// failure. A function call is recorded by the Prepare state that Sinew.WaitForClient leads to.
+// With the token of Dispatch of tool_call's definitions before Prepared (v4, v5), Prepare writes
+// nothing unless the request is at fault. A server-side call is recorded by the executor Prepare
+// hands it to: its claim on the call is one UpdateItem that makes the record as Prepare's would
+// (the same seed, first state marked); should the executor never be reached, Settle records the
+// execution with its failure. A function call is recorded by the Prepare state that
+// Sinew.WaitForClient leads to.
 func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {
 	if in.DeveloperID == "" {
 		return nil, fault.Invalid("developer_id", "developer_id is required")
@@ -77,9 +75,9 @@ func (s *Service) Prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 		return nil, fault.New(fault.Conflict, "execution %s has already ended (%s)", in.ExecutionID, x.Status)
 	}
 	if perr != nil {
-		if k := fault.KindOf(perr); k != fault.Transient && k != fault.Timeout && k != fault.Internal {
+		if RequestFault(perr) {
 			// The request itself is at fault: no retry will help, so the record says so now.
-			errObj := map[string]any{"type": string(k), "message": fault.Message(perr)}
+			errObj := map[string]any{"type": string(fault.KindOf(perr)), "message": fault.Message(perr)}
 			if _, _, serr := s.Store.SetExecutionStatus(ctx, in.DeveloperID, in.ExecutionID, store.ExecFailed, nil, errObj); serr != nil {
 				s.log().WarnContext(ctx, "prepare: recording the failure", "execution_id", in.ExecutionID, "error", serr)
 			}
@@ -94,9 +92,23 @@ func (s *Service) execution(in PrepareInput) store.Execution {
 	return store.Execution{ExecutionID: in.ExecutionID, Workflow: ToolCall, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID}
 }
 
-// ErrWaitForClient is the error Prepare answers Dispatch's token with for a function call that a
-// request naming only the tool asked for: its wait needs the tool's own timeout, which Dispatch
-// could not know, so tool_call's Catch sends it on to the Prepare and Function states.
+// RequestFault reports whether Prepare's err is the request's own fault (an unknown tool, bad
+// arguments, an ended execution), which no retry mends, rather than a fault of sinew or AWS.
+func RequestFault(err error) bool {
+	k := fault.KindOf(err)
+	return err != nil && k != fault.Transient && k != fault.Timeout && k != fault.Internal
+}
+
+// ErrPrepare is what prepare answers the token of tool_call's Dispatch with (SendTaskFailure, not
+// a Lambda error) for a request that names only the tool: Dispatch's Catch sends the execution to
+// the Prepare state, and Prepared to the state that invokes the call's function, so prepare hands
+// nothing on and waits on nothing.
+const ErrPrepare = "Sinew.Prepare"
+
+// ErrWaitForClient is the error Prepare failed Dispatch's invocation with, in tool_call's
+// definitions before Prepared (v4, v5), for a function call that a request naming only the tool
+// asked for: its wait needs the tool's own timeout, which Dispatch could not know, so their Catch
+// sends it on to the Prepare and Function states.
 const ErrWaitForClient = "Sinew.WaitForClient"
 
 func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, error) {

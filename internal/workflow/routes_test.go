@@ -21,6 +21,7 @@ import (
 
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
+	"sinew/internal/executor"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -154,14 +155,14 @@ func TestRequestBudget(t *testing.T) {
 		// Dispatch alone, invoking the function Lambda; the answer's read of the call and the
 		// event's record of the outcome.
 		{"ask_user", "post", 1, 1, 5},
-		// Dispatch alone: Prepare, which hands the call to its executor with the token and leaves
-		// the record to the executor's claim.
-		{"echo", "start", 1, 2, 4},
-		{"get_item", "start", 1, 2, 4},
-		{"list_agents", "start", 1, 2, 4},
-		// Dispatch (Prepare finds the tool and answers Sinew.WaitForClient, writing nothing),
-		// Prepare again (the find once more, and the record), then Function with the tool's timeout.
-		{"ask_user", "start", 3, 3, 5},
+		// Dispatch (prepare answers its token with Sinew.Prepare, reading nothing), Prepare (the
+		// find and the record), Prepared, Dispatch again, invoking the executor (its claim, the
+		// merge but for system, the outcome). No function invokes another.
+		{"echo", "start", 4, 3, 5},
+		{"get_item", "start", 4, 3, 5},
+		{"list_agents", "start", 4, 3, 4},
+		// Dispatch, Prepare, Prepared, then Function with the tool's timeout.
+		{"ask_user", "start", 4, 3, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
@@ -284,13 +285,14 @@ func BenchmarkBareStart(b *testing.B) {
 
 // TestMergeReadBesideClaim: an executor started bare sends the merge's read while its claim's
 // write is still in flight, so the call waits for one DynamoDB round trip before it runs, not two.
-// The claim's write is held until a second BatchGetItem (Prepare's find being the first) is sent;
-// an executor that read only after its claim came back would leave it waiting.
+// The claim's write (the second UpdateItem: Prepare's record of the execution is the first) is held
+// until a second BatchGetItem (Prepare's find being the first) is sent; an executor that read only
+// after its claim came back would leave it waiting.
 func TestMergeReadBesideClaim(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
 	agent := h.agent(dev, nil, echoTool)
-	var reads atomic.Int32
+	var reads, writes atomic.Int32
 	merged := make(chan struct{})
 	var claimed atomic.Bool
 	var overlapped atomic.Bool
@@ -301,7 +303,7 @@ func TestMergeReadBesideClaim(t *testing.T) {
 				close(merged)
 			}
 		case "UpdateItem":
-			if claimed.CompareAndSwap(false, true) {
+			if writes.Add(1) == 2 && claimed.CompareAndSwap(false, true) {
 				select {
 				case <-merged:
 					overlapped.Store(true)
@@ -358,7 +360,7 @@ func (c *costRecorder) attach(t *testing.T, h *harness) {
 		h.iv.handlers[name] = timedHandler{c, name, fn}
 	}
 	h.handler["settle"] = timedHandler{c, "settle", h.handler["settle"]}
-	h.svc.Events = countedEvents{h.svc.Events, &c.events}
+	h.function.Events = countedEvents{h.function.Events, &c.events}
 	c.api = strings.TrimPrefix(h.http.URL, "http://")
 	old := http.DefaultClient.Transport
 	http.DefaultClient.Transport = timedTransport{c, http.DefaultTransport}
@@ -437,11 +439,11 @@ func (tr timedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 type countedEvents struct {
-	workflow.Events
+	executor.Events
 	n *atomic.Int64
 }
 
-func (e countedEvents) Publish(ctx context.Context, ev workflow.Event) error {
+func (e countedEvents) Publish(ctx context.Context, ev executor.Event) error {
 	e.n.Add(1)
 	return e.Events.Publish(ctx, ev)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/google/uuid"
 
-	"sinew/internal/dispatch"
+	"sinew/internal/executor/guard"
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
 	"sinew/internal/store"
@@ -62,7 +62,7 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 	}
 	var claim any
 	if held {
-		claim = dispatch.Running(ClaimWhat(p.Call), time.Now().Add(dispatch.DefaultLease))
+		claim = guard.Running(guard.What(p.Call), time.Now().Add(guard.DefaultLease))
 	}
 	x, err := s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
 		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)

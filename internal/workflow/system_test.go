@@ -3,7 +3,7 @@ package workflow_test
 import (
 	"testing"
 
-	"sinew/internal/handler"
+	"sinew/internal/executor"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/resources"
 	"sinew/internal/system"
@@ -29,5 +29,5 @@ func TestSystemEndToEnd(t *testing.T) {
 // withSystem registers the system function's handler over the harness's store.
 func (h *harness) withSystem() {
 	x := &system.Executor{Resources: &resources.Service{Store: h.store}}
-	h.iv.handlers["system"] = lambdaboundary.Handler(handler.NewSystem(x, h.tokens))
+	h.iv.handlers["system"] = lambdaboundary.Handler(executor.Handler(&executor.System{System: x}, h.tokens))
 }

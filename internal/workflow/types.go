@@ -56,10 +56,13 @@ type PrepareInput struct {
 	Tool        string `json:"tool"`
 	Arguments   any    `json:"arguments"`
 	ExecutionID string `json:"execution_id"`
-	// TaskToken: tool_call's Dispatch invoked Prepare with its token (a request naming only the
-	// tool), so the call goes on to its executor, which answers the token; without one (Prepare's
-	// own state), Prepare answers the envelope.
+	// TaskToken: Dispatch of tool_call's definitions before Prepared (v4, v5) invoked Prepare with its
+	// token and the request, so the call goes on to its executor, which answers the token; without
+	// one (Prepare's own state), Prepare answers the envelope.
 	TaskToken string `json:"task_token,omitempty"`
+	// ErrorResult: the Prepare state reads a request's own fault as {error} (Prepared, since v6), so
+	// prepare fails its invocation only on a fault; earlier Prepare states catch it as the error.
+	ErrorResult bool `json:"error_result,omitempty"`
 }
 
 // Wait is how long a function call's Task waits for the client: TimeoutSeconds always set for a
@@ -87,26 +90,6 @@ type CallResult struct {
 	ID   string    `json:"id"`
 	Type tool.Type `json:"type"`
 	Name string    `json:"name"`
-}
-
-// Envelope is what the executors receive: {call, tool, context}, plus the task token for the
-// function executor.
-type Envelope struct {
-	Call      tool.Call  `json:"call"`
-	Tool      *tool.Tool `json:"tool"`
-	Context   Context    `json:"context"`
-	TaskToken string     `json:"task_token,omitempty"`
-	// Record: the call's claim and outcome live on its execution's record (CallRecords), and
-	// the executor records the outcome itself; tool_call's definition asks for it. Without it
-	// (the chat path, executions started on an older definition) they live in idempotency
-	// records and the settle step records the outcome.
-	Record bool `json:"record,omitempty"`
-	// Held: the claim was made for this invocation when the call was started (the first attempt
-	// of an execution POST /tool-calls started), so the executor does not write it again.
-	Held bool `json:"held,omitempty"`
-	// WholeResult: the token is answered with the result object, not the bare output; tool_call's
-	// Dispatch has no Output of its own to put the output in it.
-	WholeResult bool `json:"whole_result,omitempty"`
 }
 
 // StatesError is a caught error as Step Functions puts it in the state: {Error, Cause}.

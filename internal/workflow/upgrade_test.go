@@ -8,7 +8,7 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/deploy"
-	"sinew/internal/dispatch"
+	"sinew/internal/executor/guard"
 	"sinew/internal/jsonv"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
@@ -95,7 +95,7 @@ func TestUpgradeFromPreviousDefinition(t *testing.T) {
 		name := "v1-ran"
 		callID := workflow.CallIDFor(dev, name)
 		done := map[string]any{"state": "done", "call": "integration/echo", "output": map[string]any{"from": "the old run"}}
-		if _, _, err := h.store.PutIdempotency(h.ctx, dev, dispatch.Key(callID), done, time.Hour); err != nil {
+		if _, _, err := h.store.PutIdempotency(h.ctx, dev, guard.Key(callID), done, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		out := output(t, h.wait(h.startOn(t, prev, name, in("echo"))))
@@ -209,7 +209,32 @@ func TestUpgradeFromLeanDefinition(t *testing.T) {
 // function Lambda records Function's call, and the status-change event takes the result object
 // those definitions end with as it is.
 func TestUpgradeFromRouteDefinition(t *testing.T) {
-	h, prev, dev, agent := upgradeFrom(t, "internal/workflow/testdata/tool_call.v3.asl.json")
+	upgradeOfStarts(t, "internal/workflow/testdata/tool_call.v3.asl.json", "v3", "TaskStateEntered Execute")
+}
+
+// TestUpgradeFromDispatchDefinition: executions started on testdata/tool_call.v4.asl.json, the
+// one-state Dispatch before its one envelope (it sent a server-side executor record and
+// whole_result beside the token, and prepare the bare request with the token), finish on this
+// code: the executors take the old flags, prepare the bare request, and the function Lambda the
+// Function state's record.
+func TestUpgradeFromDispatchDefinition(t *testing.T) {
+	upgradeOfStarts(t, "internal/workflow/testdata/tool_call.v4.asl.json", "v4", "TaskStateEntered Dispatch")
+}
+
+// TestUpgradeFromOneEnvelopeDefinition: executions started on testdata/tool_call.v5.asl.json, the
+// definition before Prepared (a bare start's Dispatch invoked prepare with the request and its
+// token, and prepare invoked the executor with it and waited), finish on this code: prepare hands
+// the call to its executor as an Event invocation it does not wait for, the executor answers the
+// token, and a function call still goes Prepare, Function after Sinew.WaitForClient.
+func TestUpgradeFromOneEnvelopeDefinition(t *testing.T) {
+	upgradeOfStarts(t, "internal/workflow/testdata/tool_call.v5.asl.json", "v5", "TaskStateEntered Dispatch")
+}
+
+// upgradeOfStarts runs calls of each type on the previous definition at path, started by POST
+// /tool-calls (whose first state is postState) and by a bare StartExecution (named prefix-...),
+// each to its recorded end, function calls answered over HTTP and by SendTaskSuccess.
+func upgradeOfStarts(t *testing.T, path, prefix, postState string) {
+	h, prev, dev, agent := upgradeFrom(t, path)
 	// POST /tool-calls on the previous definition, as a call started just before the deploy.
 	post := func(t *testing.T, toolName string) *asl.Execution {
 		t.Helper()
@@ -233,11 +258,11 @@ func TestUpgradeFromRouteDefinition(t *testing.T) {
 		for _, entry := range []string{"post", "start"} {
 			t.Run(name+"/"+entry, func(t *testing.T) {
 				var x *asl.Execution
-				want := "TaskStateEntered Execute"
+				want := postState
 				if entry == "post" {
 					x = post(t, name)
 				} else {
-					x, want = start(t, "v3-"+name, name), "TaskStateEntered Dispatch"
+					x, want = start(t, prefix+"-"+name, name), "TaskStateEntered Dispatch"
 				}
 				out := output(t, h.wait(x))
 				if out["output"] == nil || out["error"] != nil || out["id"] != workflow.CallIDFor(dev, x.Name) {
@@ -259,7 +284,7 @@ func TestUpgradeFromRouteDefinition(t *testing.T) {
 				if entry == "post" {
 					x = post(t, "ask_user")
 				} else {
-					x = start(t, "v3-ask-"+how, "ask_user")
+					x = start(t, prefix+"-ask-"+how, "ask_user")
 				}
 				waitParked(t, x)
 				c, err := h.store.GetCall(h.ctx, dev, x.Name, workflow.CallIDFor(dev, x.Name))
@@ -276,12 +301,22 @@ func TestUpgradeFromRouteDefinition(t *testing.T) {
 				}
 				d := h.wait(x)
 				want := map[string]any{"id": pc.CallID, "type": "function", "name": "ask_user", "output": []any{"Lisbon", int64(9007199254740993)}}
-				jsonEqual(t, "result", output(t, d), want)
+				if entry == "post" && postState == "TaskStateEntered Dispatch" {
+					// The one-state Dispatch ends with the client's answer untouched, which the
+					// event puts in the result object.
+					answer, err := jsonv.DecodeString(d.Output)
+					if err != nil {
+						t.Fatal(err)
+					}
+					jsonEqual(t, "answer", answer, want["output"])
+				} else {
+					jsonEqual(t, "result", output(t, d), want)
+				}
 				rec := h.waitFinal(dev, x.Name)
 				if rec.Status != store.ExecSucceeded {
 					t.Errorf("record = %+v", rec)
 				}
-				// The event took the result object as it is, not as an answer to wrap again.
+				// The event took a result object as it is, not as an answer to wrap again.
 				jsonEqual(t, "recorded output", rec.Output, want)
 				if st := h.callStatus(dev, x.Name, pc.CallID); st != store.CallAnswered {
 					t.Errorf("call status = %s, want answered", st)

@@ -245,12 +245,13 @@ func LoadReal(path string) (Case, error) {
 
 // RealFunctions stand in for Prepare, the integration executor and Settle with the shapes of the
 // real ones: Prepare gives {call, tool, context, wait, result}, or given Dispatch's task token
-// answers it with the result object as the executor it hands the call to would; the executor and
+// answers it with Sinew.Prepare, which sends the execution to the Prepare state; the executor and
 // Settle give the result object, or the executor answers its task token through Tokens.
 type RealFunctions struct {
 	seq    atomic.Int64
 	Tokens interface {
 		SendTaskSuccess(token, output string) error
+		SendTaskFailure(token, errName, cause string) error
 	}
 }
 
@@ -265,16 +266,15 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 	fn := req.FunctionName[strings.LastIndex(req.FunctionName, ":")+1:]
 	switch fn {
 	case "sinew-prepare":
-		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
 		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
-			// Dispatch's token (a bare start): the real Prepare hands the call to its executor,
-			// which answers the token with the result object; the stand-in answers it so.
-			result := map[string]any{"id": id, "type": "integration", "name": in["tool"], "output": in["arguments"]}
-			if err := f.Tokens.SendTaskSuccess(tok, jsonText(result)); err != nil {
+			// Dispatch's token (a bare start): the real prepare sends the execution to the
+			// Prepare state, whose call Dispatch then gives the executor.
+			if err := f.Tokens.SendTaskFailure(tok, "Sinew.Prepare", "to the Prepare state"); err != nil {
 				return asl.LambdaValueResponse{}, err
 			}
-			return asl.LambdaValueResponse{Payload: nil}, nil
+			return asl.LambdaValueResponse{Payload: map[string]any{}}, nil
 		}
+		id := "call_" + strconv.FormatInt(f.seq.Add(1), 10)
 		return asl.LambdaValueResponse{Payload: map[string]any{
 			"call":    map[string]any{"id": id, "type": "integration", "integration": map[string]any{"name": in["tool"], "arguments": in["arguments"]}},
 			"tool":    map[string]any{"name": in["tool"], "type": "integration"},
@@ -283,13 +283,15 @@ func (f *RealFunctions) InvokeValue(_ context.Context, req asl.LambdaValueReques
 			"result":  map[string]any{"id": id, "type": "integration", "name": in["tool"]}}}, nil
 	case "sinew-integration":
 		// The result object (what the executor gives when it records the call), whose output
-		// also serves a definition that reads only $.Payload.output. Given a task token (a bare
-		// start's Dispatch), the executor answers the token with the output instead.
+		// also serves a definition that reads only $.Payload.output. Given a task token
+		// (Dispatch), the executor answers the token with it instead, or with the bare output for
+		// a definition that asks for its record alone (executor.Envelope's answersWhole).
 		call, _ := in["call"].(map[string]any)
 		integ, _ := call["integration"].(map[string]any)
 		if tok, _ := in["task_token"].(string); tok != "" && f.Tokens != nil {
 			answer := any(integ["arguments"])
-			if whole, _ := in["whole_result"].(bool); whole {
+			whole, _ := in["whole_result"].(bool)
+			if record, _ := in["record"].(bool); whole || !record {
 				answer = map[string]any{"id": call["id"], "type": call["type"], "name": integ["name"], "output": integ["arguments"]}
 			}
 			if err := f.Tokens.SendTaskSuccess(tok, jsonText(answer)); err != nil {

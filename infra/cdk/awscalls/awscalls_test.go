@@ -56,9 +56,10 @@ func TestExecutorCalls(t *testing.T) {
 	executor := []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/GetItem", "dynamodb/PutItem",
 		"dynamodb/UpdateItem", "kms/Decrypt", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}
 	want := map[string]struct{ ops, items []string }{
-		// Finds the call's tool; records the execution's status; hands a server-side call to its
-		// executor (invoked by Dispatch with its token).
-		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem", "lambda/Invoke"}},
+		// Finds the call's tool; records the execution's status; answers Dispatch's token with
+		// Sinew.Prepare (Tokens.Answer, which can answer either way); hands an earlier definition's
+		// call to its executor (an Event invocation).
+		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem", "lambda/Invoke", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}},
 		// The merge, the call's claim, a large output as a payload, setup opened (never sealed), and
 		// the answer to the call's own task token when it was dispatched with one.
 		"integration": {ops: executor},

@@ -153,10 +153,11 @@ func alarms(t *testing.T, s *synthed) []alarmOf {
 	return out
 }
 
-// TestAlarmsMeanFaults: no alarm pages for a caller's own tool failure (the executors' and prepare's
-// Lambda errors carry them) or cancel (an aborted execution), for a function that runs long by
-// design, or for chat's and MCP's waits on the API; the ToolCallPending announcement that fails
-// only in a log line pages, and so do deliveries that lose an event.
+// TestAlarmsMeanFaults: every function's Lambda errors page, since a tool's failure and a caller's
+// mistake are results, never Lambda errors (the ToolErrors metric counts tools' failures, graphed and
+// not alarmed); no alarm pages for a caller's cancel (an aborted execution), for a function that
+// runs long by design, or for chat's and MCP's waits on the API; the ToolCallPending announcement
+// that fails only in a log line pages, and so do deliveries that lose an event.
 func TestAlarmsMeanFaults(t *testing.T) {
 	s := defaultStack(t)
 	got := alarms(t, s)
@@ -175,16 +176,18 @@ func TestAlarmsMeanFaults(t *testing.T) {
 		if a.metric == "ExecutionsAborted" {
 			t.Errorf("%s pages on callers' cancels", a.id)
 		}
+		if a.metric == "ToolErrors" {
+			t.Errorf("%s pages on tools' own failures, which are the callers' (a provider's refusal, a bad argument)", a.id)
+		}
 	}
 	var all []string
 	for _, f := range deploy.Functions() {
 		all = append(all, f.Name)
 	}
-	// The lists are written out, not derived from CallerErrors and LongByDesign, so a change to
-	// either shows here.
+	// The lists are written out, not derived from LongByDesign, so a change to it shows here.
 	want := map[string][]string{
-		"Errors":                      {"api", "chat", "function", "model", "settle"},
-		"Duration":                    {"function", "system", "model", "settle"},
+		"Errors":                      all,
+		"Duration":                    {"function", "prepare", "system", "model", "settle"},
 		"Throttles":                   all,
 		"DestinationDeliveryFailures": {"settle"},
 	}
@@ -214,22 +217,29 @@ func TestAlarmsMeanFaults(t *testing.T) {
 		}
 	}
 	// The publish failure is only a log line; the filter must match the line the code writes.
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "workflow", "function.go"))
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "executor", "function.go"))
 	if err != nil || !strings.Contains(string(src), `"`+PendingPublishFailed+`"`) {
-		t.Errorf("internal/workflow/function.go no longer logs %q (%v): the filter matches nothing", PendingPublishFailed, err)
+		t.Errorf("internal/executor/function.go no longer logs %q (%v): the filter matches nothing", PendingPublishFailed, err)
+	}
+	// ToolErrors is made by the executors' EMF lines: the dashboard's names must be the ones they write.
+	emf, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "executor", "metrics.go"))
+	for _, name := range []string{toolErrorsNamespace, toolErrorsMetric, toolTypeDimension, functionDimension} {
+		if err != nil || !strings.Contains(string(emf), `= "`+name+`"`) {
+			t.Errorf("internal/executor/metrics.go no longer names %q (%v): the dashboard graphs nothing", name, err)
+		}
 	}
 	if events != 2 {
 		t.Errorf("%d alarms on the settle rule's deliveries, want FailedInvocations and InvocationsFailedToBeSentToDlq", events)
 	}
-	if len(got) != 34 {
-		t.Errorf("%d alarms, want 34", len(got))
+	if len(got) != 39 {
+		t.Errorf("%d alarms, want 39", len(got))
 	}
 }
 
-// TestAlarmExceptionsAreFunctions: every function CallerErrors and LongByDesign name is described,
-// so a rename cannot silently bring back an alarm they leave out.
+// TestAlarmExceptionsAreFunctions: every function LongByDesign and toolTypeOf name is described,
+// so a rename cannot silently bring back an alarm they leave out or drop a graph.
 func TestAlarmExceptionsAreFunctions(t *testing.T) {
-	for name, m := range map[string]map[string]string{"CallerErrors": CallerErrors, "LongByDesign": LongByDesign} {
+	for name, m := range map[string]map[string]string{"LongByDesign": LongByDesign, "toolTypeOf": toolTypeOf} {
 		for fn, why := range m {
 			if _, ok := deploy.FunctionByName(fn); !ok || why == "" {
 				t.Errorf("%s names %q (%q), which is not a described function or has no reason", name, fn, why)

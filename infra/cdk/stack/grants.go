@@ -18,13 +18,15 @@ var tableAccessOf = map[string]tableAccess{
 	// executions and calls, listed through the index.
 	"api": {actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, index: true},
-	// Claims the turn (an idempotency record, released with DeleteItem), reads the history, appends
-	// the turn's messages, records an execution's status and stores large payloads. It merges no
-	// setup: the executors do (no BatchGetItem).
-	"chat": {actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
+	// Claims the turn on the session's item, reads what the turn needs by key in one BatchGetItem
+	// (agent, flags, hand-off mark, Idempotency-Key record) and the tools and history by Query,
+	// writes the turn's messages once, records an execution's status and stores large payloads. It
+	// merges no setup: the executors do.
+	"chat": {actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
-	// Finds the call's tool in one BatchGetItem and records the execution's status (its Lambda
-	// Invoke of the executors is granted on the functions).
+	// Finds the call's tool in one BatchGetItem and records the execution's status (its Event
+	// invocations of the executors, for earlier definitions' executions, are granted on the
+	// functions, its answer to Dispatch's token on tool_call).
 	"prepare": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}},
 	// One transaction: puts the pending call and updates its execution.
 	"function": {actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}},

@@ -34,26 +34,27 @@ const (
 // would page on callers' legitimate waits. API Gateway's 5xx (a cut-off request) and the $default
 // route's latency watch the HTTP ones.
 var LongByDesign = map[string]string{
-	"prepare":     "handing a call on, it waits for the executor's whole run (up to apicall's 630 s)",
 	"apicall":     "an api_call waits for its target up to its own timeout, at most 600 s",
 	"integration": "a provider runs up to its own time bound (an MCP tool's up to 600 s), past the function's 300 s",
 	"api":         "an MCP tools/call waits for its execution up to SINEW_MCP_WAIT_S, which may be set up to 29 s",
 	"chat":        "a chat runs up to SINEW_CHAT_BUDGET_S, which may be set up to 29 s, before agent_loop takes over",
 }
 
-// CallerErrors are the functions whose Lambda errors include callers' own failures, so an errors
-// alarm would page on them. The executors answer a failed tool through SendTaskFailure when they
-// hold a task token (tool_call's Dispatch) but fail the invocation with it when invoked without one
-// (agent_loop's per-type Tasks, chat's and system's direct invokes); prepare fails with
-// Sinew.WaitForClient to route every function call named only by its tool, and with the caller's
-// own mistakes (an unknown tool). Their throttles still page, and their faults show as failed
-// executions and 5xx answers.
-var CallerErrors = map[string]string{
-	"integration": "a tool's failure (a provider's refusal, a bad argument) is the invocation's error without a task token",
-	"apicall":     "a tool's failure (the target's error, a timeout) is the invocation's error without a task token",
-	"system":      "a tool's failure (an unknown resource, a bad argument) is the invocation's error without a task token",
-	"prepare":     "Sinew.WaitForClient routes function calls, and a caller's mistake (an unknown tool) fails the invocation",
-}
+// Every function's Lambda errors page: a tool's own failure (a provider's refusal, a bad argument, a
+// target's timeout) is the call's error result on every path, and a caller's mistake (an unknown
+// tool) is prepare's answer, so an invocation fails only on a fault. Tools' failures are counted by
+// the executors' ToolErrors metric instead (CloudWatch Embedded Metric Format in their log lines,
+// internal/executor/metrics.go), graphed and not alarmed: its rate follows what callers ask of
+// their tools, which an operator cannot act on.
+const (
+	toolErrorsNamespace = "sinew"
+	toolErrorsMetric    = "ToolErrors"
+	toolTypeDimension   = "ToolType"
+	functionDimension   = "FunctionName"
+)
+
+// toolTypeOf is the tool type each executor function runs, as the ToolErrors metric names it.
+var toolTypeOf = map[string]string{"integration": "integration", "apicall": "api_call", "system": "system"}
 
 // Log lines that are failures nothing else reports, and the metrics their filters make.
 const (
@@ -201,28 +202,33 @@ func (m *monitor) workflowAlarms() {
 	m.graph("Step Functions: aborted and throttled", other...)
 }
 
-// functionAlarms page on every function's throttles, on errors where they are faults (not
-// CallerErrors) and on runs near the timeout where runs are short by design (not LongByDesign); the
-// dashboard graphs all three for every function.
+// functionAlarms page on every function's errors and throttles and on runs near the timeout where
+// runs are short by design (not LongByDesign); the dashboard graphs all three for every function,
+// and the executors' ToolErrors.
 func (m *monitor) functionAlarms() {
-	var errs, throttles, durations []awscloudwatch.IMetric
+	var errs, throttles, durations, tools []awscloudwatch.IMetric
 	for _, f := range deploy.Functions() {
 		fn, id := m.s.Functions[f.Name], logicalID(f.Name)
 		e, t := fn.MetricErrors(sum()), fn.MetricThrottles(sum())
 		d := fn.MetricDuration(&awscloudwatch.MetricOptions{Period: fiveMinutes, Statistic: jsii.String("Maximum")})
-		if _, callers := CallerErrors[f.Name]; !callers {
-			m.alarm(id+"ErrorsAlarm", f.Name+" function errors", e, 1, 1)
-		}
+		m.alarm(id+"ErrorsAlarm", f.Name+" function errors", e, 1, 1)
 		m.alarm(id+"ThrottlesAlarm", f.Name+" function throttles", t, 1, 1)
 		if _, long := LongByDesign[f.Name]; !long {
 			m.alarm(id+"DurationAlarm", fmt.Sprintf("%s function ran %.0f%% of its %v timeout", f.Name, DurationNearTimeout*100, f.Timeout),
 				d, float64(f.Timeout.Milliseconds())*DurationNearTimeout, 1)
 		}
 		errs, throttles, durations = append(errs, e), append(throttles, t), append(durations, d)
+		if typ, ok := toolTypeOf[f.Name]; ok {
+			// This stack's own: the function's name holds the stack's.
+			tools = append(tools, awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(toolErrorsNamespace),
+				MetricName: jsii.String(toolErrorsMetric), Label: jsii.String(typ), Period: fiveMinutes, Statistic: jsii.String("Sum"),
+				DimensionsMap: &map[string]*string{toolTypeDimension: jsii.String(typ), functionDimension: fn.FunctionName()}}))
+		}
 	}
 	m.graph("Lambda: errors", errs...)
 	m.graph("Lambda: throttles", throttles...)
 	m.graph("Lambda: longest run (ms)", durations...)
+	m.graph("Tools: their own failures (ToolErrors, not alarmed)", tools...)
 }
 
 // tableOps are the DynamoDB operations sinew's functions use, for the per-operation metrics.

@@ -30,10 +30,10 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::KMS::Key":                    2,           // the table's and the setup secrets'
 		"AWS::IAM::Role":                   nf + nm + 1, // and rotate-secrets' role
 		"AWS::Logs::LogGroup":              nf + nm + 1, // each function, each state machine, the API's access logs
-		// Throttles of every function, errors and durations where they mean faults (CallerErrors,
-		// LongByDesign), each state machine's three, the API's two, the table's two, the two queues,
-		// the settle rule's two, settle's destination, the ToolCallPending publish.
-		"AWS::CloudWatch::Alarm":         nf + (nf - len(CallerErrors)) + (nf - len(LongByDesign)) + 3*nm + 2 + 2 + 2 + 2 + 1 + 1,
+		// Errors and throttles of every function, durations where they mean faults (LongByDesign),
+		// each state machine's three, the API's two, the table's two, the two queues, the settle
+		// rule's two, settle's destination, the ToolCallPending publish.
+		"AWS::CloudWatch::Alarm":         nf + nf + (nf - len(LongByDesign)) + 3*nm + 2 + 2 + 2 + 2 + 1 + 1,
 		"AWS::Logs::MetricFilter":        2, // the $default route's latency, the ToolCallPending publish failures
 		"AWS::CloudWatch::Dashboard":     1,
 		"AWS::SQS::Queue":                2, // the settle rule's and settle's dead letters
@@ -537,7 +537,7 @@ func TestSettleRuleAndAlarms(t *testing.T) {
 		}
 	}
 	nf, nm := len(deploy.Functions()), len(deploy.StateMachines())
-	for k, n := range map[string]int{"AWS/Lambda/Errors": nf - len(CallerErrors), "AWS/Lambda/Throttles": nf, "AWS/Lambda/Duration": nf - len(LongByDesign),
+	for k, n := range map[string]int{"AWS/Lambda/Errors": nf, "AWS/Lambda/Throttles": nf, "AWS/Lambda/Duration": nf - len(LongByDesign),
 		"AWS/States/ExecutionsFailed": nm, "AWS/States/ExecutionsTimedOut": nm, "AWS/States/ExecutionsAborted": 0,
 		"AWS/States/ExecutionThrottled": nm, "AWS/ApiGateway/5xx": 1, "math": 2,
 		"AWS/SQS/ApproximateNumberOfMessagesVisible": 2, "AWS/Events/FailedInvocations": 1, "AWS/Events/InvocationsFailedToBeSentToDlq": 1,

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -241,14 +240,4 @@ func simulate(o options, pols *policies, jobs []job) (map[string]result, error) 
 		return nil, fmt.Errorf("simulate.js answered %d of %d requests", len(results), len(jobs))
 	}
 	return results, nil
-}
-
-func keysOf(m map[string]bool) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 }

@@ -28,7 +28,7 @@ func (s *stack) refValue(name string) (any, error) {
 	if v, ok := s.ref[name]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("Ref %s: no such resource or parameter", name)
+	return nil, fmt.Errorf("a Ref to %s: no such resource or parameter", name)
 }
 
 // getAtt gives Arn (and a few names) of a resource; any other attribute is a placeholder that

@@ -1,4 +1,5 @@
-// Package lambdainvoke is the dispatcher's transport over the Lambda Invoke API. It is apart from
+// Package lambdainvoke is the dispatcher's transport over the Lambda Invoke API, and prepare's for
+// the Event invocations it hands an earlier definition's call on with. It is apart from
 // package dispatch so that the functions that only guard their calls by id (the executors) do not
 // link the Lambda client and run its initialisation at each cold start; the chat function links it.
 package lambdainvoke
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"sinew/internal/dispatch"
 	"sinew/internal/fault"
@@ -44,6 +46,18 @@ func (l *Invoker) Invoke(ctx context.Context, function string, payload []byte) (
 		return nil, &e, nil
 	}
 	return out.Payload, nil, nil
+}
+
+// InvokeAsync queues an Event invocation of function, which Lambda runs without the caller
+// waiting for it (and retries twice if it fails); Lambda's own throttling and service faults are
+// Transient.
+func (l *Invoker) InvokeAsync(ctx context.Context, function string, payload []byte) error {
+	_, err := l.Client.Invoke(ctx, &lambda.InvokeInput{FunctionName: awsv2.String(function), Payload: payload,
+		InvocationType: types.InvocationTypeEvent})
+	if err != nil {
+		return invokeErr(err, function)
+	}
+	return nil
 }
 
 // invokeErr types a failed Invoke (fault.FromAWS); a function that Lambda is still creating or

@@ -14,6 +14,7 @@ import (
 
 	"sinew/internal/dispatch"
 	"sinew/internal/dispatch/lambdainvoke"
+	"sinew/internal/executor"
 	"sinew/internal/fault"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/tool"
@@ -38,7 +39,7 @@ func TestExecutorPastItsTimeoutIsATimeout(t *testing.T) {
 	d := &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: client},
 		Functions: map[tool.Type]string{tool.TypeIntegration: "sinew-integration"}, Backoff: time.Millisecond}
 	call := tool.NewCall(&tool.Tool{Name: "echo", Type: tool.TypeIntegration, Integration: &tool.IntegrationDef{Provider: "dummy"}}, tool.NewCallID(), nil)
-	res := d.Dispatch(context.Background(), map[string]any{"call": call}, &call)
+	res := d.Dispatch(context.Background(), executor.Envelope{Call: call}, &call)
 	if res.Error == nil || res.Error.Type != string(fault.Timeout) || !strings.Contains(res.Error.Message, "ran past its timeout") {
 		t.Fatalf("result %+v, want a Sinew.Timeout error", res)
 	}

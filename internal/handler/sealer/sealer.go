@@ -14,16 +14,16 @@ import (
 
 // New is the KMS envelope sealer over the secrets key (SINEW_SECRETS_KEY): the one format every
 // function seals and opens, and the rotation command reseals.
-func New(env *handler.Env) (store.Sealer, error) {
-	return envelope.NewEnvelopeFromConfig(env.AWS, env.Config.SecretsKey)
+func New(l *handler.Loaded) (store.Sealer, error) {
+	return envelope.NewEnvelopeFromConfig(l.AWS, l.Config.SecretsKey)
 }
 
 // IfKeyed is New when SINEW_SECRETS_KEY is set; without it, a sealer that refuses, so writes that
 // carry setup secrets are refused and the rest works (the api and system functions).
-func IfKeyed(env *handler.Env) (store.Sealer, error) {
-	if env.Config.SecretsKey == "" {
+func IfKeyed(l *handler.Loaded) (store.Sealer, error) {
+	if l.Config.SecretsKey == "" {
 		slog.Warn("SINEW_SECRETS_KEY is not set: writes that carry setup secrets will be refused")
 		return resources.SealerUnavailable{}, nil
 	}
-	return New(env)
+	return New(l)
 }

@@ -26,7 +26,7 @@ func TestSealer(t *testing.T) {
 				"AWS_SECRET_ACCESS_KEY": "S", config.EnvSecretsKey: tc.key} {
 				t.Setenv(k, v)
 			}
-			env, err := handler.Load(context.Background())
+			env, err := handler.Env{}.Load(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -66,8 +66,17 @@ type Event struct {
 // ItemResult is one Map iteration's outcome: the call and its Task's result or caught error.
 type ItemResult struct {
 	Call   tool.Call             `json:"call"`
-	Result *workflow.TaskResult  `json:"result"`
+	Result *TaskResult           `json:"result"`
 	Error  *workflow.StatesError `json:"error"`
+}
+
+// TaskResult is a Task's result as the Map keeps it: {object}, the result object a server-side
+// executor answers (the tool's output, or its failure as the error), or {output}, a function
+// call's answer (and an executor's output under agent_loop's definitions before error results,
+// where a tool's failure was the Task's caught error).
+type TaskResult struct {
+	Output any          `json:"output"`
+	Object *tool.Result `json:"object,omitempty"`
 }
 
 // Item is one call for the Map: what the per-type Tasks take, with the wait of a function call and
@@ -488,6 +497,11 @@ func (s *Stepper) results(ctx context.Context, cc workflow.Context, st *loop.Sta
 					s.d.Log.WarnContext(ctx, "agent_loop: settling a function call", "call_id", c.ID, "error", err.Error())
 				}
 			}
+		case it.Result != nil && it.Result.Object != nil && it.Result.Object.Error != nil:
+			e := it.Result.Object.Error
+			out = append(out, tool.ErrorResult(&c, e.Type, e.Message))
+		case it.Result != nil && it.Result.Object != nil:
+			out = append(out, tool.ResultOf(&c, it.Result.Object.Output))
 		case it.Result != nil:
 			out = append(out, tool.ResultOf(&c, it.Result.Output))
 		default:

@@ -182,8 +182,8 @@ func partPeer(ctx context.Context, o options, r *report) error {
 	rm, rsp := fmtStat(samples(realRounds), 1, 0)
 	r.printf("peer", "| `statemachines/tool_call.asl.json` (the real definition, integration branch; sinew alone) | %s | %s | – | – | – |\n", rm, rsp)
 	r.headline("Engine on the real statemachines/tool_call.asl.json (integration branch, in-process stand-ins): %s executions/s", rm)
-	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: Dispatch "+
-		"through Prepare, which hands the call to the stand-in executor that answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
+	r.printf("peer", "\nThe real `statemachines/tool_call.asl.json` runs as it stands (a bare start of an integration call: Dispatch, "+
+		"whose stand-in prepare sends it to Prepare, Prepared, then Dispatch again, whose stand-in executor answers its task token, with their Retry, Catch and data flow) on stand-ins of the real functions' shapes "+
 		"(`peerbench.RealFunctions`); the peer cannot run it as written (its function path waits on a task token), hence the "+
 		"frozen benchmark form above.\n")
 	r.printf("peer", "\npass_chain in state transitions/s: sinew %.0f, peer %.0f (10 per execution).\n\n", ours["pass_chain"].median()*10, samples(peer.Results["pass_chain"]).median()*10)
