@@ -65,9 +65,10 @@ func TestExecutorCalls(t *testing.T) {
 		"integration": {ops: executor},
 		"apicall":     {ops: executor},
 		// Settles calls and executions, a success with its call in one transaction of updates; finds
-		// the tool again (BatchGetItem) for a failed request that named only the tool.
+		// the tool again (BatchGetItem) for a failed request that named only the tool; on a
+		// schedule, asks Step Functions how the open records' executions ended (the sweep).
 		"settle": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/PutItem", "dynamodb/Query", "dynamodb/TransactWriteItems",
-			"dynamodb/UpdateItem"}, items: []string{"Update"}},
+			"dynamodb/UpdateItem", "sfn/DescribeExecution"}, items: []string{"Update"}},
 	}
 	out := executors(t)
 	for _, n := range slices.Sorted(maps.Keys(want)) {

@@ -81,6 +81,10 @@ func TestTable(t *testing.T) {
 					"IndexName":  *spec.GlobalSecondaryIndexes[0].IndexName,
 					"KeySchema":  []any{map[string]any{"AttributeName": store.AttrGSI1PK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrGSI1SK, "KeyType": "RANGE"}},
 					"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": asAny(spec.GlobalSecondaryIndexes[0].Projection.NonKeyAttributes)},
+				}, map[string]any{
+					"IndexName":  *spec.GlobalSecondaryIndexes[1].IndexName,
+					"KeySchema":  []any{map[string]any{"AttributeName": store.AttrGSI2PK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrGSI2SK, "KeyType": "RANGE"}},
+					"Projection": map[string]any{"ProjectionType": "KEYS_ONLY"},
 				}},
 			},
 		})
