@@ -7,7 +7,11 @@
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
-// by call id (package executor/guard) keeps its side effects single.
+// by call id (package executor/guard) keeps its side effects single. Events a rule target matches (the
+// status changes settle takes) and Lambda Event invocations are journaled before they are
+// answered and delivered after a restart (package outbox); the records whose status change was
+// lost anyway are settled when read and by the sweep (--sweep-period). README.md's local-mode
+// section lists what survives kill -9 and what is rebuilt.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
@@ -156,6 +160,7 @@ type options struct {
 	root          string
 	rie           bool
 	rieBin        string
+	sweepPeriod   time.Duration
 }
 
 // endpoint names: the keys of endpoints.json.
@@ -174,6 +179,7 @@ func serve(args []string) error {
 	fs.StringVar(&o.root, "root", ".", "the module root (where statemachines/ and functions/ are)")
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
+	fs.DurationVar(&o.sweepPeriod, "sweep-period", DefaultSweepPeriod, "how often settle sweeps the execution records whose status change was lost (0: never)")
 	for _, n := range endpointNames {
 		if n == "aws" {
 			continue // its own default, below
@@ -270,11 +276,10 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	defer stopRIE()
 
-	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	sfn, err := startWorkflows(ctx, o, st, fns, events, log)
 	if err != nil {
 		return err
 	}
-	routeStatusChanges(ctx, events, fns, lambdaapi.AsyncOptions{Logger: log})
 
 	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), creds, log)
 	if err != nil {
@@ -299,7 +304,8 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 }
 
 // startFunctions registers the in-process functions: the described ones (each under the Runtime
-// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions.
+// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions, and
+// starts the journaled Event invocations.
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
 	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
 	stopRIE = func() {}
@@ -318,6 +324,12 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 		}
 	}
 	fns.warnMissing(d.log)
+	// Event invocations are journaled from here on; those of before a restart run now that their
+	// functions are registered.
+	if err := lambdaSvc.StartAsync(dir, lambdaapi.AsyncOptions{}); err != nil {
+		stopRIE()
+		return nil, func() {}, err
+	}
 	return fns, stopRIE, nil
 }
 
@@ -443,6 +455,20 @@ func proxyTo(endpoint string) (http.Handler, error) {
 		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
 	}
 	return httputil.NewSingleHostReverseProxy(u), nil
+}
+
+// startWorkflows routes the status changes of executions to settle, then starts Step Functions,
+// which may end executions as soon as it recovers them, and the sweep of open records.
+func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
+	if err := routeStatusChanges(events, fns, eventbridge.Target{}, log); err != nil {
+		return nil, err
+	}
+	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	if err != nil {
+		return nil, err
+	}
+	sweepOpenRecords(ctx, fns, o.sweepPeriod, log)
+	return sfn, nil
 }
 
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder
@@ -655,18 +681,21 @@ func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *sl
 }
 
 // routeStatusChanges sends Step Functions' "Execution Status Change" events of sinew's state
-// machines to the settle function, as the deployed EventBridge rule does: as Lambda's asynchronous
-// invocations (lambdaapi.Async), side by side, a failed one retried. Delivered one after another, a
-// backlog of events waited behind each slow settle under load, and a failed one was lost.
-func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *functions, opts lambdaapi.AsyncOptions) *lambdaapi.Async {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+// machines to the settle function, as the deployed EventBridge rule does, through a durable target
+// of the local EventBridge: each event is journaled before the engine records the execution's end,
+// and is marked delivered only once settle has succeeded on it, so one that a crash, or a settle
+// that failed, left undelivered reaches settle after the restart (at least once: settle is
+// idempotent). Deliveries run side by side (a slow settle holds back no other event); a failed one
+// is retried with EventBridge's retry policy (in AWS, Lambda also retries a function error twice
+// and then the event goes to settle's on-failure queue: here every failure is the rule's to retry)
+// and, once that runs out, goes to the dead-letter file. Call it before the engine recovers: an
+// execution that ends as it resumes must find the target there.
+func routeStatusChanges(events *eventbridge.Service, fns *functions, t eventbridge.Target, log *slog.Logger) error {
 	fns.mu.RLock()
 	settle := fns.iam.asRule(localnames.StatusChangeRule, "settle", fns.m["settle"])
 	fns.mu.RUnlock()
 	if settle == nil {
-		opts.Logger.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
+		log.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
 		return nil
 	}
 	var arns []any
@@ -677,19 +706,22 @@ func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *f
 		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
 	p, err := eventbridge.ParsePattern(pat)
 	if err != nil {
-		opts.Logger.Error("status change pattern", "error", err)
-		return nil
+		return fmt.Errorf("the status change pattern: %w", err)
 	}
-	opts.Name = "settle"
-	q := lambdaapi.NewAsync(settle, opts)
-	ch := events.Subscribe(ctx, eventbridge.Rule{Pattern: p})
-	go func() {
-		for ev := range ch {
-			data, _ := json.Marshal(ev)
-			q.Invoke(ctx, data)
+	t.Name, t.Rule = localnames.StatusChangeRule, eventbridge.Rule{Pattern: p}
+	t.Deliver = func(ctx context.Context, ev eventbridge.Event) error {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return err
 		}
-	}()
-	return q
+		_, ferr, err := settle.Invoke(ctx, data)
+		if ferr != nil {
+			// A function error's message may quote the event: only its type is told.
+			return fmt.Errorf("settle failed: %s", ferr.Type)
+		}
+		return err
+	}
+	return events.AddTarget(t)
 }
 
 func writeEndpoints(dir string, eps map[string]string) error {

@@ -29,7 +29,8 @@
 //	DEV#d#PAYLOAD#<id>       CHUNK#<n>, MANIFEST a stored payload (payloads.go)
 //
 // GSI1 (sparse) lists executions newest first (gsi1pk DEV#d#EXECS) and function calls by status
-// (gsi1pk DEV#d#CALLS#<status>).
+// (gsi1pk DEV#d#CALLS#<status>). GSI2 (sparse, keys only) holds the executions not yet final, across
+// developers, in OpenShards partitions (gsi2pk OPEN#<n>), for the sweep (open.go).
 //
 // Free-form JSON (metadata, settings, arguments, outputs) is kept as a JSON string in the item's doc
 // attribute, so numbers come back exactly as written (int64 stays int64, see package jsonv); what

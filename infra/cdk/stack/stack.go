@@ -168,6 +168,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		s.stateMachine(m, defs[m.Name])
 	}
 	s.settleOnStatusChange()
+	s.sweepOnSchedule()
 	api := s.httpAPI(routes)
 	s.alarms(api)
 	s.taskResponderPolicy()

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"sinew/internal/localaws/awsjson"
+	"sinew/internal/localaws/outbox"
 
 	"github.com/google/uuid"
 )
@@ -85,9 +86,10 @@ type Service struct {
 
 	started time.Time // the functions' LastModified
 
-	async   sync.WaitGroup // Event invocations still running
+	async   sync.WaitGroup // Event invocations still running, when not journaled
 	closing chan struct{}
 	once    sync.Once
+	outbox  *outbox.Outbox // the Event invocations' journal (StartAsync), or nil (s.mu)
 }
 
 // New makes an endpoint with no functions; Register adds them.
@@ -129,9 +131,18 @@ func (s *Service) Register(name string, inv Invoker) error {
 	return nil
 }
 
-// Close stops accepting Event invocations and waits for the running ones, or for ctx.
+// Close stops accepting Event invocations and waits for the running ones, or for ctx; journaled
+// ones still running are stopped, and run again after the next start.
 func (s *Service) Close(ctx context.Context) error {
 	s.once.Do(func() { close(s.closing) })
+	s.mu.RLock()
+	ob := s.outbox
+	s.mu.RUnlock()
+	if ob != nil {
+		if err := ob.Close(); err != nil {
+			return fmt.Errorf("lambdaapi: %w", err)
+		}
+	}
 	done := make(chan struct{})
 	go func() { s.async.Wait(); close(done) }()
 	select {
@@ -277,8 +288,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 			return s.writeError(w, errorf(http.StatusServiceUnavailable, "ServiceException", "local mode is shutting down"))
 		default:
 		}
-		s.async.Add(1)
-		go s.runEvent(context.WithoutCancel(r.Context()), name, inv, payload)
+		if err := s.queueEvent(r.Context(), name, inv, payload); err != nil {
+			s.log.ErrorContext(r.Context(), "journaling an event invocation", "function", name, "error", err)
+			return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "the invocation could not be queued"))
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, "queued"
 	}

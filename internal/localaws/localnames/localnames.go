@@ -20,6 +20,9 @@ const (
 	// StatusChangeRule stands for the EventBridge rule that sends Execution Status Change events to
 	// the function triggered by deploy.TriggerExecutionChanged: local mode delivers them itself.
 	StatusChangeRule = "sinew-" + string(deploy.TriggerExecutionChanged)
+	// SweepRule stands for the schedule rule that invokes the function triggered by
+	// deploy.TriggerSweep: local mode runs it on its own timer (--sweep-period).
+	SweepRule = "sinew-" + string(deploy.TriggerSweep)
 )
 
 // FunctionARN is the ARN of function name.
