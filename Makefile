@@ -6,7 +6,7 @@ GO_PACKAGES := ./...
 # (SINEW_LOCAL_IAM_RECORD): absolute, since each test binary runs in its own package's folder.
 IAM_RECORDS := $(CURDIR)/dist/iam-records
 
-.PHONY: all deps test unit lint asl build demo clean conformance
+.PHONY: all deps test unit lint asl build demo clean conformance pictures
 
 all: test
 
@@ -43,6 +43,11 @@ jsonata-suite:
 asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; infra/node_modules/.bin/asl-validator $$args' 
 
+# pictures: statemachines/<name>.svg drawn from each definition as local mode's console lays it out
+# (the README shows them; internal/console's TestPicturesAreCurrent fails when one is stale).
+pictures:
+	@$(PHASE) "pictures: the state machines drawn from statemachines/*.asl.json" go run ./internal/console/cmd/pictures
+
 build:
 	@$(PHASE) "build: every function as a linux/arm64 bootstrap" infra/scripts/build.sh arm64
 
@@ -57,7 +62,7 @@ clean:
 	rm -rf dist .local
 
 # Replays the recorded AWS executions of the usable set through the embedded engine and prints
-# pass/fail per area and in all ("ALL (usable set) 872 878"), with every failing case and its reason
+# pass/fail per area and in all (the line "ALL (usable set) <passed> <total>"), with every failing case and its reason
 # (internal/asl/conformance; the recordings are its testdata). It fails when missing data or a lost
 # case on the pass list; make test runs it to print the count.
 conformance:

@@ -176,7 +176,7 @@ func TestConsoleShowsAFailedCallsError(t *testing.T) {
 		t.Errorf("the tool call's card shows error %q, want NotAllowed", callErr)
 	}
 	b.shot("execution-caught")
-	b.viewShot("execution-graph") // the README's picture
+	b.viewShot("execution-graph")
 }
 
 func TestConsoleKeepsDevelopersApart(t *testing.T) {
