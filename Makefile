@@ -16,12 +16,16 @@ deps:
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
-	@$(MAKE) --no-print-directory funclen staticcheck
+	@$(MAKE) --no-print-directory funclen pkgdoc staticcheck
 
 # funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
-.PHONY: funclen staticcheck
+.PHONY: funclen pkgdoc staticcheck
 funclen:
 	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
+# pkgdoc: every package's doc opens with one sentence of at most 30 words (the CDK module's too).
+pkgdoc:
+	@$(PHASE) "lint: package docs open with one short sentence" go run ./infra/scripts/pkgdoc . infra/cdk
 
 # staticcheck at the version go.mod pins as a tool (go tool staticcheck), its default checks.
 staticcheck:

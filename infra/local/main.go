@@ -1,9 +1,11 @@
-// Command local stands sinew up on one machine with no AWS account and no network: the Step
-// Functions API over the embedded engine (durable across kill -9), the Lambda Invoke API over
-// in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and
-// DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers as a deployment
-// (both read internal/deploy's description), and code finds its endpoints as the AWS SDKs do,
-// through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local and AWS.
+// Command local stands sinew up on one machine with no AWS account and no network.
+//
+// It serves the Step Functions API over the embedded engine (durable across kill -9), the Lambda
+// Invoke API over in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind
+// local JWTs, and DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers
+// as a deployment (both read internal/deploy's description), and code finds its endpoints as the
+// AWS SDKs do, through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local
+// and AWS.
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency

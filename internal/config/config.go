@@ -1,6 +1,8 @@
-// Package config is sinew's configuration: every environment variable with
-// its default, parsed and validated once at start, so a bad setting stops a function at its first
-// cold start with a message naming the variable instead of failing a call later.
+// Package config is sinew's configuration.
+//
+// It holds every environment variable with its default, parsed and validated once at start, so a
+// bad setting stops a function at its first cold start with a message naming the variable instead
+// of failing a call later.
 package config
 
 import (

@@ -1,9 +1,10 @@
-// Package eventbridge is local mode's stand-in for EventBridge's PutEvents: the JSON 1.1
-// protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates it, with every accepted
-// event appended to a feed — an append-only JSON-lines file under the local directory that users
-// read, plus in-memory subscribers through which local mode routes events (Step Functions'
-// "Execution Status Change", sinew's "ToolCallPending") to handlers, matched with EventBridge
-// patterns.
+// Package eventbridge is local mode's stand-in for EventBridge's PutEvents.
+//
+// It speaks the JSON 1.1 protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates
+// it, with every accepted event appended to a feed — an append-only JSON-lines file under the local
+// directory that users read, plus in-memory subscribers through which local mode routes events
+// (Step Functions' "Execution Status Change", sinew's "ToolCallPending") to handlers, matched with
+// EventBridge patterns.
 package eventbridge
 
 import (

@@ -1,8 +1,10 @@
-// Package kms is local mode's stand-in for AWS KMS: the JSON 1.1 protocol
-// (`X-Amz-Target: TrentService.<Op>`) for the operations sinew's envelope encryption and its rotation
-// command use — GenerateDataKey, GenerateDataKeyWithoutPlaintext, Encrypt, Decrypt, ReEncrypt,
-// DescribeKey, CreateKey, CreateAlias, RotateKeyOnDemand — so the same SDK code runs against AWS and
-// against this endpoint (AWS_ENDPOINT_URL_KMS).
+// Package kms is local mode's stand-in for AWS KMS.
+//
+// It speaks the JSON 1.1 protocol (`X-Amz-Target: TrentService.<Op>`) for the operations sinew's
+// envelope encryption and its rotation command use — GenerateDataKey,
+// GenerateDataKeyWithoutPlaintext, Encrypt, Decrypt, ReEncrypt, DescribeKey, CreateKey,
+// CreateAlias, RotateKeyOnDemand — so the same SDK code runs against AWS and against this endpoint
+// (AWS_ENDPOINT_URL_KMS).
 //
 // Keys live in a key file (.local/kms-keys.json, 0600) created with one random 256-bit key when
 // missing. A key has versions: new encryptions use the newest, and a ciphertext names the version

@@ -1,7 +1,8 @@
-// Package agentloop is the model step of the agent_loop state machine: each
-// invocation of the model Lambda feeds the previous turn's results (gathered by the Map) into the
-// loop's state, prompts the model once, and answers the calls the Map must run next, or the loop's
-// output once it is done. The loop's state (messages included) travels as a stored value
+// Package agentloop is the model step of the agent_loop state machine.
+//
+// Each invocation of the model Lambda feeds the previous turn's results (gathered by the Map) into
+// the loop's state, prompts the model once, and answers the calls the Map must run next, or the
+// loop's output once it is done. The loop's state (messages included) travels as a stored value
 // (`sinew:ref` once over 32 KiB), so long conversations never reach the 256 KiB state limit.
 package agentloop
 

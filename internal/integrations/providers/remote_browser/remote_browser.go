@@ -1,10 +1,12 @@
 // Package remotebrowser is the remote_browser integration, after Julep's
-// (https://github.com/julep-ai/julep/blob/929a6d7fffffbe3459dc8a86d84d600f3c9f9521/integrations-service/integrations/utils/integrations/remote_browser.py):
-// method perform_action drives a browser that runs elsewhere, over the Chrome DevTools Protocol, with the
-// actions of Anthropic's computer-use tool (key, type, mouse_move, left_click, left_click_drag,
-// right_click, middle_click, double_click, screenshot, cursor_position) and Julep's navigate and
-// refresh. It uses chromedp on a websocket that the network guard dials, so connect_url, its
-// /json/version lookup and the websocket are all checked like any other outgoing connection.
+// (https://github.com/julep-ai/julep/blob/929a6d7fffffbe3459dc8a86d84d600f3c9f9521/integrations-service/integrations/utils/integrations/remote_browser.py).
+//
+// Method perform_action drives a browser that runs elsewhere, over the Chrome DevTools Protocol,
+// with the actions of Anthropic's computer-use tool (key, type, mouse_move, left_click,
+// left_click_drag, right_click, middle_click, double_click, screenshot, cursor_position) and
+// Julep's navigate and refresh. It uses chromedp on a websocket that the network guard dials, so
+// connect_url, its /json/version lookup and the websocket are all checked like any other outgoing
+// connection.
 //
 // As in Julep (Playwright's connect_over_cdp), each call connects, uses the browser's first page,
 // installs a mouse tracker in the page (the mouse position lives in the page, window.mouseX/Y, so it
