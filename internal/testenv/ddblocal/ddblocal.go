@@ -366,6 +366,16 @@ func Endpoint(tb testing.TB) string {
 	return shared.Endpoint()
 }
 
+// SharedEndpoint is the endpoint of the server Main started, for code that has no testing.TB (an
+// Example); without Main it answers an error saying so, which the Example then prints in place of
+// its output, so it fails rather than pass without DynamoDB Local.
+func SharedEndpoint() (string, error) {
+	if shared == nil {
+		return "", errors.New("ddblocal: no server; call ddblocal.Main(m) from TestMain")
+	}
+	return shared.Endpoint(), nil
+}
+
 // Client is a client of the server Main started.
 func Client(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	tb.Helper()
