@@ -6,7 +6,7 @@ GO_PACKAGES := ./...
 # (SINEW_LOCAL_IAM_RECORD): absolute, since each test binary runs in its own package's folder.
 IAM_RECORDS := $(CURDIR)/dist/iam-records
 
-.PHONY: all deps test unit lint asl build demo clean conformance
+.PHONY: all deps test unit lint asl build demo clean conformance pictures
 
 all: test
 
@@ -16,12 +16,16 @@ deps:
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
-	@$(MAKE) --no-print-directory funclen staticcheck
+	@$(MAKE) --no-print-directory funclen pkgdoc staticcheck
 
 # funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
-.PHONY: funclen staticcheck
+.PHONY: funclen pkgdoc staticcheck
 funclen:
 	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
+# pkgdoc: every package's doc opens with one sentence of at most 30 words (the CDK module's too).
+pkgdoc:
+	@$(PHASE) "lint: package docs open with one short sentence" go run ./infra/scripts/pkgdoc . infra/cdk
 
 # staticcheck at the version go.mod pins as a tool (go tool staticcheck), its default checks.
 staticcheck:
@@ -43,6 +47,11 @@ jsonata-suite:
 asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; infra/node_modules/.bin/asl-validator $$args' 
 
+# pictures: statemachines/<name>.svg drawn from each definition as local mode's console lays it out
+# (the README shows them; internal/console's TestPicturesAreCurrent fails when one is stale).
+pictures:
+	@$(PHASE) "pictures: the state machines drawn from statemachines/*.asl.json" go run ./internal/console/cmd/pictures
+
 build:
 	@$(PHASE) "build: every function as a linux/arm64 bootstrap" infra/scripts/build.sh arm64
 
@@ -57,7 +66,7 @@ clean:
 	rm -rf dist .local
 
 # Replays the recorded AWS executions of the usable set through the embedded engine and prints
-# pass/fail per area and in all ("ALL (usable set) 872 878"), with every failing case and its reason
+# pass/fail per area and in all (the line "ALL (usable set) <passed> <total>"), with every failing case and its reason
 # (internal/asl/conformance; the recordings are its testdata). It fails when missing data or a lost
 # case on the pass list; make test runs it to print the count.
 conformance:

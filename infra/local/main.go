@@ -1,17 +1,19 @@
-// Command local stands sinew up on one machine with no AWS account and no network: the Step
-// Functions API over the embedded engine (durable across kill -9), the Lambda Invoke API over
-// in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and
-// DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers as a deployment
-// (both read internal/deploy's description), and code finds its endpoints as the AWS SDKs do,
-// through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local and AWS.
+// Command local stands sinew up on one machine with no AWS account and no network.
+//
+// It serves the Step Functions API over the embedded engine (durable across kill -9), the Lambda
+// Invoke API over in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind
+// local JWTs, and DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers
+// as a deployment (both read internal/deploy's description), and code finds its endpoints as the
+// AWS SDKs do, through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local
+// and AWS.
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
 // by call id (package executor/guard) keeps its side effects single. Events a rule target matches (the
 // status changes settle takes) and Lambda Event invocations are journaled before they are
 // answered and delivered after a restart (package outbox); the records whose status change was
-// lost anyway are settled when read and by the sweep (--sweep-period). README.md's local-mode
-// section lists what survives kill -9 and what is rebuilt.
+// lost anyway are settled when read and by the sweep (--sweep-period). Its README lists what
+// survives kill -9 and what is rebuilt.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT

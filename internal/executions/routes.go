@@ -1,7 +1,8 @@
-// Package executions is the HTTP side of the tool-call workflow: starting tool calls,
-// reading executions and pending calls, answering and heartbeating function calls, Julep's
-// PUT /executions/{id} (resume or cancel), and stored payloads. Register adds the routes to the
-// api function's router; the domain logic is package workflow's.
+// Package executions is the HTTP side of the tool-call workflow.
+//
+// It covers starting tool calls, reading executions and pending calls, answering and heartbeating
+// function calls, Julep's PUT /executions/{id} (resume or cancel), and stored payloads. Register
+// adds the routes to the api function's router; the domain logic is package workflow's.
 package executions
 
 import (

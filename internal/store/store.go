@@ -1,6 +1,8 @@
-// Package store is sinew's one DynamoDB table: agents, tools, tasks, sessions and
-// messages, users, docs, secrets, executions, pending function calls, idempotency records, flags and
-// stored payloads, plus the one-request lookup of what the setup/arguments merge needs (package merge).
+// Package store is sinew's one DynamoDB table.
+//
+// It holds agents, tools, tasks, sessions and messages, users, docs, secrets, executions, pending
+// function calls, idempotency records, flags and stored payloads, plus the one-request lookup of
+// what the setup/arguments merge needs (package merge).
 //
 // Every method takes the developer id, from the authenticated caller, as its own argument, and every
 // key it builds starts with DEV#<developer>: a developer can never reach another's items, and an item

@@ -1,9 +1,11 @@
-// Package awscalls finds the AWS API calls each Lambda function's code can make: it loads the
-// functions' main packages with everything they link, builds their SSA form, keeps the code reachable
-// from each main (rapid type analysis refined by variable type analysis: a dynamic call reaches the
-// functions and types that can flow to it), and records every call in sinew's own packages whose
-// argument is an aws-sdk-go-v2 operation input (*<service>.<Op>Input). Calls through sinew's narrow
-// client interfaces count, since the input type names the operation whatever the receiver is.
+// Package awscalls finds the AWS API calls each Lambda function's code can make.
+//
+// It loads the functions' main packages with everything they link, builds their SSA form, keeps the
+// code reachable from each main (rapid type analysis refined by variable type analysis: a dynamic
+// call reaches the functions and types that can flow to it), and records every call in sinew's own
+// packages whose argument is an aws-sdk-go-v2 operation input (*<service>.<Op>Input). Calls through
+// sinew's narrow client interfaces count, since the input type names the operation whatever the
+// receiver is.
 //
 // Two details IAM needs besides the operation are read from the reachable source: the item operations
 // a DynamoDB transaction holds (the fields set in types.TransactWriteItem / TransactGetItem literals),

@@ -1,8 +1,10 @@
 // Package preflight refuses, before `cdk deploy` starts CloudFormation, a deployment that would
-// fail there or at the first chat: a Bedrock model id the chosen Region cannot call (a model served
-// only through an inference profile, another geography's profile, a model past its end of life),
-// and reserved concurrency the account cannot give. infra/cdk/check.sh deploy runs it as
-// `go run . preflight <the cdk deploy arguments>`.
+// fail there or at the first chat.
+//
+// It refuses a Bedrock model id the chosen Region cannot call (a model served only through an
+// inference profile, another geography's profile, a model past its end of life), and reserved
+// concurrency the account cannot give. infra/cdk/check.sh deploy runs it as `go run . preflight
+// <the cdk deploy arguments>`.
 package preflight
 
 import (

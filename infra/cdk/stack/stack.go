@@ -1,7 +1,9 @@
-// Package stack is sinew's CloudFormation stack in the CDK: everything `cdk deploy` creates, built
-// from the one description of the deployment (sinew/internal/deploy), the table spec
-// (sinew/internal/store) and the HTTP router (sinew/internal/httpapi), so the stack and local mode
-// agree on functions, variables, permissions, definitions and routes.
+// Package stack is sinew's CloudFormation stack in the CDK.
+//
+// It is everything `cdk deploy` creates, built from the one description of the deployment
+// (sinew/internal/deploy), the table spec (sinew/internal/store) and the HTTP router
+// (sinew/internal/httpapi), so the stack and local mode agree on functions, variables, permissions,
+// definitions and routes.
 package stack
 
 import (

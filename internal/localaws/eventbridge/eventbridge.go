@@ -1,11 +1,12 @@
-// Package eventbridge is local mode's stand-in for EventBridge's PutEvents: the JSON 1.1
-// protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates it, with every accepted
-// event appended to a feed — an append-only JSON-lines file under the local directory that users
-// read. Events reach handlers, matched with EventBridge patterns, two ways: durable targets
-// (AddTarget: the rule targets local mode routes Step Functions' "Execution Status Change" to),
-// whose events are journaled before PutEvents answers and delivered, with EventBridge's retry
-// policy and a dead-letter file, across crashes and restarts; and in-memory subscribers
-// (Subscribe), which see only what is put while they listen.
+// Package eventbridge is local mode's stand-in for EventBridge's PutEvents.
+//
+// It speaks the JSON 1.1 protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates
+// it, with every accepted event appended to a feed — an append-only JSON-lines file under the local
+// directory that users read. Events reach handlers, matched with EventBridge patterns, two ways:
+// durable targets (AddTarget: the rule targets local mode routes Step Functions' "Execution Status
+// Change" to), whose events are journaled before PutEvents answers and delivered, with
+// EventBridge's retry policy and a dead-letter file, across crashes and restarts; and in-memory
+// subscribers (Subscribe), which see only what is put while they listen.
 package eventbridge
 
 import (

@@ -1,10 +1,11 @@
-// Package lambdaapi is local mode's stand-in for the Lambda Invoke API:
-// `POST /2015-03-31/functions/{FunctionName}/invocations` over a registry of in-process handlers, so
-// the chat path's dispatcher reaches the executors through the same SDK call locally as in AWS
-// (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function error as
-// 200 with `X-Amz-Function-Error: Unhandled` and `{"errorType", "errorMessage"}`; Event runs the
-// function in the background (202); DryRun answers 204; LogType Tail returns the last 4 KB of the
-// invocation's log (Lambda's START/END/REPORT lines around what the function logged with its
+// Package lambdaapi is local mode's stand-in for the Lambda Invoke API.
+//
+// It serves `POST /2015-03-31/functions/{FunctionName}/invocations` over a registry of in-process
+// handlers, so the chat path's dispatcher reaches the executors through the same SDK call locally
+// as in AWS (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function
+// error as 200 with `X-Amz-Function-Error: Unhandled` and `{"errorType", "errorMessage"}`; Event
+// runs the function in the background (202); DryRun answers 204; LogType Tail returns the last 4 KB
+// of the invocation's log (Lambda's START/END/REPORT lines around what the function logged with its
 // context, see TeeLogs). ListFunctions and GetFunction describe the registered functions; any other
 // operation answers UnknownOperationException. Service errors use Lambda's codes and statuses.
 package lambdaapi

@@ -1,7 +1,9 @@
 // Package localnames holds the names local mode (infra/local) gives what internal/deploy describes,
-// where a deployment gets them from its stack: the account and Region, the table, the event bus,
-// the secrets key's alias, the ARNs of functions and state machines. Local mode runs with them and
-// the IAM check (infra/scripts/iamcheck) maps a synthesized template onto them, so the two agree.
+// where a deployment gets them from its stack.
+//
+// They are the account and Region, the table, the event bus, the secrets key's alias, the ARNs of
+// functions and state machines. Local mode runs with them and the IAM check
+// (infra/scripts/iamcheck) maps a synthesized template onto them, so the two agree.
 package localnames
 
 import (

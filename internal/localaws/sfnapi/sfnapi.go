@@ -1,10 +1,11 @@
-// Package sfnapi is local mode's Step Functions API: the JSON 1.0 protocol
-// (`X-Amz-Target: AWSStepFunctions.<Operation>`) over the embedded engine (internal/asl), with
-// AWS's error codes and messages, paging, StartExecution's idempotency rules, StartSyncExecution
-// (served on the same endpoint, so clients that drop the `sync-` host prefix reach it), and the
-// "Step Functions Execution Status Change" events EventBridge would deliver. State machines and
-// executions are kept durable by internal/localaws/durable: after a restart every running
-// execution goes on.
+// Package sfnapi is local mode's Step Functions API.
+//
+// It speaks the JSON 1.0 protocol (`X-Amz-Target: AWSStepFunctions.<Operation>`) over the embedded
+// engine (internal/asl), with AWS's error codes and messages, paging, StartExecution's idempotency
+// rules, StartSyncExecution (served on the same endpoint, so clients that drop the `sync-` host
+// prefix reach it), and the "Step Functions Execution Status Change" events EventBridge would
+// deliver. State machines and executions are kept durable by internal/localaws/durable: after a
+// restart every running execution goes on.
 package sfnapi
 
 import (

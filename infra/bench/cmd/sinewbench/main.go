@@ -1,8 +1,10 @@
-// Command sinewbench measures sinew and writes BENCHMARKS.md: it runs the Go benchmarks
-// of the packages that own each figure, the peer engine (aws-local-stepfunctions, bench/peer) and
-// sinew's engine on the same definitions in one run, the Lambda bootstraps' sizes and cold starts
-// under the Runtime Interface Emulator, and turns what a call does (counted and measured) and what
-// the stack's template says into the cost of a million calls and of an idle month.
+// Command sinewbench measures sinew and writes BENCHMARKS.md.
+//
+// It runs the Go benchmarks of the packages that own each figure, the peer engine
+// (aws-local-stepfunctions, bench/peer) and sinew's engine on the same definitions in one run, the
+// Lambda bootstraps' sizes and cold starts under the Runtime Interface Emulator, and turns what a
+// call does (counted and measured) and what the stack's template says into the cost of a million
+// calls and of an idle month.
 //
 //	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
 //	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)

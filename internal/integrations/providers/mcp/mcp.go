@@ -1,8 +1,9 @@
-// Package mcp is the mcp integration: list_tools (the default method) and
-// call_tool against a Model Context Protocol server over streamable HTTP ("http") or SSE ("sse"),
-// with the official Go SDK as client. There is no stdio transport, as in Julep (it was removed for
-// security): the stdio fields of the setup are refused if set, so no caller can make sinew run a
-// program.
+// Package mcp is the mcp integration.
+//
+// It offers list_tools (the default method) and call_tool against a Model Context Protocol server
+// over streamable HTTP ("http") or SSE ("sse"), with the official Go SDK as client. There is no
+// stdio transport, as in Julep (it was removed for security): the stdio fields of the setup are
+// refused if set, so no caller can make sinew run a program.
 //
 // Every HTTP request goes through the network guard, redirects included. Where sinew differs from
 // Julep: failures are typed errors (an unreachable server or a 5xx/429 is Sinew.Transient, an HTTP
