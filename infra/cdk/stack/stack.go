@@ -151,6 +151,11 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 	if sp.Description == nil {
 		sp.Description = jsii.String("sinew: the tool layer of an LLM agent platform on Step Functions, Lambda, DynamoDB and API Gateway")
 	}
+	if sp.TerminationProtection == nil && !p.Settings.Destroy {
+		// What a retained stack keeps is guarded from a stray delete from the first create on;
+		// the resources' own deletion protection waits for a setting (Settings.DeletionProtection).
+		sp.TerminationProtection = jsii.Bool(true)
+	}
 	st := awscdk.NewStack(scope, jsii.String(id), &sp)
 	s := &Sinew{Stack: st, name: id, settings: p.Settings, Roles: map[string]awsiam.Role{}, Policies: map[string]awsiam.Policy{},
 		Functions: map[string]awslambda.Function{}, StateMachines: map[string]awsstepfunctions.StateMachine{}}
@@ -317,7 +322,7 @@ func (s *Sinew) data() {
 		Encryption:           awsdynamodb.TableEncryption_CUSTOMER_MANAGED,
 		EncryptionKey:        s.TableKey,
 		RemovalPolicy:        s.removal(),
-		DeletionProtection:   jsii.Bool(!s.settings.Destroy),
+		DeletionProtection:   jsii.Bool(s.settings.DeletionProtection),
 		MaxReadRequestUnits:  maxUnits(s.settings.TableMaxReadUnits),
 		MaxWriteRequestUnits: maxUnits(s.settings.TableMaxWriteUnits),
 	})

@@ -75,7 +75,7 @@ func TestTable(t *testing.T) {
 				"KeySchema":                        []any{map[string]any{"AttributeName": store.AttrPK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrSK, "KeyType": "RANGE"}},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": store.AttrTTL, "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
-				"DeletionProtectionEnabled":        true,
+				"DeletionProtectionEnabled":        false,
 				"SSESpecification": map[string]any{"SSEEnabled": true, "SSEType": "KMS",
 					"KMSMasterKeyId": map[string]any{"Fn::GetAtt": []any{s.logicalID(t, s.s.TableKey.Node().DefaultChild()), "Arn"}}},
 				"GlobalSecondaryIndexes": []any{map[string]any{
