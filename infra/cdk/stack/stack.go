@@ -147,15 +147,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		return nil, err
 	}
 
-	sp := p.StackProps
-	if sp.Description == nil {
-		sp.Description = jsii.String("sinew: the tool layer of an LLM agent platform on Step Functions, Lambda, DynamoDB and API Gateway")
-	}
-	if sp.TerminationProtection == nil && !p.Settings.Destroy {
-		// What a retained stack keeps is guarded from a stray delete from the first create on;
-		// the resources' own deletion protection waits for a setting (Settings.DeletionProtection).
-		sp.TerminationProtection = jsii.Bool(true)
-	}
+	sp := stackProps(p)
 	st := awscdk.NewStack(scope, jsii.String(id), &sp)
 	s := &Sinew{Stack: st, name: id, settings: p.Settings, Roles: map[string]awsiam.Role{}, Policies: map[string]awsiam.Policy{},
 		Functions: map[string]awslambda.Function{}, StateMachines: map[string]awsstepfunctions.StateMachine{}}
@@ -234,6 +226,20 @@ func (s *Sinew) taskResponderPolicy() {
 	awscdk.NewCfnOutput(s.Stack, jsii.String("TaskResponderPolicyArn"), &awscdk.CfnOutputProps{
 		Value: p.ManagedPolicyArn(), Description: jsii.String("the managed policy a client's role attaches to call SendTask* on sinew's state machines"),
 	})
+}
+
+// stackProps are p's stack properties with sinew's defaults: its description, and termination
+// protection for a retained stack, which guards what it keeps from a stray delete from the first
+// create on (the resources' own deletion protection waits for Settings.DeletionProtection).
+func stackProps(p Props) awscdk.StackProps {
+	sp := p.StackProps
+	if sp.Description == nil {
+		sp.Description = jsii.String("sinew: the tool layer of an LLM agent platform on Step Functions, Lambda, DynamoDB and API Gateway")
+	}
+	if sp.TerminationProtection == nil && !p.Settings.Destroy {
+		sp.TerminationProtection = jsii.Bool(true)
+	}
+	return sp
 }
 
 // removal is the removal policy the operator chose for stateful resources. Retain is
