@@ -128,6 +128,11 @@ type StartInput struct {
 	Name            string // execution name; default a random one
 	Input           string // JSON; default "{}"
 	RoleArn         string // the machine's role, $$.Execution.RoleArn; default Config.RoleArn
+	// Key, for a child a states:startExecution task starts, names that start: the starting
+	// execution and the task's place and attempt in it (position). A replay after a restart gives
+	// the same start the same key, whatever its input now holds (a time, say), so Config.StartChild
+	// can give back the child it started, as Step Functions never starts a task's child twice.
+	Key string
 }
 
 // Execution is one run of a machine.
