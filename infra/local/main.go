@@ -58,6 +58,7 @@ import (
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/localnames"
+	"sinew/internal/localaws/quota"
 	"sinew/internal/localaws/sfnapi"
 	"sinew/internal/secrets"
 	"sinew/internal/secrets/rotate"
@@ -156,6 +157,7 @@ type options struct {
 	root          string
 	rie           bool
 	rieBin        string
+	quotas        *quota.Limits // AWS's quotas, applied with --quotas
 }
 
 // endpoint names: the keys of endpoints.json.
@@ -174,6 +176,7 @@ func serve(args []string) error {
 	fs.StringVar(&o.root, "root", ".", "the module root (where statemachines/ and functions/ are)")
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
+	quotas := fs.String("quotas", "off", quotasUsage)
 	for _, n := range endpointNames {
 		if n == "aws" {
 			continue // its own default, below
@@ -186,6 +189,10 @@ func serve(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unknown subcommand %q (serve takes flags only; the other subcommand is token)", fs.Arg(0))
+	}
+	var err error
+	if o.quotas, err = parseQuotas(*quotas); err != nil {
+		return err
 	}
 	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
 	// the deployed functions.
@@ -206,7 +213,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err := checkDataDir(dir); err != nil {
 		return err
 	}
-	self, iam, stopStats, err := setUpAWSClients(log, dir)
+	self, iam, stopStats, err := setUpAWSClients(log, dir, o.quotas)
 	if err != nil {
 		return err
 	}
@@ -301,7 +308,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 // startFunctions registers the in-process functions: the described ones (each under the Runtime
 // Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions.
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
-	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
+	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam, quota: o.quotas}
 	stopRIE = func() {}
 	if err := fns.registerDescribed(d); err != nil {
 		return nil, stopRIE, err
@@ -323,7 +330,7 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 
 // setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients), with the
 // IAM recording when iamrec.EnvRecord asks for it, and starts their stats (startStats).
-func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
+func setUpAWSClients(log *slog.Logger, dir string, q *quota.Limits) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
 	if iam, err = openIAMRecorder(log); err != nil {
 		return nil, nil, nil, err
 	}
@@ -337,7 +344,7 @@ func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRec
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wire, self := configureAWSClients(counts, gate, rec, iam)
+	wire, self := configureAWSClients(counts, gate, rec, iam, q)
 	stopStats, err = startStats(log, dir, statsOf{counts, wire, gate, rec})
 	if err != nil {
 		_ = rec.close()
@@ -460,9 +467,11 @@ func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *
 		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) {
 			fns.iam.engineStartChild(ctx, in.StateMachineArn)
 			return sfn.StartChild(ctx, in)
-		}})
+		},
+		Transition: engineTransitions(o.quotas)})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
-		Region: region, Account: account, Logger: log})
+		Region: region, Account: account, Logger: log, Throttle: sfnThrottle(o.quotas)})
+	logQuotas(log, o.quotas)
 	if err := sfn.Recover(ctx); err != nil {
 		return nil, err
 	}

@@ -157,6 +157,12 @@ type step struct {
 // runState visits st, entered at the time at (the previous state's exit), or now when zero; raw's
 // JSON is at most inBound bytes long (0: unknown).
 func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time, inBound int) (step, *StatesError) {
+	if tr := f.x.eng.cfg.Transition; tr != nil {
+		if err := tr(ctx); err != nil {
+			return step{}, stopped(ctx)
+		}
+		at = time.Time{} // entered when the transition went through
+	}
 	now := at
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()

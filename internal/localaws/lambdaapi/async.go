@@ -104,6 +104,6 @@ func (a *Async) attempt(ctx context.Context, payload []byte) (*FunctionError, er
 		return nil, ctx.Err()
 	}
 	defer func() { <-a.slots }()
-	_, ferr, err := a.inv.Invoke(ctx, payload)
+	_, ferr, err := a.inv.Invoke(WithEvent(ctx), payload)
 	return ferr, err
 }
