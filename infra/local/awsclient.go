@@ -59,6 +59,6 @@ func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecord
 	self := &selfCalls{}
 	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
 		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, iam.Register, self.Register,
-			q.DynamoDB(store.AttrPK)}))
+			q.DynamoDBMiddleware(store.AttrPK)}))
 	return wt, self
 }

@@ -405,7 +405,7 @@ type awsServices struct {
 // the one AWS endpoint, routed by signing name, and the HTTP API behind the console; guarded adds
 // the checks of requests from outside.
 func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, creds awsauth.Credentials, log *slog.Logger) (map[string]http.Handler, error) {
-	ddbProxy, err := proxyTo(svc.dynamoDB)
+	ddbProxy, err := proxyTo(svc.dynamoDB, fns.quota)
 	if err != nil {
 		return nil, err
 	}
@@ -443,20 +443,25 @@ func guarded(handlers map[string]http.Handler, creds awsauth.Credentials) map[st
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
-// check the signature, whose Host the proxy would otherwise have to keep.
-func proxyTo(endpoint string) (http.Handler, error) {
+// check the signature, whose Host the proxy would otherwise have to keep. With quotas, each
+// partition's throughput is q's.
+func proxyTo(endpoint string, q *quota.Limits) (http.Handler, error) {
 	u, err := neturl.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
 	}
-	return httputil.NewSingleHostReverseProxy(u), nil
+	p := httputil.NewSingleHostReverseProxy(u)
+	if q != nil {
+		p.Transport = q.Transport(store.AttrPK, nil)
+	}
+	return p, nil
 }
 
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	direct := directIntegrations()
+	direct := directIntegrations(o.quotas)
 	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
 	fns.iam.useTokens(rec)
 	var sfn *sfnapi.Service

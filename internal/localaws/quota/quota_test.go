@@ -3,13 +3,11 @@ package quota
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 func TestParse(t *testing.T) {
@@ -140,26 +138,23 @@ func TestPartitionThroughput(t *testing.T) {
 }
 
 func TestChargeOf(t *testing.T) {
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	big := make([]byte, 2500)
+	big := strings.Repeat("x", 2500)
 	for _, tc := range []struct {
-		name   string
-		params any
-		want   charge
-		ok     bool
+		name, op, body string
+		want           charge
+		ok             bool
 	}{
-		{"get", &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"pk": s("a"), "sk": s("1")}},
-			charge{table: "t", key: "Sa", units: 1}, true},
-		{"put of 3 KB", &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{"pk": s("a"), "v": s(string(big))}},
-			charge{table: "t", key: "Sa", write: true, units: 3}, true},
-		{"query by name", &dynamodb.QueryInput{TableName: aws.String("t"), KeyConditionExpression: aws.String("#p = :p AND begins_with(sk, :s)"),
-			ExpressionAttributeNames: map[string]string{"#p": "pk"}, ExpressionAttributeValues: map[string]types.AttributeValue{":p": s("a"), ":s": s("x")}},
-			charge{table: "t", key: "Sa", units: 1}, true},
-		{"query of an index", &dynamodb.QueryInput{TableName: aws.String("t"), IndexName: aws.String("g"), KeyConditionExpression: aws.String("pk = :p"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": s("a")}}, charge{}, false},
-		{"scan", &dynamodb.ScanInput{TableName: aws.String("t")}, charge{}, false},
+		{"get", "GetItem", `{"TableName":"t","Key":{"pk":{"S":"a"},"sk":{"S":"1"}}}`, charge{table: "t", key: `{"S":"a"}`, units: 1}, true},
+		{"put of 3 KB", "PutItem", `{"TableName":"t","Item":{"pk":{"S":"a"},"v":{"S":"` + big + `"}}}`,
+			charge{table: "t", key: `{"S":"a"}`, write: true, units: 3}, true},
+		{"query by name", "Query", `{"TableName":"t","KeyConditionExpression":"#p = :p AND begins_with(sk, :s)",
+			"ExpressionAttributeNames":{"#p":"pk"},"ExpressionAttributeValues":{":p":{"S":"a"},":s":{"S":"x"}}}`,
+			charge{table: "t", key: `{"S":"a"}`, units: 1}, true},
+		{"query of an index", "Query", `{"TableName":"t","IndexName":"g","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}}}`, charge{}, false},
+		{"scan", "Scan", `{"TableName":"t"}`, charge{}, false},
+		{"not JSON", "GetItem", `{`, charge{}, false},
 	} {
-		got, ok := chargeOf(tc.params, "pk")
+		got, ok := chargeOf(tc.op, []byte(tc.body), "pk")
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("%s: %+v %v, want %+v %v", tc.name, got, ok, tc.want, tc.ok)
 		}
