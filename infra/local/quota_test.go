@@ -35,15 +35,19 @@ import (
 //
 // Every call must come through delayed, none lost (every execution, call and item is there) and
 // none doubled (each call's side effect and each item exactly once).
-const quotaCallsDef = `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.ids","MaxConcurrency":0,"End":true,
+const (
+	quotaCallsDef = `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.ids","MaxConcurrency":0,"End":true,
   "ItemSelector":{"id.$":"$$.Map.Item.Value","url.$":"$.url"},
-  "ItemProcessor":{"StartAt":"Put","States":{
-    "Put":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:putItem","ResultPath":null,"Next":"Call",
-      "Parameters":{"TableName":"quota_load","Item":{"pk":{"S":"hot"},"sk":{"S.$":"States.Format('task-{}', $.id)"}}},
-      "Retry":[{"ErrorEquals":["DynamoDB.ProvisionedThroughputExceededException"],"IntervalSeconds":1,"BackoffRate":1.5,"MaxAttempts":20,"MaxDelaySeconds":5,"JitterStrategy":"FULL"}]},
+  "ItemProcessor":{"StartAt":"Call","States":{
     "Call":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","OutputPath":"$.Payload.id","End":true,
       "Parameters":{"FunctionName":"sinew-test-post","Payload":{"id.$":"$.id","url.$":"$.url","sleepMs":500,"execution.$":"$$.Execution.Name"}},
       "Retry":[{"ErrorEquals":["Lambda.TooManyRequestsException"],"IntervalSeconds":1,"BackoffRate":1.5,"MaxAttempts":20,"MaxDelaySeconds":5,"JitterStrategy":"FULL"}]}}}}}}`
+	quotaPutsDef = `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.ids","MaxConcurrency":0,"End":true,
+  "ItemProcessor":{"StartAt":"Put","States":{
+    "Put":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:putItem","ResultPath":null,"End":true,
+      "Parameters":{"TableName":"quota_load","Item":{"pk":{"S":"hot"},"sk":{"S.$":"States.Format('task-{}', $)"}}},
+      "Retry":[{"ErrorEquals":["DynamoDB.ProvisionedThroughputExceededException"],"IntervalSeconds":1,"BackoffRate":1.5,"MaxAttempts":20,"MaxDelaySeconds":5,"JitterStrategy":"FULL"}]}}}}}}`
+)
 
 const quotaStartDef = `{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`
 
@@ -136,7 +140,7 @@ func runQuotaLoad(t testing.TB, p *proc, dir string, prof *quota.Profile, round 
 	defer srv.Close()
 	c := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["stepfunctions"]), Credentials: p.Credentials(), Retryer: sdkRetryer()})
 	ddb := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(p.Endpoints["aws"]), Credentials: p.Credentials(), Retryer: sdkRetryer()})
-	startArn, callsArn := setUpQuotaLoad(t, c, ddb, round)
+	startArn, callsArn, putsArn := setUpQuotaLoad(t, c, ddb, round)
 	pk := fmt.Sprintf("hot-%d", round)
 
 	var wg sync.WaitGroup
@@ -177,29 +181,55 @@ func runQuotaLoad(t testing.TB, p *proc, dir string, prof *quota.Profile, round 
 			mu.Unlock()
 		}()
 	}
-	// Lambda: twice the account concurrency of calls at once.
-	nCalls := 2 * prof.LambdaConcurrency
-	ids := make([]string, nCalls)
+	// Lambda: twice the account concurrency of calls at once, and twice a partition's write
+	// capacity of putItem tasks at once, in inline Maps of at most 40 (AWS's bound on an inline
+	// Map's concurrency).
+	ids := make([]string, 2*prof.LambdaConcurrency)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("r%d-c%03d", round, i)
 	}
-	in, _ := json.Marshal(map[string]any{"ids": ids, "url": srv.URL})
-	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(callsArn), Name: aws.String(fmt.Sprintf("r%d-calls", round)), Input: aws.String(string(in))})
-	if err != nil {
-		t.Fatal(err)
+	taskIDs := make([]string, int(2*prof.PartitionWrite))
+	for i := range taskIDs {
+		taskIDs[i] = fmt.Sprintf("r%d-c%03d", round, i)
+	}
+	var execs []*sfn.StartExecutionOutput
+	var batches [][]string
+	for kind, all := range map[string][]string{callsArn: ids, putsArn: taskIDs} {
+		for b := 0; b*40 < len(all); b++ {
+			batch := all[b*40 : min(len(all), (b+1)*40)]
+			in, _ := json.Marshal(map[string]any{"ids": batch, "url": srv.URL})
+			x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(kind), Input: aws.String(string(in))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			execs = append(execs, x)
+			if kind == callsArn {
+				batches = append(batches, batch)
+			} else {
+				batches = append(batches, nil)
+			}
+		}
 	}
 	wg.Wait()
-	d := waitEnd(t, c, aws.ToString(x.ExecutionArn))
-	if d.Status != types.ExecutionStatusSucceeded {
-		t.Fatalf("the calls' execution: %s %s %s", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+	for i, x := range execs {
+		d := waitEnd(t, c, aws.ToString(x.ExecutionArn))
+		if d.Status != types.ExecutionStatusSucceeded {
+			t.Fatalf("a Map's execution: %s %s %s", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+		if batches[i] != nil {
+			var out []string
+			if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &out); err != nil || !slices.Equal(out, batches[i]) {
+				t.Errorf("the calls' output %s (%v), want every id in order", aws.ToString(d.Output), err)
+			}
+		}
+		taskShapes(t, c, aws.ToString(x.ExecutionArn), &res)
 	}
-	taskShapes(t, c, aws.ToString(x.ExecutionArn), &res)
-	checkQuotaLoad(t, c, ddb, fx, startArn, round, nStart, ids, pk, nPut, d)
+	checkQuotaLoad(t, c, ddb, fx, startArn, round, nStart, ids, pk, nPut, len(taskIDs))
 	return res
 }
 
 // setUpQuotaLoad makes the load's table and machines on the first round and gives the machines.
-func setUpQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, round int) (startArn, callsArn string) {
+func setUpQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, round int) (startArn, callsArn, putsArn string) {
 	t.Helper()
 	ctx := context.Background()
 	if round == 0 {
@@ -219,7 +249,7 @@ func setUpQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, round int
 		}
 		return aws.ToString(out.StateMachineArn)
 	}
-	return arn("quota-start", quotaStartDef), arn("quota-calls", quotaCallsDef)
+	return arn("quota-start", quotaStartDef), arn("quota-calls", quotaCallsDef), arn("quota-puts", quotaPutsDef)
 }
 
 var callIDRE = regexp.MustCompile(`r[0-9]+-c[0-9]+`)
@@ -265,8 +295,8 @@ func taskShapes(t testing.TB, c *sfn.Client, arn string, res *quotaResult) {
 }
 
 // checkQuotaLoad checks that nothing was lost or doubled: every started execution is listed once,
-// every call ran once and is in the output, every item written is there.
-func checkQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, fx *sideEffects, startArn string, round, nStart int, ids []string, pk string, nPut int, d *sfn.DescribeExecutionOutput) {
+// every call ran once, every item written is there.
+func checkQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, fx *sideEffects, startArn string, round, nStart int, ids []string, pk string, nPut, nTasks int) {
 	t.Helper()
 	ctx := context.Background()
 	started := 0
@@ -284,10 +314,6 @@ func checkQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, fx *sideE
 	}
 	if started != nStart {
 		t.Errorf("%d executions started, want %d", started, nStart)
-	}
-	var out []string
-	if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &out); err != nil || !slices.Equal(out, ids) {
-		t.Errorf("the calls' output %s (%v), want every id in order", aws.ToString(d.Output), err)
 	}
 	fx.mu.Lock()
 	for _, id := range ids {
@@ -308,8 +334,8 @@ func checkQuotaLoad(t testing.TB, c *sfn.Client, ddb *dynamodb.Client, fx *sideE
 	if n := count(pk, "put-"); n != nPut {
 		t.Errorf("%d items written by PutItem, want %d", n, nPut)
 	}
-	if n := count("hot", fmt.Sprintf("task-r%d-", round)); n != len(ids) {
-		t.Errorf("%d items written by the putItem tasks, want %d", n, len(ids))
+	if n := count("hot", fmt.Sprintf("task-r%d-", round)); n != nTasks {
+		t.Errorf("%d items written by the putItem tasks, want %d", n, nTasks)
 	}
 }
 
