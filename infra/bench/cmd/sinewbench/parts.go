@@ -290,10 +290,10 @@ func partQuotas(ctx context.Context, o options, r *report) error {
 	const name = "BenchmarkQuotaRetries"
 	r.printf("quotas", "Local mode with `--quotas=aws*0.01` (StartExecution bucket 13, refill 3/s; Lambda concurrency 10; "+
 		"a partition's 10 WCU), each round sending twice each quota at once: StartExecutions by an SDK retrying ThrottlingException, "+
-		"PutItems to one partition by an SDK retrying ProvisionedThroughputExceededException, and an inline Map of Lambda and "+
-		"dynamodb:putItem tasks whose Retry (1 s, ×1.5, FULL jitter) names Lambda.TooManyRequestsException and "+
+		"PutItems to one partition by an SDK retrying ProvisionedThroughputExceededException, and inline Maps (at most 40 at a time, AWS's bound) of Lambda tasks and of "+
+		"dynamodb:putItem tasks, whose Retry (1 s, ×1.5, FULL jitter) names Lambda.TooManyRequestsException and "+
 		"DynamoDB.ProvisionedThroughputExceededException. Every call came through once (the test `TestQuotasThrottleWithoutLoss` "+
-		"asserts none lost, none doubled); the figures are its retries' shape.\n\n")
+		"asserts none lost, none doubled); the figures are its retries' shape over 3 rounds.\n\n")
 	r.printf("quotas", "| calls | attempts per call (mean) | most attempts | first attempt → success p50 ms | p99 ms |\n|---|---|---|---|---|\n")
 	for _, k := range []struct{ key, label string }{
 		{"start", "StartExecution (SDK, ThrottlingException)"},
