@@ -114,10 +114,12 @@ fuzz:
 # soak: the reliability load test at full size (1,000 concurrent tool calls of mixed types,
 # 200 function calls resumed by concurrent clients) through local mode, and the kill -9 tests at
 # 150 (chat hand-offs and tool calls; function calls answered 0.35 s before the crash); make test
-# runs N=100, M=20, and the kill -9 tests at 12 and 20.
+# runs N=100, M=20, and the kill -9 tests at 12 and 20. Then twice each AWS quota at a tenth of
+# AWS's figures (make test: a hundredth).
 .PHONY: soak
 soak:
 	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls; 150 chat hand-offs and 150 tool calls, 150 answered function calls through a kill -9 (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$|TestChatKill9DuringHandOff$$|TestFunctionCallsKill9$$' ./internal/e2e/
+	@$(PHASE) "soak: twice each AWS quota through local mode --quotas=aws*0.1: none lost, none doubled (infra/local)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 20m -v -run 'TestQuotasThrottleWithoutLoss$$' ./infra/local/
 
 # deploy / destroy: cdk deploy / cdk destroy of infra/cdk's app (its cdk.json) in the account and
 # Region of the shell's AWS credentials (bootstrapped once: see the deploy guide in

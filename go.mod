@@ -86,7 +86,7 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.49.0
-	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/time v0.15.0
 )
 
 tool (

@@ -64,6 +64,7 @@ import (
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/localnames"
+	"sinew/internal/localaws/quota"
 	"sinew/internal/localaws/sfnapi"
 	"sinew/internal/secrets"
 	"sinew/internal/secrets/rotate"
@@ -163,6 +164,7 @@ type options struct {
 	rie           bool
 	rieBin        string
 	sweepPeriod   time.Duration
+	quotas        *quota.Limits // AWS's quotas, applied with --quotas
 }
 
 // endpoint names: the keys of endpoints.json.
@@ -182,6 +184,7 @@ func serve(args []string) error {
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
 	fs.DurationVar(&o.sweepPeriod, "sweep-period", DefaultSweepPeriod, "how often settle sweeps the execution records whose status change was lost (0: never)")
+	quotas := fs.String("quotas", "off", quotasUsage)
 	for _, n := range endpointNames {
 		if n == "aws" {
 			continue // its own default, below
@@ -194,6 +197,10 @@ func serve(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unknown subcommand %q (serve takes flags only; the other subcommand is token)", fs.Arg(0))
+	}
+	var err error
+	if o.quotas, err = parseQuotas(*quotas); err != nil {
+		return err
 	}
 	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
 	// the deployed functions.
@@ -214,7 +221,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err := checkDataDir(dir); err != nil {
 		return err
 	}
-	self, iam, stopStats, err := setUpAWSClients(log, dir)
+	self, iam, stopStats, err := setUpAWSClients(log, dir, o.quotas)
 	if err != nil {
 		return err
 	}
@@ -309,7 +316,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 // Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions, and
 // starts the journaled Event invocations.
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
-	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
+	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam, quota: o.quotas}
 	stopRIE = func() {}
 	if err := fns.registerDescribed(d); err != nil {
 		return nil, stopRIE, err
@@ -337,7 +344,7 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 
 // setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients), with the
 // IAM recording when iamrec.EnvRecord asks for it, and starts their stats (startStats).
-func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
+func setUpAWSClients(log *slog.Logger, dir string, q *quota.Limits) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
 	if iam, err = openIAMRecorder(log); err != nil {
 		return nil, nil, nil, err
 	}
@@ -351,7 +358,7 @@ func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRec
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wire, self := configureAWSClients(counts, gate, rec, iam)
+	wire, self := configureAWSClients(counts, gate, rec, iam, q)
 	stopStats, err = startStats(log, dir, statsOf{counts, wire, gate, rec})
 	if err != nil {
 		_ = rec.close()
@@ -412,7 +419,7 @@ type awsServices struct {
 // the one AWS endpoint, routed by signing name, and the HTTP API behind the console; guarded adds
 // the checks of requests from outside.
 func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, creds awsauth.Credentials, log *slog.Logger) (map[string]http.Handler, error) {
-	ddbProxy, err := proxyTo(svc.dynamoDB)
+	ddbProxy, err := proxyTo(svc.dynamoDB, fns.quota)
 	if err != nil {
 		return nil, err
 	}
@@ -450,13 +457,18 @@ func guarded(handlers map[string]http.Handler, creds awsauth.Credentials) map[st
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
-// check the signature, whose Host the proxy would otherwise have to keep.
-func proxyTo(endpoint string) (http.Handler, error) {
+// check the signature, whose Host the proxy would otherwise have to keep. With quotas, each
+// partition's throughput is q's.
+func proxyTo(endpoint string, q *quota.Limits) (http.Handler, error) {
 	u, err := neturl.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
 	}
-	return httputil.NewSingleHostReverseProxy(u), nil
+	p := httputil.NewSingleHostReverseProxy(u)
+	if q != nil {
+		p.Transport = q.Transport(store.AttrPK, nil)
+	}
+	return p, nil
 }
 
 // startWorkflows routes the status changes of executions to settle, then starts Step Functions,
@@ -477,7 +489,7 @@ func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *func
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	direct := directIntegrations()
+	direct := directIntegrations(o.quotas)
 	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
 	fns.iam.useTokens(rec)
 	var sfn *sfnapi.Service
@@ -488,9 +500,11 @@ func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *
 		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) {
 			fns.iam.engineStartChild(ctx, in.StateMachineArn)
 			return sfn.StartChild(ctx, in)
-		}})
+		},
+		Transition: engineTransitions(o.quotas)})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
-		Region: region, Account: account, Logger: log})
+		Region: region, Account: account, Logger: log, Throttle: sfnThrottle(o.quotas)})
+	logQuotas(log, o.quotas)
 	if err := sfn.Recover(ctx); err != nil {
 		return nil, err
 	}

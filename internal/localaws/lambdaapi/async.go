@@ -102,7 +102,7 @@ func (s *Service) deliverEvent(ctx context.Context, id string, data json.RawMess
 	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
 		return s.run(ctx, name, inv, p)
 	}), s.timeoutOf(name))
-	_, ferr, err := bounded.Invoke(ctx, ev.Payload)
+	_, ferr, err := bounded.Invoke(WithEvent(ctx), ev.Payload)
 	switch {
 	case err != nil:
 		return err

@@ -320,6 +320,10 @@ func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string
 		// No log to answer: copying every line of it was CPU spent for nothing.
 		out, ferr, err = bounded.Invoke(context.WithoutCancel(r.Context()), payload)
 	}
+	var th *Throttled
+	if errors.As(err, &th) {
+		return s.writeThrottled(w, th)
+	}
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
 		return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "The function %s could not be run: see the local-mode log", name))
@@ -365,7 +369,7 @@ func (s *Service) run(ctx context.Context, name string, inv Invoker, payload []b
 
 func (s *Service) runEvent(ctx context.Context, name string, inv Invoker, payload []byte) {
 	defer s.async.Done()
-	_, ferr, err := s.run(ctx, name, inv, payload)
+	_, ferr, err := s.run(WithEvent(ctx), name, inv, payload)
 	switch {
 	case err != nil:
 		s.log.ErrorContext(ctx, "lambda event invocation could not run", "function", name, "error", err)
@@ -434,3 +438,38 @@ func (s *Service) writeError(w http.ResponseWriter, e *apiError) (int, string) {
 	_, _ = w.Write(body)
 	return e.status, e.code
 }
+
+// Throttled is an invoker's refusal for want of concurrency (local mode's emulated account
+// concurrency): Invoke answers 429 TooManyRequestsException with its Reason, as Lambda does, and
+// the caller's SDK retries it.
+type Throttled struct {
+	Reason  string // ConcurrentInvocationLimitExceeded, ...
+	Message string
+}
+
+func (e *Throttled) Error() string {
+	return "TooManyRequestsException: " + e.Message + " (" + e.Reason + ")"
+}
+
+func (s *Service) writeThrottled(w http.ResponseWriter, th *Throttled) (int, string) {
+	body, _ := json.Marshal(struct {
+		Type     string `json:"Type"`
+		CodeType string `json:"__type"`
+		Message  string `json:"message"`
+		Reason   string `json:"Reason"`
+	}{"User", "TooManyRequestsException", th.Message, th.Reason})
+	w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(body)
+	return http.StatusTooManyRequests, "TooManyRequestsException"
+}
+
+type eventKey struct{}
+
+// WithEvent marks ctx as an Event (asynchronous) invocation's: Lambda queues those, so an
+// invoker that would refuse a synchronous one for want of concurrency waits instead.
+func WithEvent(ctx context.Context) context.Context { return context.WithValue(ctx, eventKey{}, true) }
+
+// IsEvent reports whether ctx is an Event invocation's (WithEvent).
+func IsEvent(ctx context.Context) bool { v, _ := ctx.Value(eventKey{}).(bool); return v }

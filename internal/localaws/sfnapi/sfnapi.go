@@ -50,6 +50,9 @@ type Options struct {
 	Region   string // default us-east-1
 	Account  string // default 000000000000
 	Logger   *slog.Logger
+	// Throttle, when set, is asked before each API operation: an error (AWS's
+	// ThrottlingException, as an *awsjson.Error) answers it in place of the operation.
+	Throttle func(op string) error
 }
 
 // Service is the endpoint. It is safe for concurrent use.
@@ -117,6 +120,16 @@ func New(opts Options) *Service {
 			"SendTaskFailure":                s.sendTaskFailure,
 			"SendTaskHeartbeat":              s.sendTaskHeartbeat,
 		},
+	}
+	if opts.Throttle != nil {
+		for name, op := range s.http.Ops {
+			s.http.Ops[name] = func(ctx context.Context, body []byte) (any, error) {
+				if err := opts.Throttle(name); err != nil {
+					return nil, err
+				}
+				return op(ctx, body)
+			}
+		}
 	}
 	if opts.Recorder != nil {
 		opts.Recorder.SetDeliver(s.deliver)
