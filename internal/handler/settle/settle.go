@@ -1,6 +1,8 @@
-// Package settle is the settle Lambda: the state machines' last step after a failure, the target
-// of Step Functions' "Execution Status Change" events (package workflow's Settle and SettleEvent),
-// and the sweep's, on a schedule (workflow.Reconciler).
+// Package settle is the settle Lambda, which records how executions ended.
+//
+// It is the state machines' last step after a failure, the target of Step Functions' "Execution
+// Status Change" events (package workflow's Settle and SettleEvent), and the sweep's, on a
+// schedule (workflow.Reconciler).
 package settle
 
 import (

@@ -1,5 +1,6 @@
-// Package outbox keeps what a local-mode service accepted for later delivery across crashes: an
-// entry put is journaled (fdatasync) before Put returns, and delivered to each of its consumers
+// Package outbox keeps what a local-mode service accepted for later delivery, across crashes.
+//
+// An entry put is journaled (fdatasync) before Put returns, and delivered to each of its consumers
 // until the consumer takes it, at least once, after any restart, with a retry policy; an entry
 // whose attempts or age run out goes to a dead-letter file. The local EventBridge's rule targets
 // and the local Lambda's asynchronous invocations are its consumers.

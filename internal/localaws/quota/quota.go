@@ -1,5 +1,6 @@
-// Package quota emulates the AWS quotas sinew meets first under load, so local mode throttles
-// where AWS would, with AWS's errors: Step Functions' StartExecution and state-transition token
+// Package quota emulates the AWS quotas sinew meets first under load, with AWS's errors.
+//
+// Local mode throttles where AWS would: Step Functions' StartExecution and state-transition token
 // buckets (ThrottlingException; transitions are delayed, as AWS delays them), Lambda's account
 // concurrency (TooManyRequestsException) and DynamoDB's per-partition throughput
 // (ProvisionedThroughputExceededException). The token buckets are golang.org/x/time/rate's. See
