@@ -298,6 +298,9 @@ func attrFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []st
 		if err != nil {
 			return nil, err
 		}
+		if dictMethods[name] {
+			return nil, fmt.Errorf("%s", boxReason(name))
+		}
 		if found {
 			return v, nil
 		}
@@ -324,6 +327,9 @@ func methodFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 		return fn("copy", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 			return x, nil
 		}), nil
+	}
+	if m := pyMethod(x, name); m != nil {
+		return m, nil
 	}
 	if h, ok := x.(starlark.HasAttrs); ok {
 		v, err := h.Attr(name)

@@ -188,10 +188,13 @@ func (c *compiler) builtin(n *callNode, name string) (val, error) {
 		if err := one(); err != nil {
 			return val{}, err
 		}
-		if a[0].k == kStr {
+		switch a[0].k {
+		case kStr:
 			return atom("$number($trim("+a[0].js+"))", kFloat), nil
+		case kInt, kFloat:
+			return atom(a[0].js, kFloat), nil
 		}
-		return atom("$number("+a[0].js+")", kFloat), nil
+		return c.call1("py_float", a[0], kFloat), nil
 	case "bool":
 		if len(a) == 0 {
 			return atom("false", kBool), nil

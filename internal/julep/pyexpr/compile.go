@@ -189,6 +189,9 @@ func (c *compiler) attr(n *attrNode) (val, error) {
 	if x.k == kStr || x.k == kList {
 		return val{}, unsupported(n, "the method ."+n.name+" used as a value", "call it")
 	}
+	if dictMethods[n.name] {
+		return val{}, unsupported(n, "the attribute ."+n.name, boxReason(n.name))
+	}
 	return atom(par(x)+"."+pathStep(n.name), kAny), nil
 }
 
@@ -246,7 +249,7 @@ func (c *compiler) slice(n *sliceNode) (val, error) {
 				if x.k == kStr {
 					return atom("$join($reverse($split("+x.js+", '')))", kStr), nil
 				}
-				return atom("$reverse("+c.use("py_list")+"("+x.js+"))", kAny), nil
+				return atom(c.use("py_rev")+"("+x.js+")", k), nil
 			}
 		}
 		return val{}, unsupported(n, "a slice with a step", "only [::-1] compiles; Eval runs the rest")
@@ -423,4 +426,12 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// dictMethods are the names under which Julep's Box gives a dict's method, not its key.
+var dictMethods = map[string]bool{"clear": true, "copy": true, "fromkeys": true, "get": true, "items": true,
+	"keys": true, "pop": true, "popitem": true, "setdefault": true, "update": true, "values": true}
+
+func boxReason(name string) string {
+	return "in Julep x." + name + " is the dict method " + name + ", not the key '" + name + "'; write x['" + name + "']"
 }

@@ -334,13 +334,22 @@ func (c *compiler) format(p fpart, v val) (string, error) {
 	if width == "" {
 		return s, nil
 	}
+	if strings.HasPrefix(width, "0") && fill == "" && align == "" {
+		// Zero padding goes after the sign: f'{-7:03}' is -07.
+		return c.use("py_zpad") + "(" + s + ", " + strings.TrimLeft(width, "0") + ")", nil
+	}
 	if fill == "" {
 		fill = " "
 	}
 	if align == "" {
-		align = "<"
-		if isNum || v.k.num() {
+		switch {
+		case isNum || v.k.num():
 			align = ">"
+		case v.k == kAny:
+			// Python right-aligns numbers and left-aligns the rest: known only at run time.
+			return "($v := " + v.js + "; $s := " + s + "; $type($v) = 'number' ? $pad($s, -" + width + ") : $pad($s, " + width + "))", nil
+		default:
+			align = "<"
 		}
 	}
 	switch align {

@@ -354,7 +354,7 @@ func (w *starWriter) comp(n *compNode) error {
 			w.b = outer
 			return err
 		}
-		iter := w.b.String()
+		iter := "__iter(" + w.b.String() + ")"
 		for _, v := range f.vars {
 			scope[v] = true
 		}
