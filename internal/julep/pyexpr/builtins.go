@@ -24,7 +24,7 @@ func init() {
 	}
 	for name, f := range map[string]builtinFn{
 		"str": pyStrFn, "sum": sumFn, "round": roundFn, "map": mapFn, "reduce": reduceFn,
-		"load_json": jsonLoads, "dump_json": jsonDumps, "extract_json": extractJSON,
+		"load_json": jsonLoads, "dump_json": jsonDumps, "load_yaml": yamlLoad, "extract_json": extractJSON,
 		"search_regex": searchRegex, "match_regex": matchRegex,
 		"__fmt": fmtFn, "__pow": powFn, "__attr": attrFn, "__method": methodFn,
 	} {

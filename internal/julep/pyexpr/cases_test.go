@@ -87,7 +87,7 @@ line {_.topic}'''`, `$ f"{_.user['name']} lives in {_.user['address']['city']}"`
 	`$ list(enumerate(_.words))`, `$ list(enumerate('ab', 1))`, `$ [f'{i}. {w}' for i, w in enumerate(_.words, 1)]`,
 	`$ list(_.topic)`, `$ list(_.user)`, `$ tuple(_.nums[:2])`, `$ list(map(str, _.nums[:3]))`,
 	`$ list(map(lambda x: x * x, _.nums))`, `$ reduce(lambda a, b: a + b, _.nums)`, `$ reduce(lambda a, b: a + b, _.words, '')`,
-	`$ dict(a=1, b=_.n)`, `$ dict(_.pairs)`, `$ dict(zip(_.words, _.nums))`, `$ list(_.scores.keys())`,
+	`$ dict(a=1, b=_.n)`, `$ dict(_.user.address, zip='X', n=1)`, `$ dict(_.pairs)`, `$ dict(zip(_.words, _.nums))`, `$ list(_.scores.keys())`,
 	`$ list(_.scores.values())`, `$ list(_.scores.items())`, `$ _.scores.get('alice')`, `$ _.scores.get('zed', 0)`,
 	`$ _.user.get('tags')`, `$ _.emptydict.get('x')`, `$ list(dict(a=[1]).values())`, `$ _.nums.count(1)`,
 	`$ _.nums.index(4)`, `$ max(_.words, key=len)`, `$ min(_.scores, key=lambda k: _.scores[k])`,

@@ -21,7 +21,7 @@ var evalFunctions = map[string]bool{
 	"abs": true, "all": true, "any": true, "bool": true, "dict": true, "enumerate": true,
 	"float": true, "int": true, "len": true, "list": true, "map": true, "max": true, "min": true,
 	"round": true, "set": true, "str": true, "sum": true, "tuple": true, "zip": true, "reduce": true,
-	"range": true, "load_json": true, "dump_json": true, "extract_json": true,
+	"range": true, "load_json": true, "dump_json": true, "extract_json": true, "load_yaml": true,
 	"search_regex": true, "match_regex": true,
 }
 

@@ -62,8 +62,10 @@ var helpers = map[string]helper{
 	// from the UTF-8 bytes $encodeUrlComponent gives.
 	"py_uesc": {def: `function($s){ $replace($s, /[^\u0000-\u007f]/, function($m){ ($b := $map($split($substring($encodeUrlComponent($m.match), 1), '%'), function($h){ $reduce($split($h, ''), function($a, $c){ $a * 16 + $length($substringBefore('0123456789ABCDEF', $c)) }, 0) }); $n := $count($b); $cp := $reduce($b[[1..3]], function($a, $x){ $a * 64 + $x - 128 }, $b[0] - ($n = 2 ? 192 : $n = 3 ? 224 : 240)); $hex := function($x){ '\\u' & $pad($formatBase($x, 16), -4, '0') }; $cp > 65535 ? $hex(55296 + $floor(($cp - 65536) / 1024)) & $hex(56320 + ($cp - 65536) % 1024) : $hex($cp)) }) }`},
 	"py_zpad": {def: `function($s, $w){ $substring($s, 0, 1) = '-' ? '-' & $pad($substring($s, 1), -($w - 1), '0') : $pad($s, -$w, '0') }`},
-	"py_min":  {def: `function($v){ $count($v) = 0 ? $error('min() arg is an empty sequence') : $min($v) }`},
-	"py_max":  {def: `function($v){ $count($v) = 0 ? $error('max() arg is an empty sequence') : $max($v) }`},
+	// Julep's extract_json: the JSON in a ```json (or ```) block, or the whole text.
+	"py_extract_json": {deps: []string{"py_strip"}, def: `function($s){ ($b := $contains($s, '` + "```json" + `') ? $substringAfter($s, '` + "```json" + `') : $contains($s, '` + "```" + `') ? $substringAfter($s, '` + "```" + `') : null; $b != null and $not($contains($b, '` + "```" + `')) ? $error('Code block has invalid or missing markers') : $parse($b = null ? $s : $py_strip($substringBefore($b, '` + "```" + `')))) }`},
+	"py_min":          {def: `function($v){ $count($v) = 0 ? $error('min() arg is an empty sequence') : $min($v) }`},
+	"py_max":          {def: `function($v){ $count($v) = 0 ? $error('max() arg is an empty sequence') : $max($v) }`},
 }
 
 // program wraps js in a block binding the helpers it uses (and theirs).

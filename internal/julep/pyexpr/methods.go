@@ -66,8 +66,20 @@ func (c *compiler) dictCall(n *callNode, a []val) (val, error) {
 		}
 		return atom("{"+strings.Join(parts, ", ")+"}", kDict), nil
 	}
-	if len(a) > 1 || len(n.kw) > 0 {
-		return val{}, unsupported(n, "dict() with both pairs and keywords", "Eval runs it")
+	if len(a) > 1 {
+		return val{}, arity(n, "dict", 0, 1)
+	}
+	if len(n.kw) > 0 && a[0].k != kList {
+		// dict(mapping, k=v): a copy with the keys set.
+		kw := &callNode{p: n.p, fn: n.fn, kw: n.kw}
+		extra, err := c.dictCall(kw, nil)
+		if err != nil {
+			return val{}, err
+		}
+		return atom("$merge(["+a[0].js+", "+extra.js+"])", kDict), nil
+	}
+	if len(n.kw) > 0 {
+		return val{}, unsupported(n, "dict() with pairs and keywords", "Eval runs it")
 	}
 	if a[0].k == kDict {
 		return a[0], nil
@@ -294,8 +306,8 @@ func (c *compiler) moduleCall(n *callNode, mod, name string) (val, error) {
 	case "statistics.mean":
 		return atom("$average("+a[0].js+")", kFloat), one
 	}
-	if mod == "yaml" || mod == "csv" || mod == "datetime" {
-		return val{}, unsupported(n, f+"()", "sinew does not provide Python's "+mod+" module")
+	if !moduleHas(mod, name) {
+		return val{}, unsupported(n, f+"()", memberReason(mod, name))
 	}
 	return val{}, unsupported(n, f+"()", "it has no JSONata equivalent; Eval runs it")
 }

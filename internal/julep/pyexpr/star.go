@@ -50,13 +50,16 @@ func (w *starWriter) write(n node) error {
 	case *attrNode:
 		if m, ok := n.x.(*nameNode); ok && w.isModule(m.id) {
 			if !moduleHas(m.id, n.name) {
-				return unsupported(n, m.id+"."+n.name, moduleReason(m.id))
+				return unsupported(n, m.id+"."+n.name, memberReason(m.id, n.name))
 			}
 			w.b.WriteString("__mod_" + m.id + "." + n.name)
 			return nil
 		}
 		if strings.HasPrefix(n.name, "_") {
 			return unsupported(n, "the attribute "+n.name, "Julep's evaluator refuses attributes that start with _")
+		}
+		if dictMethods[n.name] {
+			return unsupported(n, "the attribute ."+n.name, boxReason(n.name))
 		}
 		w.b.WriteString("__attr(")
 		if err := w.write(n.x); err != nil {
@@ -92,6 +95,12 @@ func (w *starWriter) write(n node) error {
 	case *listNode:
 		return w.list(n)
 	case *setNode:
+		for _, e := range n.elts {
+			switch e.(type) {
+			case *dictNode, *listNode, *compNode:
+				return unsupported(n, "a set of dicts or lists", "in Julep this fails (TypeError: unhashable type); for a list write [ ... ], for a dict { ... } with single braces")
+			}
+		}
 		w.b.WriteString("set(")
 		if err := w.list(&listNode{elts: n.elts}); err != nil {
 			return err
