@@ -124,6 +124,7 @@ func (n *binaryNode) pos() int { return n.p }
 func (n *boolNode) pos() int   { return n.p }
 func (n *cmpNode) pos() int    { return n.p }
 func (n *condNode) pos() int   { return n.p }
+func (n *starNode) pos() int   { return n.p }
 func (n *listNode) pos() int   { return n.p }
 func (n *setNode) pos() int    { return n.p }
 func (n *dictNode) pos() int   { return n.p }
@@ -184,6 +185,8 @@ func walk(n node, bound map[string]bool, free func(string)) {
 		for _, y := range n.ys {
 			walk(y, bound, free)
 		}
+	case *starNode:
+		walk(n.x, bound, free)
 	case *condNode:
 		walk(n.then, bound, free)
 		walk(n.test, bound, free)
@@ -198,7 +201,7 @@ func walk(n node, bound map[string]bool, free func(string)) {
 		}
 	case *dictNode:
 		for i := range n.keys {
-			walk(n.keys[i], bound, free)
+			walk(n.keys[i], bound, free) // nil for **x
 			walk(n.vals[i], bound, free)
 		}
 	case *lambdaNode:
@@ -223,4 +226,10 @@ func keysOf(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// starNode is *x in a list display.
+type starNode struct {
+	p int
+	x node
 }

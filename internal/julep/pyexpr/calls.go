@@ -127,7 +127,7 @@ func (c *compiler) call1(h string, a val, k kind) val {
 
 func (c *compiler) builtin(n *callNode, name string) (val, error) {
 	if !allowedFunctions[name] {
-		return val{}, unsupported(n, "the function '"+name+"'", "Julep's evaluator allows only "+strings.Join(sortedSet(allowedFunctions), ", "))
+		return val{}, unsupported(n.fn, "the function '"+name+"'", "it is not one of Julep's allowed functions ("+strings.Join(sortedSet(allowedFunctions), ", ")+")")
 	}
 	if len(n.kw) > 0 && name != "dict" {
 		return val{}, unsupported(n, name+"() with keyword arguments", "they do not compile; Eval runs them")

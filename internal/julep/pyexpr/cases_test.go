@@ -29,8 +29,6 @@ var cases = []string{
 	`$ _.topic.endswith('agents')`, `$ _.topic.endswith('')`, `$ _.sentence.capitalize()`, `$ 'HELLO'.capitalize()`,
 	`$ _.sentence.find('brown')`, `$ _.sentence.find('zzz')`, `$ _.sentence.title()`, `$ _.sentence.count('o')`,
 	`$ _.topic.strip('AI')`, `$ 'a,b'.split(',', 1)`, `$ _.unicode.upper()`, `$ len(_.unicode)`,
-	`$ 'Hello {}'.format(_.user.name)`, `$ '{0} is {1} years'.format(_.user.name, _.user.age)`,
-	`$ '{} costs {:.2f}'.format('pen', 1.5)`, `$ '{name} is here'.format(name='Ada')`, `$ 'x{{y}}'.format()`,
 	`$ 'a' < 'b'`, `$ _.quote`, `$ _.multiline`,
 	// Comparisons and membership.
 	`$ _.n > 5`, `$ _.n >= 7`, `$ _.n < 7`, `$ _.n <= 6`, `$ _.n == 7`, `$ _.n != 7`, `$ _.topic == 'AI agents'`,
@@ -86,11 +84,12 @@ line {_.topic}'''`, `$ f"{_.user['name']} lives in {_.user['address']['city']}"`
 	`$ list(zip(_.words, _.nums))`, `$ list(zip([1], [[2, 3]]))`, `$ list(zip([], [1]))`,
 	`$ list(enumerate(_.words))`, `$ list(enumerate('ab', 1))`, `$ [f'{i}. {w}' for i, w in enumerate(_.words, 1)]`,
 	`$ list(_.topic)`, `$ list(_.user)`, `$ tuple(_.nums[:2])`, `$ list(map(str, _.nums[:3]))`,
-	`$ list(map(lambda x: x * x, _.nums))`, `$ reduce(lambda a, b: a + b, _.nums)`, `$ reduce(lambda a, b: a + b, _.words, '')`,
+	`$ reduce(max, _.nums)`, `$ list(map(len, _.words))`, `$ list(map(abs, [-1, 2]))`,
 	`$ dict(a=1, b=_.n)`, `$ dict(_.user.address, zip='X', n=1)`, `$ dict(_.pairs)`, `$ dict(zip(_.words, _.nums))`, `$ list(_.scores.keys())`,
 	`$ list(_.scores.values())`, `$ list(_.scores.items())`, `$ _.scores.get('alice')`, `$ _.scores.get('zed', 0)`,
 	`$ _.user.get('tags')`, `$ _.emptydict.get('x')`, `$ list(dict(a=[1]).values())`, `$ _.nums.count(1)`,
-	`$ _.nums.index(4)`, `$ max(_.words, key=len)`, `$ min(_.scores, key=lambda k: _.scores[k])`,
+	`$ _.nums.index(4)`, `$ max(_.words, key=len)`, `$ [*_.nums[:2], *_.words[:1], 0]`,
+	`$ {**_.user.address, 'zip': 'X'}`, `$ {'a': 1, **_.scores}`, `$ [*_.one]`,
 	// JSON.
 	`$ load_json(_.json_text)`, `$ load_json(_.json_text)['a'][2]`, `$ json.loads('[1, 2.5, "x"]')`,
 	`$ dump_json(_.user.address)`, `$ dump_json([1, 'two', None, True, 2.5])`, `$ dump_json({'a': {'b': []}})`,

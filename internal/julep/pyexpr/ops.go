@@ -165,7 +165,7 @@ func describe(n node) string {
 // "if" a condition around the append.
 func (c *compiler) comp(n *compNode) (val, error) {
 	if n.kind == 's' {
-		return val{}, unsupported(n, "a set comprehension", "JSON has no sets; use a list comprehension")
+		return val{}, unsupported(n, "a set comprehension", setCompReason)
 	}
 	c.scopes = append(c.scopes, map[string]string{})
 	defer func() { c.scopes = c.scopes[:len(c.scopes)-1] }()
@@ -360,3 +360,5 @@ func (c *compiler) format(p fpart, v val) (string, error) {
 	}
 	return "", &Unsupported{Pos: p.x.pos(), Construct: "centred alignment (^) in a format spec", Reason: "Eval runs it"}
 }
+
+const setCompReason = "in Julep set comprehensions fail (simpleeval has none); use a list comprehension, or set([...])"

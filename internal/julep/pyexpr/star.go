@@ -61,6 +61,9 @@ func (w *starWriter) write(n node) error {
 		if dictMethods[n.name] {
 			return unsupported(n, "the attribute ."+n.name, boxReason(n.name))
 		}
+		if disallowedMethods[n.name] {
+			return unsupported(n, "the attribute ."+n.name, disallowedReason)
+		}
 		w.b.WriteString("__attr(")
 		if err := w.write(n.x); err != nil {
 			return err
@@ -107,18 +110,11 @@ func (w *starWriter) write(n node) error {
 		}
 		w.b.WriteString(")")
 	case *dictNode:
-		w.b.WriteString("{")
-		for i := range n.keys {
-			if i > 0 {
-				w.b.WriteString(", ")
-			}
-			if err := w.seq("", n.keys[i], ": ", n.vals[i], ""); err != nil {
-				return err
-			}
-		}
-		w.b.WriteString("}")
+		return w.dict(n)
 	case *lambdaNode:
-		return w.lambda(n)
+		return unsupported(n, "a lambda", lambdaReason)
+	case *starNode:
+		return unsupported(n, "unpacking (*)", "* unpacks only inside a list display")
 	case *compNode:
 		return w.comp(n)
 	}
@@ -226,6 +222,9 @@ func (w *starWriter) call(n *callNode) error {
 		if strings.HasPrefix(a.name, "_") {
 			return unsupported(a, "the method "+a.name, "Julep's evaluator refuses attributes that start with _")
 		}
+		if disallowedMethods[a.name] {
+			return unsupported(a, "the method ."+a.name+"()", disallowedReason)
+		}
 		if mutating[a.name] {
 			return unsupported(a, "the method ."+a.name+"()", "it changes a value in place; build a new value instead")
 		}
@@ -304,7 +303,38 @@ func (w *starWriter) compare(n *cmpNode) error {
 	return nil
 }
 
+// dict writes a dict display; with **m entries (Starlark has none) it is __merge of the parts.
+func (w *starWriter) dict(n *dictNode) error {
+	w.b.WriteString("__merge({")
+	first := true
+	for i := range n.keys {
+		if n.keys[i] == nil {
+			if err := w.seq("}, ", n.vals[i], ", {"); err != nil {
+				return err
+			}
+			first = true
+			continue
+		}
+		if !first {
+			w.b.WriteString(", ")
+		}
+		first = false
+		if err := w.seq(n.keys[i], ": ", n.vals[i]); err != nil {
+			return err
+		}
+	}
+	w.b.WriteString("})")
+	return nil
+}
+
 func (w *starWriter) list(n *listNode) error {
+	if !n.tuple {
+		for _, e := range n.elts {
+			if _, ok := e.(*starNode); ok {
+				return w.starList(n)
+			}
+		}
+	}
 	open, close := "[", "]"
 	if n.tuple {
 		open, close = "(", ")"
@@ -325,25 +355,10 @@ func (w *starWriter) list(n *listNode) error {
 	return nil
 }
 
-func (w *starWriter) lambda(n *lambdaNode) error {
-	scope := map[string]bool{}
-	for _, p := range n.params {
-		if strings.HasPrefix(p, "__") {
-			return unsupported(n, "the parameter "+p, "names starting with __ are refused")
-		}
-		scope[p] = true
-	}
-	w.locals = append(w.locals, scope)
-	defer func() { w.locals = w.locals[:len(w.locals)-1] }()
-	w.b.WriteString("(lambda " + strings.Join(n.params, ", ") + ": ")
-	if err := w.write(n.body); err != nil {
-		return err
-	}
-	w.b.WriteString(")")
-	return nil
-}
-
 func (w *starWriter) comp(n *compNode) error {
+	if n.kind == 's' {
+		return unsupported(n, "a set comprehension", setCompReason)
+	}
 	scope := map[string]bool{}
 	w.locals = append(w.locals, scope)
 	defer func() { w.locals = w.locals[:len(w.locals)-1] }()
@@ -398,5 +413,23 @@ func (w *starWriter) comp(n *compNode) error {
 	default:
 		w.b.WriteString("[" + elt + clauses.String() + "]")
 	}
+	return nil
+}
+
+// starList writes [a, *xs, b] as [a] + list(xs) + [b] (Starlark has no * in displays).
+func (w *starWriter) starList(n *listNode) error {
+	w.b.WriteString("([]")
+	for _, e := range n.elts {
+		if st, ok := e.(*starNode); ok {
+			if err := w.seq(" + list(", st.x, ")"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.seq(" + [", e, "]"); err != nil {
+			return err
+		}
+	}
+	w.b.WriteString(")")
 	return nil
 }

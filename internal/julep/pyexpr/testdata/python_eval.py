@@ -86,6 +86,25 @@ def jsonable(v):
     return v
 
 
+class FeatureNotAvailable(Exception):
+    pass
+
+
+DISALLOW_METHODS = {"format", "format_map", "mro", "tb_frame", "gi_frame", "ag_frame", "cr_frame", "exec"}
+
+
+def check(tree):
+    """Refuses what Julep's simpleeval 1.0.3 (EvalWithCompoundTypes) does not evaluate."""
+    import ast
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.SetComp, ast.Await, ast.Yield)):
+            raise FeatureNotAvailable(type(n).__name__)
+        if isinstance(n, ast.Attribute) and (n.attr.startswith(("_", "func_")) or n.attr in DISALLOW_METHODS):
+            raise FeatureNotAvailable(n.attr)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in FUNCS:
+            raise NameError(f"function {n.func.id} not defined")
+
+
 def evaluate(src, env):
     expr = backwards_compatibility(src).strip()
     if expr.startswith("$ "):
@@ -94,6 +113,8 @@ def evaluate(src, env):
         expr = f"f'''{expr}'''"
     # One globals dict: comprehensions (their own scopes) see the names, as in simpleeval.
     names = {"__builtins__": {}, **STDLIB, **CONSTS, **FUNCS, **{k: wrap(v) for k, v in env.items()}}
+    import ast
+    check(ast.parse(expr, mode="eval"))
     return eval(compile(expr, "<julep>", "eval"), names)
 
 
