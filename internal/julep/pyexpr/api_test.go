@@ -161,3 +161,24 @@ func TestNamesMapExpressions(t *testing.T) {
 		t.Errorf("%s = %v, %v", js, got, err)
 	}
 }
+
+func TestNames(t *testing.T) {
+	got, err := Names("$ [f'{x}: {steps[0].output}' for x in _.items() if x not in state] + [len(inputs), NEWLINE, json.dumps(true)]")
+	want := []string{"_", "inputs", "state", "steps"}
+	if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Names = %v, %v; want %v", got, err, want)
+	}
+	if got, _ := Names("plain"); len(got) != 0 {
+		t.Errorf("Names of a literal = %v", got)
+	}
+}
+
+func TestEvalTypedGoValues(t *testing.T) {
+	v, err := Eval(context.Background(), "$ len(_.tags) + _.n", map[string]any{"_": struct {
+		Tags []string `json:"tags"`
+		N    int      `json:"n"`
+	}{[]string{"a", "b"}, 3}})
+	if err != nil || v != int64(5) {
+		t.Errorf("Eval over a struct = %#v, %v; want 5", v, err)
+	}
+}

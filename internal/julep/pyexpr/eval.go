@@ -2,6 +2,7 @@ package pyexpr
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -151,7 +152,16 @@ func toStar(v any, depth int) (starlark.Value, error) {
 		}
 		return d, nil
 	}
-	return nil, fmt.Errorf("%T is not a JSON value", v)
+	// Other Go values (typed slices and maps, structs) go through their JSON form.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%T is not a JSON value: %v", v, err)
+	}
+	var g any
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, err
+	}
+	return toStar(g, depth+1)
 }
 
 // fromStar converts a result back to JSON-shaped Go; dict keys are written as Python's str.
