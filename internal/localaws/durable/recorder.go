@@ -49,6 +49,7 @@ type Recorder struct {
 	mu       sync.Mutex
 	execs    map[string]*execState
 	tokens   map[string]tokenRef // every token a running execution's calls were given
+	closed   closedSet           // the tokens of ended executions, kept TombstoneSpan
 	deliver  func(token string, o Outcome) error
 	dirty    map[string]*execState // executions with entries queued for the background writer
 	flushing bool                  // the background writer runs
@@ -78,8 +79,10 @@ func NewRecorder(st *Store, inner asl.LambdaInvoker, clock asl.Clock, log *slog.
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{},
+	r := &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{},
 		dirty: map[string]*execState{}}
+	r.loadClosed()
+	return r
 }
 
 // SetDeliver sets how a journaled answer reaches the engine on replay (the engine's SendTask*).
@@ -122,16 +125,19 @@ func (r *Recorder) addToken(arn string, es *execState, tok, key string) {
 // its own list: a scan of every token would cost each end as many steps as executions wait.
 func (r *Recorder) End(arn string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var ended []string
 	if es := r.execs[arn]; es != nil {
 		for _, tok := range es.tokens {
 			if r.tokens[tok].exec == arn {
 				delete(r.tokens, tok)
+				ended = append(ended, tok)
 			}
 		}
 	}
 	delete(r.execs, arn)
 	delete(r.dirty, arn) // its journal is gone
+	r.mu.Unlock()
+	r.closeTokens(arn, ended)
 }
 
 // Invoke implements asl.LambdaInvoker: a journaled invocation is answered from the journal, any
@@ -255,7 +261,11 @@ func (r *Recorder) Answer(token string, o Outcome, probe func(current string) er
 	ref, ok := r.tokens[token]
 	es := r.execs[ref.exec]
 	if !ok || es == nil {
+		_, ended := r.closed.tokens[token]
 		r.mu.Unlock()
+		if ended {
+			return true, ErrAnswered // its execution ended: AWS answers TaskTimedOut
+		}
 		return false, nil
 	}
 	if _, answered := es.j.Outcomes[ref.key]; answered {
