@@ -548,6 +548,7 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 		config.EnvSecretsKey:           localnames.SecretsKeyAlias,
 		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
 		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
+		config.EnvTaskRoleARN:          localnames.TaskRoleARN,
 	}
 	for _, f := range config.Functions {
 		env[config.FunctionEnv(f)] = f

@@ -14,8 +14,13 @@ var startRetry = []any{map[string]any{
 // child is a Task that starts an execution of arn with input (a JSONata expression) and waits for
 // it (.sync:2: its output parsed), the step's output made of it by out.
 func (c *compiler) child(sc scope, s *Step, arn, input, out string) {
+	args := map[string]any{"StateMachineArn": arn, "Input": "{% " + input + " %}"}
+	if arn == c.o.SelfARN {
+		// Told apart from the task's own executions when they are listed.
+		args["Name"] = "{% 'sub-' & $uuid() %}"
+	}
 	st := map[string]any{"Type": "Task", "Comment": label(s), "Resource": "arn:aws:states:::states:startExecution.sync:2",
-		"Arguments": map[string]any{"StateMachineArn": arn, "Input": "{% " + input + " %}"}, "Retry": startRetry}
+		"Arguments": args, "Retry": startRetry}
 	c.put(sc, sc.name, finish(sc, st, out))
 }
 
@@ -72,7 +77,21 @@ func (c *compiler) toolCall(sc scope, s *Step) error {
 		return nil
 	}
 	c.child(sc, s, c.o.ToolCallARN, functionCall(name, args, timeout), "$states.result.Output")
+	c.mark(sc)
 	return nil
+}
+
+// WaitMark ends the Comment of a step's state that waits for an answer PUT /executions/{id} gives
+// (a wait_for_input, a function tool of the task): the transitions show its wait and resume.
+const WaitMark = "[waits for input]"
+
+func (c *compiler) mark(sc scope) {
+	st := c.states
+	if sc.states != nil {
+		st = sc.states
+	}
+	m := st[sc.name].(map[string]any)
+	m["Comment"] = m["Comment"].(string) + " " + WaitMark
 }
 
 // functionCall is the tool_call input of a function call made here, recorded on this execution

@@ -15,7 +15,7 @@ func (c *compiler) mapStep(sc scope, s *Step) error {
 		over, do = m["in"], m["do"]
 	} else {
 		over, do = s.Fields["over"], s.Fields["map"]
-		if p, ok := s.Fields["parallelism"].(float64); ok {
+		if p, ok := number(s.Fields["parallelism"]); ok {
 			if p < 1 || p > 100 || p != float64(int(p)) {
 				return errAt(sc.path+".parallelism", "parallelism is a whole number from 1 to 100")
 			}

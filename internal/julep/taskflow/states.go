@@ -100,7 +100,7 @@ func (c *compiler) sleep(sc scope, s *Step) error {
 	total := 0.0
 	for k, mult := range map[string]float64{"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400} {
 		if v, ok := m[k]; ok {
-			f, ok := v.(float64)
+			f, ok := number(v)
 			if !ok || f < 0 {
 				return errAt(sc.path+".sleep."+k, "%s must be a number of at least 0", k)
 			}
@@ -198,4 +198,17 @@ func (c *compiler) switchStep(sc scope, s *Step) error {
 	}
 	c.put(sc, sc.name, st)
 	return nil
+}
+
+// number reads a JSON number as the store (int64 or float64) or encoding/json (float64) gives it.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
 }

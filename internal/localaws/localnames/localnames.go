@@ -22,6 +22,9 @@ const (
 	StatusChangeRule = "sinew-" + string(deploy.TriggerExecutionChanged)
 )
 
+// TaskRoleARN is the role Julep tasks' state machines run as (local mode's engine assumes none).
+var TaskRoleARN = fmt.Sprintf("arn:aws:iam::%s:role/sinew-task", Account)
+
 // FunctionARN is the ARN of function name.
 func FunctionARN(name string) string {
 	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, Account, name)
