@@ -1,0 +1,354 @@
+package pyexpr
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+)
+
+// Julep's regular expressions are re2's (google-re2), as Go's regexp is: the same syntax and
+// linear time. Python's named groups (?P<name>...) are RE2 syntax too.
+
+func compileRE(pattern string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("re.error: %v", err)
+	}
+	return re, nil
+}
+
+func reMembers() starlark.StringDict {
+	return starlark.StringDict{
+		"search":    fn("search", reFind("search")),
+		"match":     fn("match", reFind("match")),
+		"fullmatch": fn("fullmatch", reFind("fullmatch")),
+		"findall":   fn("findall", findall),
+		"sub":       fn("sub", sub),
+		"split":     fn("split", reSplit),
+		"escape":    fn("escape", str1(func(s string) (string, error) { return regexp.QuoteMeta(s), nil })),
+	}
+}
+
+func searchRegex(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	return reFind("search")(t, b, a, kw)
+}
+
+func matchRegex(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	m, err := reFind("fullmatch")(t, b, a, kw)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Bool(m != starlark.None), nil
+}
+
+func reFind(mode string) builtinFn {
+	return func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		var pattern, s string
+		if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 2, &pattern, &s); err != nil {
+			return nil, err
+		}
+		switch mode {
+		case "match":
+			pattern = `\A(?:` + pattern + `)`
+		case "fullmatch":
+			pattern = `\A(?:` + pattern + `)\z`
+		}
+		re, err := compileRE(pattern)
+		if err != nil {
+			return nil, err
+		}
+		loc := re.FindStringSubmatchIndex(s)
+		if loc == nil {
+			return starlark.None, nil
+		}
+		return &match{s: s, loc: loc, names: re.SubexpNames()}, nil
+	}
+}
+
+func findall(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var pattern, s string
+	if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 2, &pattern, &s); err != nil {
+		return nil, err
+	}
+	re, err := compileRE(pattern)
+	if err != nil {
+		return nil, err
+	}
+	var out []starlark.Value
+	for _, m := range re.FindAllStringSubmatch(s, -1) {
+		switch len(m) {
+		case 1:
+			out = append(out, starlark.String(m[0]))
+		case 2:
+			out = append(out, starlark.String(m[1]))
+		default:
+			t := make(starlark.Tuple, len(m)-1)
+			for i, g := range m[1:] {
+				t[i] = starlark.String(g)
+			}
+			out = append(out, t)
+		}
+	}
+	return starlark.NewList(out), nil
+}
+
+// sub replaces with Python's template syntax: \1 and \g<name> become ${1} and ${name}.
+func sub(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var pattern, repl, s string
+	count := 0
+	if err := starlark.UnpackArgs(b.Name(), a, kw, "pattern", &pattern, "repl", &repl, "string", &s, "count?", &count); err != nil {
+		return nil, err
+	}
+	re, err := compileRE(pattern)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := strings.ReplaceAll(repl, "$", "$$")
+	tmpl = regexp.MustCompile(`\\g<(\w+)>|\\(\d+)`).ReplaceAllString(tmpl, "$${$1$2}")
+	tmpl = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(tmpl)
+	n := 0
+	out := re.ReplaceAllStringFunc(s, func(m string) string {
+		n++
+		if count > 0 && n > count {
+			return m
+		}
+		return string(re.ExpandString(nil, tmpl, m, re.FindStringSubmatchIndex(m)))
+	})
+	return starlark.String(out), nil
+}
+
+func reSplit(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var pattern, s string
+	if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 2, &pattern, &s); err != nil {
+		return nil, err
+	}
+	re, err := compileRE(pattern)
+	if err != nil {
+		return nil, err
+	}
+	var out []starlark.Value
+	for _, p := range re.Split(s, -1) {
+		out = append(out, starlark.String(p))
+	}
+	return starlark.NewList(out), nil
+}
+
+// match is Python's re.Match: group, groups, groupdict, start, end, span.
+type match struct {
+	s     string
+	loc   []int
+	names []string
+}
+
+var _ starlark.HasAttrs = (*match)(nil)
+
+func (m *match) String() string {
+	return fmt.Sprintf("<re.Match object; span=(%d, %d), match=%s>", m.loc[0], m.loc[1], pyQuote(m.s[m.loc[0]:m.loc[1]]))
+}
+func (m *match) Type() string          { return "re.Match" }
+func (m *match) Freeze()               {}
+func (m *match) Truth() starlark.Bool  { return true }
+func (m *match) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: re.Match") }
+func (m *match) AttrNames() []string {
+	return []string{"end", "group", "groupdict", "groups", "span", "start", "string"}
+}
+
+func (m *match) group(i int) starlark.Value {
+	if i < 0 || 2*i+1 >= len(m.loc) || m.loc[2*i] < 0 {
+		return starlark.None
+	}
+	return starlark.String(m.s[m.loc[2*i]:m.loc[2*i+1]])
+}
+
+func (m *match) index(v starlark.Value) (int, error) {
+	if s, ok := v.(starlark.String); ok {
+		for i, n := range m.names {
+			if n == string(s) && n != "" {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("IndexError: no such group %s", s)
+	}
+	i, err := starlark.AsInt32(v)
+	if err != nil || i < 0 || i >= len(m.names) {
+		return 0, fmt.Errorf("IndexError: no such group")
+	}
+	return i, nil
+}
+
+func (m *match) Attr(name string) (starlark.Value, error) {
+	one := func(f func(int) starlark.Value) builtinFn {
+		return func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+			if len(a) == 0 {
+				return f(0), nil
+			}
+			if len(a) > 1 && b.Name() == "group" {
+				t := make(starlark.Tuple, len(a))
+				for k, x := range a {
+					i, err := m.index(x)
+					if err != nil {
+						return nil, err
+					}
+					t[k] = f(i)
+				}
+				return t, nil
+			}
+			i, err := m.index(a[0])
+			if err != nil {
+				return nil, err
+			}
+			return f(i), nil
+		}
+	}
+	switch name {
+	case "group":
+		return fn(name, one(m.group)), nil
+	case "start", "end":
+		k := map[string]int{"start": 0, "end": 1}[name]
+		return fn(name, one(func(i int) starlark.Value { return starlark.MakeInt(m.loc[2*i+k]) })), nil
+	case "span":
+		return fn(name, one(func(i int) starlark.Value {
+			return starlark.Tuple{starlark.MakeInt(m.loc[2*i]), starlark.MakeInt(m.loc[2*i+1])}
+		})), nil
+	case "groups":
+		return fn(name, func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			t := make(starlark.Tuple, len(m.names)-1)
+			for i := range t {
+				t[i] = m.group(i + 1)
+			}
+			return t, nil
+		}), nil
+	case "groupdict":
+		return fn(name, func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			d := starlark.NewDict(len(m.names))
+			for i, n := range m.names {
+				if n != "" {
+					_ = d.SetKey(starlark.String(n), m.group(i))
+				}
+			}
+			return d, nil
+		}), nil
+	case "string":
+		return starlark.String(m.s), nil
+	}
+	return nil, nil
+}
+
+func floats(b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) ([]float64, []starlark.Value, error) {
+	var xs starlark.Iterable
+	if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 1, &xs); err != nil {
+		return nil, nil, err
+	}
+	var out []float64
+	var vals []starlark.Value
+	it := xs.Iterate()
+	defer it.Done()
+	var e starlark.Value
+	for it.Next(&e) {
+		f, ok := starlark.AsFloat(e)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: %s is not a number", b.Name(), e.Type())
+		}
+		out = append(out, f)
+		vals = append(vals, e)
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("StatisticsError: %s requires at least one data point", b.Name())
+	}
+	return out, vals, nil
+}
+
+func statsMembers() starlark.StringDict {
+	num := func(f float64) starlark.Value { return starlark.Float(f) }
+	return starlark.StringDict{
+		"mean": fn("mean", func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+			xs, vals, err := floats(b, a, kw)
+			if err != nil {
+				return nil, err
+			}
+			s := 0.0
+			allInt := true
+			for i, x := range xs {
+				s += x
+				_, isInt := vals[i].(starlark.Int)
+				allInt = allInt && isInt
+			}
+			m := s / float64(len(xs))
+			if allInt && m == math.Trunc(m) {
+				return starlark.NumberToInt(starlark.Float(m))
+			}
+			return num(m), nil
+		}),
+		"median":      fn("median", median(0)),
+		"median_low":  fn("median_low", median(-1)),
+		"median_high": fn("median_high", median(1)),
+		"stdev": fn("stdev", func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+			xs, _, err := floats(b, a, kw)
+			if err != nil || len(xs) < 2 {
+				return nil, fmt.Errorf("StatisticsError: stdev requires at least two data points")
+			}
+			m := 0.0
+			for _, x := range xs {
+				m += x
+			}
+			m /= float64(len(xs))
+			ss := 0.0
+			for _, x := range xs {
+				ss += (x - m) * (x - m)
+			}
+			return num(math.Sqrt(ss / float64(len(xs)-1))), nil
+		}),
+		"mode": fn("mode", func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+			var xs starlark.Iterable
+			if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 1, &xs); err != nil {
+				return nil, err
+			}
+			counts := map[string]int{}
+			var best starlark.Value
+			bestN := 0
+			it := xs.Iterate()
+			defer it.Done()
+			var e starlark.Value
+			for it.Next(&e) {
+				k := pyRepr(e)
+				counts[k]++
+				if counts[k] > bestN {
+					best, bestN = e, counts[k]
+				}
+			}
+			if best == nil {
+				return nil, fmt.Errorf("StatisticsError: no mode for empty data")
+			}
+			return best, nil
+		}),
+	}
+}
+
+func median(which int) builtinFn {
+	return func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		xs, vals, err := floats(b, a, kw)
+		if err != nil {
+			return nil, err
+		}
+		idx := make([]int, len(xs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return xs[idx[i]] < xs[idx[j]] })
+		n := len(xs)
+		if n%2 == 1 {
+			return vals[idx[n/2]], nil
+		}
+		switch which {
+		case -1:
+			return vals[idx[n/2-1]], nil
+		case 1:
+			return vals[idx[n/2]], nil
+		}
+		return starlark.Float((xs[idx[n/2-1]] + xs[idx[n/2]]) / 2), nil
+	}
+}
