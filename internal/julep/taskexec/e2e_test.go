@@ -58,6 +58,7 @@ func TestJulepSDK(t *testing.T) {
 	l := startLocal(t, "", "--in-memory")
 	out, raw := l.runSDK(map[string]any{"agent_id": l.makeAgent(), "tasks": julepTasks(l.svc),
 		"secret": map[string]any{"name": "JULEP_TEST", "value": "s3cret-value-for-the-test", "description": "from the SDK"}})
+	t.Logf("the SDK's answers: %s", raw)
 	if strings.Contains(raw, "s3cret-value-for-the-test") {
 		t.Errorf("an answer carried the secret's value")
 	}

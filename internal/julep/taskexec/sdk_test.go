@@ -54,6 +54,15 @@ func startLocal(t *testing.T, dataDir string, extra ...string) *local {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.proc.Kill)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, line := range strings.Split(l.proc.Stderr.String(), "\n") {
+				if strings.Contains(strings.ToLower(line), "error") {
+					t.Log(line)
+				}
+			}
+		}
+	})
 	l.base = l.proc.Endpoints["http"]
 	out, err := exec.Command(bin, "token", "--dir", l.proc.Dir, "dev-julep").Output()
 	if err != nil {

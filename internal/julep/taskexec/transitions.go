@@ -54,7 +54,13 @@ func (s *Service) Transitions(ctx context.Context, x *store.Execution) ([]Transi
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.SFN.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: &arn})
+	machine, err := s.MachineARN(x.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	// The machine as it is now: its states' names are the steps', which an update of the task
+	// renumbers only where its steps changed.
+	m, err := s.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: &machine})
 	if err != nil {
 		return nil, fault.FromAWS(err, "describe the task execution's state machine")
 	}
