@@ -31,7 +31,9 @@ func (c *compiler) mapStep(sc scope, s *Step) error {
 	if s.Kind == KindMap {
 		path = sc.path + ".map"
 	}
-	if err := c.branch(scope{states: inner}, path, "Item", do, ""); err != nil {
+	// State names are unique across the whole machine, nested ones included.
+	item := sc.name + ".item"
+	if err := c.branch(scope{states: inner}, path, item, do, ""); err != nil {
 		return err
 	}
 	out := "$states.result"
@@ -51,7 +53,7 @@ func (c *compiler) mapStep(sc scope, s *Step) error {
 		out = "$reduce($states.result, function($results, $x) {" + e + "}, " + initial + ")"
 	}
 	st := map[string]any{"Type": "Map", "Comment": label(s), "Items": "{% " + items + " %}", "MaxConcurrency": concurrency,
-		"ItemProcessor": map[string]any{"ProcessorConfig": map[string]any{"Mode": "INLINE"}, "StartAt": "Item", "States": inner}}
+		"ItemProcessor": map[string]any{"ProcessorConfig": map[string]any{"Mode": "INLINE"}, "StartAt": item, "States": inner}}
 	c.put(sc, sc.name, finish(sc, st, out))
 	return nil
 }
@@ -65,10 +67,11 @@ func (c *compiler) parallel(sc scope, s *Step) error {
 	var branches []any
 	for i, raw := range steps {
 		inner := map[string]any{}
-		if err := c.branch(scope{states: inner}, sc.path+".parallel["+strconv.Itoa(i)+"]", "Branch", raw, ""); err != nil {
+		name := sc.name + ".branch" + strconv.Itoa(i)
+		if err := c.branch(scope{states: inner}, sc.path+".parallel["+strconv.Itoa(i)+"]", name, raw, ""); err != nil {
 			return err
 		}
-		branches = append(branches, map[string]any{"StartAt": "Branch", "States": inner})
+		branches = append(branches, map[string]any{"StartAt": name, "States": inner})
 	}
 	st := map[string]any{"Type": "Parallel", "Comment": label(s), "Branches": branches}
 	c.put(sc, sc.name, finish(sc, st, "$states.result"))
