@@ -79,6 +79,8 @@ func (s *Sinew) substitution(v deploy.Value) *string {
 		return s.stateMachineARN(v.Target)
 	case deploy.SecretsKeyID:
 		return s.SecretsKey.KeyArn()
+	case deploy.TaskRoleARN:
+		return s.TaskRole.RoleArn()
 	case deploy.EventBusName:
 		return s.EventBus.EventBusName()
 	}

@@ -66,6 +66,8 @@ func Value(v deploy.Value) (string, error) {
 		return SecretsKeyAlias, nil
 	case deploy.EventBusName:
 		return EventBus, nil
+	case deploy.TaskRoleARN:
+		return TaskRoleARN, nil
 	}
 	return "", fmt.Errorf("no local value for a %s", v.Kind)
 }
