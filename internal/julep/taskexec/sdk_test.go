@@ -56,6 +56,9 @@ func startLocal(t *testing.T, dataDir string, extra ...string) *local {
 	t.Cleanup(l.proc.Kill)
 	t.Cleanup(func() {
 		if t.Failed() {
+			if d := os.Getenv("SINEW_TEST_LOG_DIR"); d != "" {
+				_ = os.WriteFile(filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_")+"-"+filepath.Base(l.proc.Dir)+fmt.Sprint(time.Now().UnixNano())+".log"), []byte(l.proc.Stderr.String()), 0o600)
+			}
 			for _, line := range strings.Split(l.proc.Stderr.String(), "\n") {
 				if strings.Contains(strings.ToLower(line), "error") {
 					t.Log(line)

@@ -12,22 +12,28 @@ var startRetry = []any{map[string]any{
 }}
 
 // child is a Task that starts an execution of arn with input (a JSONata expression) and waits for
-// it (.sync:2: its output parsed), the step's output made of it by out.
-func (c *compiler) child(sc scope, s *Step, arn, input, out string) {
-	args := map[string]any{"StateMachineArn": arn, "Input": "{% " + input + " %}"}
-	if arn == c.o.SelfARN {
-		// Told apart from the task's own executions when they are listed.
-		args["Name"] = "{% 'sub-' & $uuid() %}"
-	}
+// it (.sync:2: its output parsed), the step's output made of it by out. The child's name is
+// derived from seed (see seedOf): a Task run again after a crash of the engine (at least once)
+// starts the same child, which Step Functions answers with the running one, instead of a second.
+func (c *compiler) child(sc scope, s *Step, arn, prefix, seed, input, out string) {
+	args := map[string]any{"StateMachineArn": arn, "Input": "{% " + input + " %}",
+		"Name": "{% '" + prefix + "' & $substring($hash(" + seed + ", 'SHA-256'), 24, 40) %}"}
 	st := map[string]any{"Type": "Task", "Comment": label(s), "Resource": "arn:aws:states:::states:startExecution.sync:2",
 		"Arguments": args, "Retry": startRetry}
 	c.put(sc, sc.name, finish(sc, st, out))
 }
 
+// seedOf is what names a step's child execution and its call: the execution, the step's state, the
+// Map iteration it runs in and what it is given, so that it is the same whenever the Task runs
+// again for the same work.
+func seedOf(args string) string {
+	return "($states.context.Execution.Name & '|' & $states.context.State.Name & '|' & $string($states.context.Map.Item.Index) & '|' & $string(" + args + "))"
+}
+
 const ids = "'developer_id': $ctx.developer_id, 'agent_id': $ctx.agent_id, 'task_id': $ctx.task_id"
 
-// callID is a fresh sinew call id (call_ and 24 URL-safe characters).
-const callID = "'call_' & $substring($join($split($uuid(), '-')), 0, 24)"
+// callID is the step's sinew call id (call_ and 24 URL-safe characters), from its seed.
+func callID(seed string) string { return "'call_' & $substring($hash(" + seed + ", 'SHA-256'), 0, 24)" }
 
 // maxWait is how long a wait_for_input waits: a year, Step Functions' bound of an execution.
 const maxWait = 365 * 86400
@@ -73,10 +79,10 @@ func (c *compiler) toolCall(sc scope, s *Step) error {
 		in := "{" + ids + ", 'session_id': null, 'tool': " + quote(name) + ", 'arguments': " + args + "}"
 		out := "($r := $states.result.Output; $exists($r.error) and $r.error != null ? $error(" + quote(StepErrorName+": ") +
 			" & $string($r.error.type) & ': ' & $string($r.error.message)) : $r.output)"
-		c.child(sc, s, c.o.ToolCallARN, in, out)
+		c.child(sc, s, c.o.ToolCallARN, "tc-", seedOf(args), in, out)
 		return nil
 	}
-	c.child(sc, s, c.o.ToolCallARN, functionCall(name, args, timeout), "$states.result.Output")
+	c.child(sc, s, c.o.ToolCallARN, "tc-", seedOf(args), functionCall(name, args, timeout), "$states.result.Output")
 	c.mark(sc)
 	return nil
 }
@@ -100,7 +106,7 @@ func functionCall(name, args string, timeout int64) string {
 	t := strconv.FormatInt(timeout, 10)
 	q := quote(name)
 	return strings.Join([]string{
-		"($a := " + args + "; $id := " + callID + "; {" + ids + ", 'session_id': null, 'tool': " + q + ", 'arguments': $a,",
+		"($a := " + args + "; $id := " + callID(seedOf(args)) + "; {" + ids + ", 'session_id': null, 'tool': " + q + ", 'arguments': $a,",
 		"'call': {'id': $id, 'type': 'function', 'function': {'name': " + q + ", 'arguments': $a}},",
 		"'definition': {'name': " + q + ", 'type': 'function', 'function': {'timeout_seconds': " + t + "}},",
 		"'context': {" + ids + ", 'session_id': null, 'execution_id': $states.context.Execution.Name, 'depth': 0},",
@@ -161,7 +167,7 @@ func (c *compiler) prompt(sc scope, s *Step) error {
 	if u, _ := s.Fields["unwrap"].(bool); u {
 		out = "$states.result.Output.last_message.content"
 	}
-	c.child(sc, s, c.o.AgentLoopARN, in, out)
+	c.child(sc, s, c.o.AgentLoopARN, "pr-", seedOf(msgs), in, out)
 	return nil
 }
 
@@ -183,6 +189,6 @@ func (c *compiler) yield(sc scope, s *Step) error {
 		args = e
 	}
 	in := "{" + ids + ", 'workflow': " + quote(wf) + ", 'input': " + args + "}"
-	c.child(sc, s, c.o.SelfARN, in, "$states.result.Output")
+	c.child(sc, s, c.o.SelfARN, "sub-", seedOf(args), in, "$states.result.Output")
 	return nil
 }

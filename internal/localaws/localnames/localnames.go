@@ -22,8 +22,9 @@ const (
 	StatusChangeRule = "sinew-" + string(deploy.TriggerExecutionChanged)
 )
 
-// TaskRoleARN is the role Julep tasks' state machines run as (local mode's engine assumes none).
-var TaskRoleARN = fmt.Sprintf("arn:aws:iam::%s:role/sinew-task", Account)
+// TaskRoleARN is the role Julep tasks' state machines run as (local mode's engine assumes none;
+// the IAM check reads it as the stack's task role).
+var TaskRoleARN = fmt.Sprintf("arn:aws:iam::%s:role/task", Account)
 
 // FunctionARN is the ARN of function name.
 func FunctionARN(name string) string {
