@@ -3,6 +3,7 @@ package taskexec
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -34,7 +35,7 @@ func Register(rt *httpapi.Router, s *Service) {
 		Responses: map[int]httpapi.Resp{200: {Description: "a page", Schema: httpapi.ListOf(httpapi.Ref("JulepExecution"))}, 404: {Description: "unknown task, or not yours"}},
 	}})
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/executions/{execution_id}/transitions", Handler: s.transitions, Op: httpapi.Operation{
-		Summary: "List a task execution's transitions", Description: "Julep's transitions (init, step, wait, resume, error, finish, cancelled), oldest first, read from the execution's Step Functions history.",
+		Summary: "List a task execution's transitions", Description: "Julep's transitions (init, step, wait, resume, error, finish, cancelled), oldest first, read from the execution's Step Functions history. A tool_call or agent_loop execution has none.",
 		Tags: []string{tag}, Params: httpapi.PageParams(),
 		Responses: map[int]httpapi.Resp{200: {Description: "the transitions", Schema: httpapi.ListOf(httpapi.Ref("Transition"))},
 			404: {Description: "unknown, not yours, or not a task's execution"}},
@@ -51,6 +52,9 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Respon
 		return nil, err
 	}
 	if !HasWorkflows(t) {
+		if p.Cursor != "" {
+			return nil, errCursor
+		}
 		return httpapi.OK(httpapi.NewList([]Execution{}, "")), nil
 	}
 	arn, err := s.MachineARN(t.ID)
@@ -62,8 +66,11 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Respon
 		in.NextToken = &p.Cursor
 	}
 	l, err := s.SFN.ListExecutions(ctx, in)
-	if fault.AWSCode(err) == "StateMachineDoesNotExist" {
+	switch fault.AWSCode(err) {
+	case "StateMachineDoesNotExist":
 		return httpapi.OK(httpapi.NewList([]Execution{}, "")), nil
+	case "InvalidToken":
+		return nil, errCursor
 	}
 	if err != nil {
 		return nil, fault.FromAWS(err, "list the task's executions")
@@ -90,20 +97,39 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Respon
 	return httpapi.OK(httpapi.NewList(items, next)), nil
 }
 
+var errCursor = fault.Invalid("cursor", "cursor is not one this list gave: start again without it")
+
 // SubPrefix begins the names of the executions a workflow step starts (taskflow names them so).
 const SubPrefix = "sub-"
 
 func (s *Service) transitions(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	p, err := r.Page()
+	if err != nil {
+		return nil, err
+	}
+	from := 0
+	if p.Cursor != "" {
+		if from, err = strconv.Atoi(p.Cursor); err != nil || from < 0 || strconv.Itoa(from) != p.Cursor {
+			return nil, errCursor
+		}
+	}
 	x, err := s.Store.GetExecution(ctx, r.DeveloperID, r.Param("execution_id"))
 	if err != nil {
 		return nil, err
 	}
 	if x.Workflow != workflow.Task {
-		return nil, fault.New(fault.NotFound, "execution %s is not a task's: only task executions have transitions", x.ExecutionID)
+		// A tool_call or agent_loop execution runs no task's steps: it has no Julep transitions.
+		return httpapi.OK(httpapi.NewList([]Transition{}, "")), nil
 	}
 	ts, err := s.Transitions(ctx, x)
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.OK(httpapi.NewList(ts, "")), nil
+	// The cursor is the offset of the page's first transition in the history's order.
+	from = min(from, len(ts))
+	to, next := min(from+p.Limit, len(ts)), ""
+	if to < len(ts) {
+		next = strconv.Itoa(to)
+	}
+	return httpapi.OK(httpapi.NewList(ts[from:to], next)), nil
 }
