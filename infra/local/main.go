@@ -39,6 +39,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -674,6 +675,8 @@ func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *f
 	for _, m := range deploy.StateMachines() {
 		arns = append(arns, machineArn(m.Name))
 	}
+	// Julep tasks' machines, made at run time, as the deployed rule names them.
+	arns = append(arns, map[string]any{"prefix": machineArn(strings.TrimSuffix(deploy.TaskMachines, "*"))})
 	pat, _ := json.Marshal(map[string]any{"source": []any{"aws.states"}, "detail-type": []any{"Step Functions Execution Status Change"},
 		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
 	p, err := eventbridge.ParsePattern(pat)

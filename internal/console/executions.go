@@ -46,6 +46,14 @@ type ExecItem struct {
 	TaskID     string     `json:"task_id,omitempty"`
 }
 
+// machine is the name of the state machine x runs on: its workflow's, or its task's own.
+func (x apiExecution) machine() string {
+	if x.Workflow == "task" {
+		return taskMachinePrefix + x.TaskID
+	}
+	return x.Workflow
+}
+
 // apiExecution is an execution as the HTTP API answers it.
 type apiExecution struct {
 	ExecutionID string    `json:"execution_id"`
@@ -138,8 +146,8 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 			return nil, nil, fault.Wrap(fault.Internal, err, "the API's list of executions")
 		}
 		for _, x := range page.Items {
-			it := fromAPI(x, arns[x.Workflow])
-			if (f.machine == "" || x.Workflow == f.machine) && (f.status == "" || it.Status == f.status) {
+			it := fromAPI(x, arns[x.machine()])
+			if (f.machine == "" || x.machine() == f.machine) && (f.status == "" || it.Status == f.status) {
 				out = append(out, it)
 			}
 		}
@@ -152,7 +160,7 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 }
 
 func fromAPI(x apiExecution, machineArn string) ExecItem {
-	it := ExecItem{Machine: x.Workflow, Name: x.ExecutionID, ARN: executionArn(machineArn, x.ExecutionID),
+	it := ExecItem{Machine: x.machine(), Name: x.ExecutionID, ARN: executionArn(machineArn, x.ExecutionID),
 		Status: storeStatus[x.Status], Waiting: x.Status == "awaiting_input", Start: x.CreatedAt, Sinew: true,
 		Visibility: VisibleToYou, AgentID: x.AgentID, SessionID: x.SessionID, TaskID: x.TaskID}
 	if it.Status == "" {

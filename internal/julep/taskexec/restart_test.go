@@ -57,4 +57,36 @@ func TestTaskSurvivesKill9(t *testing.T) {
 	if got, _ := json.Marshal(kinds); string(got) != `["init","wait","resume","step","step","finish"]` {
 		t.Errorf("transitions %s", got)
 	}
+	l.checkSettledAndDrawn(id, task["id"].(string))
+}
+
+// checkSettledAndDrawn: the ended execution's record is settled by its status-change event (GET
+// /executions lists it succeeded), and the console lists the task's machine and draws the
+// execution on it.
+func (l *local) checkSettledAndDrawn(id, taskID string) {
+	l.t.Helper()
+	settled := false
+	for i := 0; i < 100 && !settled; i++ {
+		for _, it := range l.api("GET", "/executions", nil, 200)["items"].([]any) {
+			x := it.(map[string]any)
+			settled = settled || (x["execution_id"] == id && x["status"] == "succeeded")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !settled {
+		l.t.Errorf("GET /executions never listed %s succeeded", id)
+	}
+	machine := "task-" + taskID
+	found := false
+	for _, it := range l.api("GET", "/console/api/machines", nil, 200)["items"].([]any) {
+		m := it.(map[string]any)
+		found = found || (m["name"] == machine && m["sinew"] == true)
+	}
+	if !found {
+		l.t.Errorf("the console does not list %s as sinew's", machine)
+	}
+	v := l.api("GET", "/console/api/executions/"+machine+"/"+id, nil, 200)
+	if v["status"] != "SUCCEEDED" || v["graph"] == nil || v["record"] == nil {
+		l.t.Errorf("the console's view of %s: status %v, graph %v, record %v", id, v["status"], v["graph"] != nil, v["record"] != nil)
+	}
 }

@@ -48,18 +48,21 @@ type Service struct {
 
 // Execution is Julep's Execution, with sinew's pending calls (what PUT /executions/{id} answers).
 type Execution struct {
-	ID              string              `json:"id"`
-	TaskID          string              `json:"task_id"`
-	Status          string              `json:"status"`
-	Input           any                 `json:"input"`
-	Output          any                 `json:"output,omitempty"`
-	Error           *string             `json:"error,omitempty"`
-	TransitionCount *int                `json:"transition_count,omitempty"`
-	Metadata        map[string]any      `json:"metadata,omitempty"`
-	CreatedAt       time.Time           `json:"created_at"`
-	UpdatedAt       time.Time           `json:"updated_at"`
-	Workflow        string              `json:"workflow"`
-	PendingCalls    []store.PendingCall `json:"pending_calls,omitempty"`
+	ID              string         `json:"id"`
+	TaskID          string         `json:"task_id"`
+	Status          string         `json:"status"`
+	Input           any            `json:"input"`
+	Output          any            `json:"output,omitempty"`
+	Error           *string        `json:"error,omitempty"`
+	TransitionCount *int           `json:"transition_count,omitempty"`
+	Metadata        map[string]any `json:"metadata,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+	Workflow        string         `json:"workflow"`
+	// sinew's names of the ids, as its other executions answer them.
+	ExecutionID  string              `json:"execution_id"`
+	AgentID      string              `json:"agent_id,omitempty"`
+	PendingCalls []store.PendingCall `json:"pending_calls,omitempty"`
 }
 
 // Input is what a task machine's execution starts with.
@@ -115,7 +118,8 @@ func (s *Service) Start(ctx context.Context, dev string, t *store.Task, input an
 		return nil, err
 	}
 	now := time.Now().UTC()
-	return &Execution{ID: name, TaskID: t.ID, Status: "starting", Input: input, CreatedAt: now, UpdatedAt: now, Workflow: workflow.Task}, nil
+	return &Execution{ID: name, TaskID: t.ID, Status: "starting", Input: input, CreatedAt: now, UpdatedAt: now, Workflow: workflow.Task,
+		ExecutionID: name, AgentID: t.AgentID}, nil
 }
 
 func checkInput(schema, input any) error {
@@ -155,7 +159,7 @@ func (s *Service) Get(ctx context.Context, dev string, x *store.Execution) (*Exe
 		return nil, fault.FromAWS(err, "describe the task's execution")
 	}
 	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(string(d.Status), x), CreatedAt: x.CreatedAt,
-		UpdatedAt: x.UpdatedAt, Workflow: workflow.Task}
+		UpdatedAt: x.UpdatedAt, Workflow: workflow.Task, ExecutionID: x.ExecutionID, AgentID: x.AgentID}
 	if d.Status == "RUNNING" {
 		for _, c := range x.PendingCalls {
 			if c.Status == store.CallPending {
