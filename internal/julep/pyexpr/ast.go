@@ -124,8 +124,112 @@ func (n *binaryNode) pos() int { return n.p }
 func (n *boolNode) pos() int   { return n.p }
 func (n *cmpNode) pos() int    { return n.p }
 func (n *condNode) pos() int   { return n.p }
+func (n *starNode) pos() int   { return n.p }
 func (n *listNode) pos() int   { return n.p }
 func (n *setNode) pos() int    { return n.p }
 func (n *dictNode) pos() int   { return n.p }
 func (n *lambdaNode) pos() int { return n.p }
 func (n *compNode) pos() int   { return n.p }
+
+// walk calls free for each name n reads that bound does not hold.
+func walk(n node, bound map[string]bool, free func(string)) {
+	if n == nil {
+		return
+	}
+	with := func(names []string) map[string]bool {
+		b := map[string]bool{}
+		for k := range bound {
+			b[k] = true
+		}
+		for _, k := range names {
+			b[k] = true
+		}
+		return b
+	}
+	switch n := n.(type) {
+	case *nameNode:
+		if !bound[n.id] {
+			free(n.id)
+		}
+	case *fstrNode:
+		for _, p := range n.parts {
+			walk(p.x, bound, free)
+		}
+	case *attrNode:
+		walk(n.x, bound, free)
+	case *indexNode:
+		walk(n.x, bound, free)
+		walk(n.i, bound, free)
+	case *sliceNode:
+		for _, x := range []node{n.x, n.lo, n.hi, n.step} {
+			walk(x, bound, free)
+		}
+	case *callNode:
+		walk(n.fn, bound, free)
+		for _, a := range n.args {
+			walk(a, bound, free)
+		}
+		for _, k := range n.kw {
+			walk(k.v, bound, free)
+		}
+	case *unaryNode:
+		walk(n.x, bound, free)
+	case *binaryNode:
+		walk(n.x, bound, free)
+		walk(n.y, bound, free)
+	case *boolNode:
+		walk(n.x, bound, free)
+		walk(n.y, bound, free)
+	case *cmpNode:
+		walk(n.x, bound, free)
+		for _, y := range n.ys {
+			walk(y, bound, free)
+		}
+	case *starNode:
+		walk(n.x, bound, free)
+	case *condNode:
+		walk(n.then, bound, free)
+		walk(n.test, bound, free)
+		walk(n.els, bound, free)
+	case *listNode:
+		for _, e := range n.elts {
+			walk(e, bound, free)
+		}
+	case *setNode:
+		for _, e := range n.elts {
+			walk(e, bound, free)
+		}
+	case *dictNode:
+		for i := range n.keys {
+			walk(n.keys[i], bound, free) // nil for **x
+			walk(n.vals[i], bound, free)
+		}
+	case *lambdaNode:
+		walk(n.body, with(n.params), free)
+	case *compNode:
+		b := bound
+		for _, f := range n.fors {
+			walk(f.iter, b, free)
+			b = with(append(keysOf(b), f.vars...))
+			for _, c := range f.ifs {
+				walk(c, b, free)
+			}
+		}
+		walk(n.key, b, free)
+		walk(n.elt, b, free)
+	}
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// starNode is *x in a list display.
+type starNode struct {
+	p int
+	x node
+}

@@ -132,10 +132,23 @@ func (p *parser) parens(open token) (node, error) {
 	return &listNode{p: p.at(open), elts: elts, tuple: true}, nil
 }
 
+// starOr parses an element of a list display: an expression or *iterable.
+func (p *parser) starOr() (node, error) {
+	if p.isOp("*") {
+		t := p.advance()
+		x, err := p.orTest()
+		if err != nil {
+			return nil, err
+		}
+		return &starNode{p: p.at(t), x: x}, nil
+	}
+	return p.expr()
+}
+
 func (p *parser) listDisplay(open token) (node, error) {
 	l := &listNode{p: p.at(open)}
 	for !p.isOp("]") {
-		e, err := p.expr()
+		e, err := p.starOr()
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +172,7 @@ func (p *parser) dictDisplay(open token) (node, error) {
 		return &dictNode{p: p.at(open)}, nil
 	}
 	if p.isOp("**") {
-		return nil, p.unsupported(p.peek(), "dict unpacking (**)", "list the keys, or merge with $merge in a later step")
+		return p.dictRest(&dictNode{p: p.at(open)})
 	}
 	first, err := p.expr()
 	if err != nil {
@@ -197,9 +210,25 @@ func (p *parser) dictDisplay(open token) (node, error) {
 		return c, p.expect("}")
 	}
 	d := &dictNode{p: p.at(open), keys: []node{first}, vals: []node{v}}
-	for p.accept(",") && !p.isOp("}") {
-		if p.isOp("**") {
-			return nil, p.unsupported(p.peek(), "dict unpacking (**)", "list the keys")
+	if !p.accept(",") {
+		return d, p.expect("}")
+	}
+	return p.dictRest(d)
+}
+
+// dictRest parses the entries after a dict display's first: key: value, or **mapping (a nil key).
+func (p *parser) dictRest(d *dictNode) (node, error) {
+	for !p.isOp("}") {
+		if p.accept("**") {
+			m, err := p.binary(0)
+			if err != nil {
+				return nil, err
+			}
+			d.keys, d.vals = append(d.keys, nil), append(d.vals, m)
+			if !p.accept(",") {
+				break
+			}
+			continue
 		}
 		k, err := p.expr()
 		if err != nil {
@@ -213,6 +242,9 @@ func (p *parser) dictDisplay(open token) (node, error) {
 			return nil, err
 		}
 		d.keys, d.vals = append(d.keys, k), append(d.vals, v)
+		if !p.accept(",") {
+			break
+		}
 	}
 	return d, p.expect("}")
 }

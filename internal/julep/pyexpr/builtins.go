@@ -24,9 +24,9 @@ func init() {
 	}
 	for name, f := range map[string]builtinFn{
 		"str": pyStrFn, "sum": sumFn, "round": roundFn, "map": mapFn, "reduce": reduceFn,
-		"load_json": jsonLoads, "dump_json": jsonDumps, "extract_json": extractJSON,
+		"load_json": jsonLoads, "dump_json": jsonDumps, "load_yaml": yamlLoad, "extract_json": extractJSON,
 		"search_regex": searchRegex, "match_regex": matchRegex,
-		"__fmt": fmtFn, "__pow": powFn, "__attr": attrFn, "__method": methodFn,
+		"__fmt": fmtFn, "__pow": powFn, "__attr": attrFn, "__method": methodFn, "__merge": mergeFn,
 	} {
 		builtins[name] = fn(name, f)
 	}
@@ -298,6 +298,9 @@ func attrFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []st
 		if err != nil {
 			return nil, err
 		}
+		if dictMethods[name] {
+			return nil, fmt.Errorf("%s", boxReason(name))
+		}
 		if found {
 			return v, nil
 		}
@@ -315,15 +318,13 @@ func attrFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []st
 // methodFn is x.name for a call: the value's method, or a Python method Starlark lacks.
 func methodFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, name := args[0], string(args[1].(starlark.String))
-	if s, ok := x.(starlark.String); ok && name == "format" {
-		return fn("format", func(_ *starlark.Thread, _ *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-			return strFormat(string(s), a, kw)
-		}), nil
-	}
 	if name == "copy" {
 		return fn("copy", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 			return x, nil
 		}), nil
+	}
+	if m := pyMethod(x, name); m != nil {
+		return m, nil
 	}
 	if h, ok := x.(starlark.HasAttrs); ok {
 		v, err := h.Attr(name)
@@ -337,4 +338,21 @@ func methodFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 		}
 	}
 	return nil, fmt.Errorf("'%s' object has no attribute %q", x.Type(), name)
+}
+
+// mergeFn is {**a, k: v, **b}: the dicts' entries in order, later keys winning.
+func mergeFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	out := starlark.NewDict(0)
+	for _, a := range args {
+		d, ok := a.(*starlark.Dict)
+		if !ok {
+			return nil, fmt.Errorf("TypeError: '%s' object is not a mapping", a.Type())
+		}
+		for _, it := range d.Items() {
+			if err := out.SetKey(it[0], it[1]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }

@@ -110,21 +110,6 @@ func (c *compiler) args(n *callNode) ([]val, error) {
 	return out, nil
 }
 
-func (c *compiler) kwargs(n *callNode, allowed ...string) (map[string]val, error) {
-	out := map[string]val{}
-	for _, kw := range n.kw {
-		if !contains(allowed, kw.name) {
-			return nil, unsupported(n, "the keyword argument "+kw.name+"=", "it does not compile; Eval runs it")
-		}
-		v, err := c.expr(kw.v)
-		if err != nil {
-			return nil, err
-		}
-		out[kw.name] = v
-	}
-	return out, nil
-}
-
 func arity(n *callNode, name string, lo, hi int) error {
 	if len(n.args) < lo || len(n.args) > hi {
 		want := strconv.Itoa(lo)
@@ -142,7 +127,7 @@ func (c *compiler) call1(h string, a val, k kind) val {
 
 func (c *compiler) builtin(n *callNode, name string) (val, error) {
 	if !allowedFunctions[name] {
-		return val{}, unsupported(n, "the function '"+name+"'", "Julep's evaluator allows only "+strings.Join(sortedSet(allowedFunctions), ", "))
+		return val{}, unsupported(n.fn, "the function '"+name+"'", "it is not one of Julep's allowed functions ("+strings.Join(sortedSet(allowedFunctions), ", ")+")")
 	}
 	if len(n.kw) > 0 && name != "dict" {
 		return val{}, unsupported(n, name+"() with keyword arguments", "they do not compile; Eval runs them")
@@ -188,10 +173,13 @@ func (c *compiler) builtin(n *callNode, name string) (val, error) {
 		if err := one(); err != nil {
 			return val{}, err
 		}
-		if a[0].k == kStr {
+		switch a[0].k {
+		case kStr:
 			return atom("$number($trim("+a[0].js+"))", kFloat), nil
+		case kInt, kFloat:
+			return atom(a[0].js, kFloat), nil
 		}
-		return atom("$number("+a[0].js+")", kFloat), nil
+		return c.call1("py_float", a[0], kFloat), nil
 	case "bool":
 		if len(a) == 0 {
 			return atom("false", kBool), nil
@@ -223,6 +211,14 @@ func (c *compiler) builtin(n *callNode, name string) (val, error) {
 			return expr(s, kAny), nil
 		}
 		return atom(s, kAny), nil
+	}
+	return c.seqBuiltin(n, name, a)
+}
+
+// seqBuiltin compiles the builtins over sequences and JSON.
+func (c *compiler) seqBuiltin(n *callNode, name string, a []val) (val, error) {
+	one := func() error { return arity(n, name, 1, 1) }
+	switch name {
 	case "min", "max":
 		return c.minmax(n, name, a)
 	case "any", "all":
@@ -286,6 +282,11 @@ func (c *compiler) builtin(n *callNode, name string) (val, error) {
 			return val{}, err
 		}
 		return atom("$parse("+a[0].js+")", kAny), nil
+	case "extract_json":
+		if err := one(); err != nil {
+			return val{}, err
+		}
+		return c.call1("py_extract_json", a[0], kAny), nil
 	case "dump_json":
 		if err := one(); err != nil {
 			return val{}, err
@@ -299,8 +300,14 @@ func evalOnlyReason(name string) string {
 	switch name {
 	case "set":
 		return "JSON has no sets; Eval runs it"
-	case "nlp", "chunk_doc", "humanize_text_alpha", "markdown_to_html", "html_to_markdown", "load_yaml", "dump_yaml":
-		return "sinew does not provide it (it needs a Python NLP, YAML or Markdown library)"
+	case "nlp", "chunk_doc":
+		return "sinew does not provide it: it runs spaCy's NLP pipeline"
+	case "humanize_text_alpha":
+		return "sinew does not provide it: Julep marks it temporary, and it calls language tools over the network"
+	case "markdown_to_html", "html_to_markdown":
+		return "sinew does not provide it: the text Python's markdown2 and markdownify write cannot be reproduced exactly"
+	case "dump_yaml":
+		return "sinew does not provide it: the text PyYAML's dump writes cannot be reproduced exactly"
 	}
 	return "it has no JSONata equivalent; Eval runs it"
 }

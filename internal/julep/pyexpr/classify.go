@@ -50,3 +50,22 @@ func Classify(src string, names map[string]string) (Class, error) {
 	}
 	return NeedsEval, err
 }
+
+// Names gives the Julep names src reads (not its comprehension variables, constants, allowed
+// functions or stdlib modules), sorted: the names a compiled state must bind for it.
+func Names(src string) ([]string, error) {
+	f, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	if f.tree == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	walk(f.tree, map[string]bool{}, func(id string) {
+		if _, c := julepConstants[id]; !c && !allowedFunctions[id] && !julepModules[id] {
+			seen[id] = true
+		}
+	})
+	return sortedSet(seen), nil
+}

@@ -61,6 +61,8 @@ func par(v val) string {
 func atom(js string, k kind) val { return val{js: js, k: k, atom: true} }
 func expr(js string, k kind) val { return val{js: js, k: k} }
 
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 var simplePath = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
 // julepConstants are the names Julep's evaluator adds (evaluator.py, constants).
@@ -101,6 +103,8 @@ func (c *compiler) expr(n node) (val, error) {
 		return c.list(n.elts)
 	case *dictNode:
 		return c.dict(n)
+	case *starNode:
+		return val{}, unsupported(n, "unpacking (*)", "* unpacks only inside a list display")
 	case *setNode:
 		return val{}, unsupported(n, "a set", "JSON has no sets; use a list (Eval returns a set as a sorted list)")
 	case *lambdaNode:
@@ -164,7 +168,7 @@ func (c *compiler) name(n *nameNode) (val, error) {
 
 // pathStep writes a path step; a key that is not a plain name, or is a JSONata keyword, is quoted.
 func pathStep(key string) string {
-	if regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(key) && !jsonataKeywords[key] {
+	if plainKey.MatchString(key) && !jsonataKeywords[key] {
 		return key
 	}
 	return "`" + key + "`"
@@ -188,6 +192,9 @@ func (c *compiler) attr(n *attrNode) (val, error) {
 	}
 	if x.k == kStr || x.k == kList {
 		return val{}, unsupported(n, "the method ."+n.name+" used as a value", "call it")
+	}
+	if dictMethods[n.name] {
+		return val{}, unsupported(n, "the attribute ."+n.name, boxReason(n.name))
 	}
 	return atom(par(x)+"."+pathStep(n.name), kAny), nil
 }
@@ -246,7 +253,7 @@ func (c *compiler) slice(n *sliceNode) (val, error) {
 				if x.k == kStr {
 					return atom("$join($reverse($split("+x.js+", '')))", kStr), nil
 				}
-				return atom("$reverse("+c.use("py_list")+"("+x.js+"))", kAny), nil
+				return atom(c.use("py_rev")+"("+x.js+")", k), nil
 			}
 		}
 		return val{}, unsupported(n, "a slice with a step", "only [::-1] compiles; Eval runs the rest")
@@ -356,15 +363,38 @@ func (c *compiler) cond(n *condNode) (val, error) {
 }
 
 func (c *compiler) list(elts []node) (val, error) {
-	parts := make([]string, len(elts))
-	for i, e := range elts {
+	var segs, parts []string
+	for _, e := range elts {
+		if st, ok := e.(*starNode); ok {
+			// [a, *xs, b]: the segments around each *xs, appended.
+			v, err := c.expr(st.x)
+			if err != nil {
+				return val{}, err
+			}
+			if len(parts) > 0 {
+				segs = append(segs, "["+strings.Join(parts, ", ")+"]")
+				parts = nil
+			}
+			segs = append(segs, c.use("py_list")+"("+v.js+")")
+			continue
+		}
 		v, err := c.expr(e)
 		if err != nil {
 			return val{}, err
 		}
-		parts[i] = c.element(v)
+		parts = append(parts, c.element(v))
 	}
-	return val{js: "[" + strings.Join(parts, ", ") + "]", k: kList, atom: true, arr: true}, nil
+	if len(segs) == 0 {
+		return val{js: "[" + strings.Join(parts, ", ") + "]", k: kList, atom: true, arr: true}, nil
+	}
+	if len(parts) > 0 {
+		segs = append(segs, "["+strings.Join(parts, ", ")+"]")
+	}
+	js := segs[0]
+	for _, sg := range segs[1:] {
+		js = "$append(" + js + ", " + sg + ")"
+	}
+	return atom(js, kList), nil
 }
 
 // element is v as an item of an array constructor, which would flatten a list.
@@ -377,19 +407,34 @@ func (c *compiler) element(v val) string {
 }
 
 func (c *compiler) dict(n *dictNode) (val, error) {
-	parts := make([]string, len(n.keys))
+	var objs, parts []string
 	for i := range n.keys {
-		k, err := c.expr(n.keys[i])
-		if err != nil {
-			return val{}, err
-		}
 		v, err := c.expr(n.vals[i])
 		if err != nil {
 			return val{}, err
 		}
-		parts[i] = c.key(k) + ": " + v.js
+		if n.keys[i] == nil {
+			// {**m, k: v}: the objects merged in order, later keys winning as in Python.
+			if len(parts) > 0 {
+				objs = append(objs, "{"+strings.Join(parts, ", ")+"}")
+				parts = nil
+			}
+			objs = append(objs, v.js)
+			continue
+		}
+		k, err := c.expr(n.keys[i])
+		if err != nil {
+			return val{}, err
+		}
+		parts = append(parts, c.key(k)+": "+v.js)
 	}
-	return val{js: "{" + strings.Join(parts, ", ") + "}", k: kDict, atom: true}, nil
+	if len(objs) == 0 {
+		return val{js: "{" + strings.Join(parts, ", ") + "}", k: kDict, atom: true}, nil
+	}
+	if len(parts) > 0 {
+		objs = append(objs, "{"+strings.Join(parts, ", ")+"}")
+	}
+	return atom("$merge(["+strings.Join(objs, ", ")+"])", kDict), nil
 }
 
 // key is a dict key: JSON keys are strings, as json.dumps writes Python's.
@@ -401,20 +446,11 @@ func (c *compiler) key(k val) string {
 }
 
 func (c *compiler) lambda(n *lambdaNode) (val, error) {
-	scope := map[string]string{}
-	params := make([]string, len(n.params))
-	for i, p := range n.params {
-		params[i] = "$" + p + "_"
-		scope[p] = params[i]
-	}
-	c.scopes = append(c.scopes, scope)
-	defer func() { c.scopes = c.scopes[:len(c.scopes)-1] }()
-	body, err := c.expr(n.body)
-	if err != nil {
-		return val{}, err
-	}
-	return val{js: "function(" + strings.Join(params, ", ") + "){ " + body.js + " }", k: kFunc}, nil
+	return val{}, unsupported(n, "a lambda", lambdaReason)
 }
+
+// lambdaReason: simpleeval 1.0.3 (Julep's evaluator) has no lambda node.
+const lambdaReason = "in Julep lambdas fail (simpleeval: Lambda Functions not implemented); use a comprehension, or pass a builtin such as str or len"
 
 func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
@@ -423,4 +459,12 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// dictMethods are the names under which Julep's Box gives a dict's method, not its key.
+var dictMethods = map[string]bool{"clear": true, "copy": true, "fromkeys": true, "get": true, "items": true,
+	"keys": true, "pop": true, "popitem": true, "setdefault": true, "update": true, "values": true}
+
+func boxReason(name string) string {
+	return "in Julep x." + name + " is the dict method " + name + ", not the key '" + name + "'; write x['" + name + "']"
 }

@@ -2,7 +2,7 @@
 // the ones JSONata cannot express.
 //
 // A Julep field holds a Python expression ("$ _.topic.upper()"), a template ("Hello {{ _.name }}",
-// which Julep v1 evaluates as the f-string f'''Hello { _.name }''') or a literal. Compile parses the
+// which Julep v1 evaluates as the f-string f”'Hello { _.name }”') or a literal. Compile parses the
 // Python expression subset Julep's evaluator accepts (simpleeval over Python's grammar) with a
 // parser of its own, and writes JSONata that gives the value Python would: Python's truthiness,
 // value-returning and/or, floor division and modulo, str() and repr() spellings, list-preserving

@@ -2,6 +2,7 @@ package pyexpr
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,7 +22,7 @@ var evalFunctions = map[string]bool{
 	"abs": true, "all": true, "any": true, "bool": true, "dict": true, "enumerate": true,
 	"float": true, "int": true, "len": true, "list": true, "map": true, "max": true, "min": true,
 	"round": true, "set": true, "str": true, "sum": true, "tuple": true, "zip": true, "reduce": true,
-	"range": true, "load_json": true, "dump_json": true, "extract_json": true,
+	"range": true, "load_json": true, "dump_json": true, "extract_json": true, "load_yaml": true,
 	"search_regex": true, "match_regex": true,
 }
 
@@ -151,7 +152,16 @@ func toStar(v any, depth int) (starlark.Value, error) {
 		}
 		return d, nil
 	}
-	return nil, fmt.Errorf("%T is not a JSON value", v)
+	// Other Go values (typed slices and maps, structs) go through their JSON form.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%T is not a JSON value: %v", v, err)
+	}
+	var g any
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, err
+	}
+	return toStar(g, depth+1)
 }
 
 // fromStar converts a result back to JSON-shaped Go; dict keys are written as Python's str.

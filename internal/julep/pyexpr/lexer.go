@@ -199,22 +199,9 @@ func (lx *lexer) str(start int, prefix string) (token, error) {
 		return token{}, &Unsupported{Expr: s, Pos: start, Construct: "a bytes literal", Reason: "JSON has no bytes; use a str"}
 	}
 	bodyStart := lx.i + len(q)
-	j := bodyStart
-	for {
-		if j >= len(s) {
-			return token{}, lx.errf(start, "unterminated string literal")
-		}
-		if s[j] == '\\' {
-			j += 2
-			continue
-		}
-		if len(q) == 1 && s[j] == '\n' {
-			return token{}, lx.errf(start, "unterminated string literal (newline in a single-quoted string)")
-		}
-		if strings.HasPrefix(s[j:], q) {
-			break
-		}
-		j++
+	j, err := lx.strEnd(start, bodyStart, q, strings.Contains(prefix, "f"))
+	if err != nil {
+		return token{}, err
 	}
 	body := s[bodyStart:j]
 	lx.i = j + len(q)
@@ -233,6 +220,54 @@ func (lx *lexer) str(start int, prefix string) (token, error) {
 	}
 	t.str = v
 	return t, nil
+}
+
+// strEnd finds the closing quotes q of a string body starting at i. In an f-string, quotes inside
+// a replacement field belong to the field (Python 3.12, PEP 701, which Julep runs).
+func (lx *lexer) strEnd(start, i int, q string, f bool) (int, error) {
+	s := lx.src
+	depth := 0
+	for {
+		if i >= len(s) {
+			return 0, lx.errf(start, "unterminated string literal")
+		}
+		c := s[i]
+		switch {
+		case c == '\\':
+			i += 2
+			continue
+		case depth == 0 && strings.HasPrefix(s[i:], q):
+			return i, nil
+		case depth == 0 && len(q) == 1 && c == '\n':
+			return 0, lx.errf(start, "unterminated string literal (newline in a single-quoted string)")
+		case f && depth == 0 && (strings.HasPrefix(s[i:], "{{") || strings.HasPrefix(s[i:], "}}")):
+			i += 2
+			continue
+		case f && (c == '{' || c == '[' || c == '(') && (depth > 0 || c == '{'):
+			depth++
+		case f && depth > 0 && (c == '}' || c == ']' || c == ')'):
+			depth--
+		case f && depth > 0 && (c == '\'' || c == '"'):
+			// A string inside a field: skip it whole.
+			inner := string(c)
+			if strings.HasPrefix(s[i:], inner+inner+inner) {
+				inner = inner + inner + inner
+			}
+			k := i + len(inner)
+			for k < len(s) && !strings.HasPrefix(s[k:], inner) {
+				if s[k] == '\\' {
+					k++
+				}
+				k++
+			}
+			if k >= len(s) {
+				return 0, lx.errf(i, "unterminated string literal")
+			}
+			i = k + len(inner)
+			continue
+		}
+		i++
+	}
 }
 
 // unescape decodes Python's escape sequences in a (non-raw) string literal's body.

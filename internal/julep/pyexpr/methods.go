@@ -66,8 +66,20 @@ func (c *compiler) dictCall(n *callNode, a []val) (val, error) {
 		}
 		return atom("{"+strings.Join(parts, ", ")+"}", kDict), nil
 	}
-	if len(a) > 1 || len(n.kw) > 0 {
-		return val{}, unsupported(n, "dict() with both pairs and keywords", "Eval runs it")
+	if len(a) > 1 {
+		return val{}, arity(n, "dict", 0, 1)
+	}
+	if len(n.kw) > 0 && a[0].k != kList {
+		// dict(mapping, k=v): a copy with the keys set.
+		kw := &callNode{p: n.p, fn: n.fn, kw: n.kw}
+		extra, err := c.dictCall(kw, nil)
+		if err != nil {
+			return val{}, err
+		}
+		return atom("$merge(["+a[0].js+", "+extra.js+"])", kDict), nil
+	}
+	if len(n.kw) > 0 {
+		return val{}, unsupported(n, "dict() with pairs and keywords", "Eval runs it")
 	}
 	if a[0].k == kDict {
 		return a[0], nil
@@ -80,6 +92,9 @@ func (c *compiler) method(n *callNode, fn *attrNode) (val, error) {
 	x, err := c.expr(fn.x)
 	if err != nil {
 		return val{}, err
+	}
+	if disallowedMethods[fn.name] {
+		return val{}, unsupported(fn, "the method ."+fn.name+"()", disallowedReason)
 	}
 	if len(n.kw) > 0 {
 		return val{}, unsupported(n, "."+fn.name+"() with keyword arguments", "Eval runs it")
@@ -165,100 +180,11 @@ func (c *compiler) strMethod(n *callNode, m string, x val, a []val) (val, bool, 
 		return atom("($s := "+x.js+"; $p := "+a[0].js+"; $length($p) = 0 or $substring($s, -$length($p)) = $p)", kBool), true, arg(1, 1)
 	case "capitalize":
 		return atom("($s := "+x.js+"; $uppercase($substring($s, 0, 1)) & $lowercase($substring($s, 1)))", kStr), true, arg(0, 0)
-	case "format":
-		if x.k == kStr {
-			if lit, ok := n.fn.(*attrNode).x.(*constNode); ok {
-				v, err := c.formatCall(n, lit.v.(string), a)
-				return v, true, err
-			}
-		}
 	case "find":
 		return atom("($s := "+x.js+"; $p := "+a[0].js+"; $contains($s, $p) ? $length($substringBefore($s, $p)) : -1)", kInt), true, arg(1, 1)
 	}
 	return val{}, false, nil
 }
-
-// formatCall compiles "...{}...{0}...".format(args) by turning it into an f-string.
-func (c *compiler) formatCall(n *callNode, tmpl string, a []val) (val, error) {
-	parts, err := parseFormatTemplate(tmpl)
-	if err != nil {
-		return val{}, unsupported(n, "this str.format template", err.Error())
-	}
-	var out []string
-	auto := 0
-	for _, p := range parts {
-		if !p.field {
-			out = append(out, jsonString(p.lit))
-			continue
-		}
-		i := auto
-		if p.index >= 0 {
-			i = p.index
-		} else {
-			auto++
-		}
-		if i >= len(a) {
-			return val{}, unsupported(n, "a str.format field without an argument", "pass one argument per field")
-		}
-		s, err := c.format(fpart{x: n, spec: p.spec}, a[i])
-		if err != nil {
-			return val{}, err
-		}
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return atom(`""`, kStr), nil
-	}
-	return expr(strings.Join(out, " & "), kStr), nil
-}
-
-type fmtPart struct {
-	lit   string
-	field bool
-	index int // -1: the next automatic argument
-	spec  string
-}
-
-// parseFormatTemplate splits a str.format template; named fields are refused.
-func parseFormatTemplate(s string) ([]fmtPart, error) {
-	var out []fmtPart
-	var lit strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case strings.HasPrefix(s[i:], "{{"), strings.HasPrefix(s[i:], "}}"):
-			lit.WriteByte(s[i])
-			i++
-		case s[i] == '{':
-			j := strings.IndexByte(s[i:], '}')
-			if j < 0 {
-				return nil, errString("a '{' without its '}'")
-			}
-			out = append(out, fmtPart{lit: lit.String()})
-			lit.Reset()
-			name, spec, _ := strings.Cut(s[i+1:i+j], ":")
-			p := fmtPart{field: true, index: -1, spec: spec}
-			if name != "" {
-				k := 0
-				for _, r := range name {
-					if r < '0' || r > '9' {
-						return nil, errString("named fields do not compile; Eval runs them")
-					}
-					k = k*10 + int(r-'0')
-				}
-				p.index = k
-			}
-			out = append(out, p)
-			i += j
-		default:
-			lit.WriteByte(s[i])
-		}
-	}
-	return append(out, fmtPart{lit: lit.String()}), nil
-}
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
 
 // moduleCall compiles the members of Julep's stdlib table that JSONata has.
 func (c *compiler) moduleCall(n *callNode, mod, name string) (val, error) {
@@ -294,8 +220,14 @@ func (c *compiler) moduleCall(n *callNode, mod, name string) (val, error) {
 	case "statistics.mean":
 		return atom("$average("+a[0].js+")", kFloat), one
 	}
-	if mod == "yaml" || mod == "csv" || mod == "datetime" {
-		return val{}, unsupported(n, f+"()", "sinew does not provide Python's "+mod+" module")
+	if !moduleHas(mod, name) {
+		return val{}, unsupported(n, f+"()", memberReason(mod, name))
 	}
 	return val{}, unsupported(n, f+"()", "it has no JSONata equivalent; Eval runs it")
 }
+
+// disallowedMethods are simpleeval's DISALLOW_METHODS: Julep's evaluator refuses them.
+var disallowedMethods = map[string]bool{"format": true, "format_map": true, "mro": true, "tb_frame": true,
+	"gi_frame": true, "ag_frame": true, "cr_frame": true, "exec": true}
+
+const disallowedReason = "in Julep this method fails (simpleeval refuses it); use an f-string"

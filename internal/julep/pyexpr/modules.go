@@ -29,16 +29,36 @@ var moduleMembers = map[string][]string{
 	"random":     {"choice", "randint", "random"},
 	"time":       {"time"},
 	"urllib":     {"parse"},
+	"csv":        {"reader", "DictReader"},
+	"yaml":       {"load", "safe_load"},
+}
+
+// julepStdlib is every member of Julep's stdlib table (evaluator.py, the stdlib_* classes).
+var julepStdlib = map[string][]string{
+	"re":         {"fullmatch", "search", "escape", "findall", "finditer", "match", "split", "sub", "subn"},
+	"json":       {"loads", "dumps"},
+	"yaml":       {"load", "dump", "safe_load", "safe_dump"},
+	"string":     moduleMembers["string"],
+	"datetime":   {"timezone", "datetime", "timedelta"},
+	"math":       moduleMembers["math"],
+	"statistics": {"mean", "stdev", "geometric_mean", "median", "median_low", "median_high", "mode", "quantiles"},
+	"base64":     {"b64encode", "b64decode"},
+	"urllib":     {"parse"},
+	"random":     {"choice", "sample", "randint", "random"},
+	"time":       {"strftime", "strptime", "time"},
+	"csv": {"reader", "writer", "register_dialect", "unregister_dialect", "get_dialect", "list_dialects",
+		"field_size_limit", "DictReader", "DictWriter", "Dialect", "excel", "excel_tab", "unix_dialect",
+		"Sniffer", "QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONNUMERIC", "QUOTE_NONE", "QUOTE_NOTNULL", "QUOTE_STRINGS", "Error"},
 }
 
 func moduleHas(mod, name string) bool { return contains(moduleMembers[mod], name) }
 
-func moduleReason(mod string) string {
-	switch mod {
-	case "yaml", "csv", "datetime":
-		return "sinew does not provide Python's " + mod + " module"
+// memberReason says why mod.name does not run: Julep lacks it too, or sinew does.
+func memberReason(mod, name string) string {
+	if !contains(julepStdlib[mod], name) {
+		return "in Julep " + mod + " has no member " + name + " (Julep's evaluator fails with AttributeError); it has " + strings.Join(julepStdlib[mod], ", ")
 	}
-	return "Eval provides " + mod + "." + strings.Join(moduleMembers[mod], ", "+mod+".")
+	return "sinew does not provide " + mod + "." + name + "; Eval provides " + mod + "." + strings.Join(moduleMembers[mod], ", "+mod+".")
 }
 
 func modules() map[string]*starlarkstruct.Module {
@@ -63,7 +83,7 @@ func modules() map[string]*starlarkstruct.Module {
 		"b64decode": fn("b64decode", str1(func(s string) (string, error) {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return "", fmt.Errorf("Invalid base64 string: %v", err)
+				return "", fmt.Errorf("binascii.Error: invalid base64 string: %v", err)
 			}
 			return string(b), nil
 		})),
@@ -97,6 +117,8 @@ func modules() map[string]*starlarkstruct.Module {
 	member("time", starlark.StringDict{"time": fn("time", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 		return starlark.Float(float64(time.Now().UnixNano()) / 1e9), nil
 	})})
+	member("csv", starlark.StringDict{"reader": fn("reader", csvReader(false)), "DictReader": fn("DictReader", csvReader(true))})
+	member("yaml", starlark.StringDict{"load": fn("load", yamlLoad), "safe_load": fn("safe_load", yamlLoad)})
 	member("urllib", starlark.StringDict{"parse": &starlarkstruct.Module{Name: "parse", Members: starlark.StringDict{
 		"quote":   fn("quote", quoteFn),
 		"unquote": fn("unquote", str1(unquote)),
@@ -278,7 +300,7 @@ func (d *dumper) dump(v starlark.Value, depth int) error {
 		}
 		it.Done()
 		if _, ok := x.(*starlark.Set); ok {
-			return fmt.Errorf("Object of type set is not JSON serializable")
+			return fmt.Errorf("TypeError: object of type set is not JSON serializable")
 		}
 		if len(elems) == 0 {
 			d.b.WriteString("[]")
@@ -297,7 +319,7 @@ func (d *dumper) dump(v starlark.Value, depth int) error {
 		d.nl(depth)
 		d.b.WriteString("]")
 	default:
-		return fmt.Errorf("Object of type %s is not JSON serializable", v.Type())
+		return fmt.Errorf("TypeError: object of type %s is not JSON serializable", v.Type())
 	}
 	return nil
 }
@@ -347,7 +369,7 @@ func extractJSON(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw [
 		}
 		end := strings.Index(s[start:], "```")
 		if end < 0 {
-			return nil, fmt.Errorf("Code block has invalid or missing markers")
+			return nil, fmt.Errorf("ValueError: code block has invalid or missing markers")
 		}
 		s = strings.TrimSpace(s[start : start+end])
 	}

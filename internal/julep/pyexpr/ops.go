@@ -165,7 +165,7 @@ func describe(n node) string {
 // "if" a condition around the append.
 func (c *compiler) comp(n *compNode) (val, error) {
 	if n.kind == 's' {
-		return val{}, unsupported(n, "a set comprehension", "JSON has no sets; use a list comprehension")
+		return val{}, unsupported(n, "a set comprehension", setCompReason)
 	}
 	c.scopes = append(c.scopes, map[string]string{})
 	defer func() { c.scopes = c.scopes[:len(c.scopes)-1] }()
@@ -334,13 +334,22 @@ func (c *compiler) format(p fpart, v val) (string, error) {
 	if width == "" {
 		return s, nil
 	}
+	if strings.HasPrefix(width, "0") && fill == "" && align == "" {
+		// Zero padding goes after the sign: f'{-7:03}' is -07.
+		return c.use("py_zpad") + "(" + s + ", " + strings.TrimLeft(width, "0") + ")", nil
+	}
 	if fill == "" {
 		fill = " "
 	}
 	if align == "" {
-		align = "<"
-		if isNum || v.k.num() {
+		switch {
+		case isNum || v.k.num():
 			align = ">"
+		case v.k == kAny:
+			// Python right-aligns numbers and left-aligns the rest: known only at run time.
+			return "($v := " + v.js + "; $s := " + s + "; $type($v) = 'number' ? $pad($s, -" + width + ") : $pad($s, " + width + "))", nil
+		default:
+			align = "<"
 		}
 	}
 	switch align {
@@ -351,3 +360,5 @@ func (c *compiler) format(p fpart, v val) (string, error) {
 	}
 	return "", &Unsupported{Pos: p.x.pos(), Construct: "centred alignment (^) in a format spec", Reason: "Eval runs it"}
 }
+
+const setCompReason = "in Julep set comprehensions fail (simpleeval has none); use a list comprehension, or set([...])"

@@ -122,8 +122,11 @@ func (p *parser) endsList() bool {
 // expr is a conditional expression or a lambda.
 func (p *parser) expr() (node, error) {
 	t := p.peek()
-	if p.isOp("*") || p.isOp("**") {
-		return nil, p.unsupported(t, "unpacking ("+t.text+")", "write the elements out, or concatenate with +")
+	if p.isOp("**") {
+		return nil, p.unsupported(t, "unpacking (**)", "** unpacks only inside a dict display")
+	}
+	if p.isOp("*") {
+		return nil, p.unsupported(t, "unpacking (*)", "* unpacks only inside a list display")
 	}
 	if p.isName("lambda") {
 		return p.lambda()

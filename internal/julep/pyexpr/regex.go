@@ -108,7 +108,7 @@ func sub(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlar
 		return nil, err
 	}
 	tmpl := strings.ReplaceAll(repl, "$", "$$")
-	tmpl = regexp.MustCompile(`\\g<(\w+)>|\\(\d+)`).ReplaceAllString(tmpl, "$${$1$2}")
+	tmpl = pyGroupRef.ReplaceAllString(tmpl, "$${$1$2}")
 	tmpl = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(tmpl)
 	n := 0
 	out := re.ReplaceAllStringFunc(s, func(m string) string {
@@ -352,3 +352,6 @@ func median(which int) builtinFn {
 		return starlark.Float((xs[idx[n/2-1]] + xs[idx[n/2]]) / 2), nil
 	}
 }
+
+// pyGroupRef is a group reference in a Python replacement: \g<name> or \1.
+var pyGroupRef = regexp.MustCompile(`\\g<(\w+)>|\\(\d+)`)

@@ -50,13 +50,19 @@ func (w *starWriter) write(n node) error {
 	case *attrNode:
 		if m, ok := n.x.(*nameNode); ok && w.isModule(m.id) {
 			if !moduleHas(m.id, n.name) {
-				return unsupported(n, m.id+"."+n.name, moduleReason(m.id))
+				return unsupported(n, m.id+"."+n.name, memberReason(m.id, n.name))
 			}
 			w.b.WriteString("__mod_" + m.id + "." + n.name)
 			return nil
 		}
 		if strings.HasPrefix(n.name, "_") {
 			return unsupported(n, "the attribute "+n.name, "Julep's evaluator refuses attributes that start with _")
+		}
+		if dictMethods[n.name] {
+			return unsupported(n, "the attribute ."+n.name, boxReason(n.name))
+		}
+		if disallowedMethods[n.name] {
+			return unsupported(n, "the attribute ."+n.name, disallowedReason)
 		}
 		w.b.WriteString("__attr(")
 		if err := w.write(n.x); err != nil {
@@ -92,24 +98,23 @@ func (w *starWriter) write(n node) error {
 	case *listNode:
 		return w.list(n)
 	case *setNode:
+		for _, e := range n.elts {
+			switch e.(type) {
+			case *dictNode, *listNode, *compNode:
+				return unsupported(n, "a set of dicts or lists", "in Julep this fails (TypeError: unhashable type); for a list write [ ... ], for a dict { ... } with single braces")
+			}
+		}
 		w.b.WriteString("set(")
 		if err := w.list(&listNode{elts: n.elts}); err != nil {
 			return err
 		}
 		w.b.WriteString(")")
 	case *dictNode:
-		w.b.WriteString("{")
-		for i := range n.keys {
-			if i > 0 {
-				w.b.WriteString(", ")
-			}
-			if err := w.seq("", n.keys[i], ": ", n.vals[i], ""); err != nil {
-				return err
-			}
-		}
-		w.b.WriteString("}")
+		return w.dict(n)
 	case *lambdaNode:
-		return w.lambda(n)
+		return unsupported(n, "a lambda", lambdaReason)
+	case *starNode:
+		return unsupported(n, "unpacking (*)", "* unpacks only inside a list display")
 	case *compNode:
 		return w.comp(n)
 	}
@@ -217,6 +222,9 @@ func (w *starWriter) call(n *callNode) error {
 		if strings.HasPrefix(a.name, "_") {
 			return unsupported(a, "the method "+a.name, "Julep's evaluator refuses attributes that start with _")
 		}
+		if disallowedMethods[a.name] {
+			return unsupported(a, "the method ."+a.name+"()", disallowedReason)
+		}
 		if mutating[a.name] {
 			return unsupported(a, "the method ."+a.name+"()", "it changes a value in place; build a new value instead")
 		}
@@ -295,7 +303,38 @@ func (w *starWriter) compare(n *cmpNode) error {
 	return nil
 }
 
+// dict writes a dict display; with **m entries (Starlark has none) it is __merge of the parts.
+func (w *starWriter) dict(n *dictNode) error {
+	w.b.WriteString("__merge({")
+	first := true
+	for i := range n.keys {
+		if n.keys[i] == nil {
+			if err := w.seq("}, ", n.vals[i], ", {"); err != nil {
+				return err
+			}
+			first = true
+			continue
+		}
+		if !first {
+			w.b.WriteString(", ")
+		}
+		first = false
+		if err := w.seq(n.keys[i], ": ", n.vals[i]); err != nil {
+			return err
+		}
+	}
+	w.b.WriteString("})")
+	return nil
+}
+
 func (w *starWriter) list(n *listNode) error {
+	if !n.tuple {
+		for _, e := range n.elts {
+			if _, ok := e.(*starNode); ok {
+				return w.starList(n)
+			}
+		}
+	}
 	open, close := "[", "]"
 	if n.tuple {
 		open, close = "(", ")"
@@ -316,25 +355,10 @@ func (w *starWriter) list(n *listNode) error {
 	return nil
 }
 
-func (w *starWriter) lambda(n *lambdaNode) error {
-	scope := map[string]bool{}
-	for _, p := range n.params {
-		if strings.HasPrefix(p, "__") {
-			return unsupported(n, "the parameter "+p, "names starting with __ are refused")
-		}
-		scope[p] = true
-	}
-	w.locals = append(w.locals, scope)
-	defer func() { w.locals = w.locals[:len(w.locals)-1] }()
-	w.b.WriteString("(lambda " + strings.Join(n.params, ", ") + ": ")
-	if err := w.write(n.body); err != nil {
-		return err
-	}
-	w.b.WriteString(")")
-	return nil
-}
-
 func (w *starWriter) comp(n *compNode) error {
+	if n.kind == 's' {
+		return unsupported(n, "a set comprehension", setCompReason)
+	}
 	scope := map[string]bool{}
 	w.locals = append(w.locals, scope)
 	defer func() { w.locals = w.locals[:len(w.locals)-1] }()
@@ -354,7 +378,7 @@ func (w *starWriter) comp(n *compNode) error {
 			w.b = outer
 			return err
 		}
-		iter := w.b.String()
+		iter := "__iter(" + w.b.String() + ")"
 		for _, v := range f.vars {
 			scope[v] = true
 		}
@@ -389,5 +413,23 @@ func (w *starWriter) comp(n *compNode) error {
 	default:
 		w.b.WriteString("[" + elt + clauses.String() + "]")
 	}
+	return nil
+}
+
+// starList writes [a, *xs, b] as [a] + list(xs) + [b] (Starlark has no * in displays).
+func (w *starWriter) starList(n *listNode) error {
+	w.b.WriteString("([]")
+	for _, e := range n.elts {
+		if st, ok := e.(*starNode); ok {
+			if err := w.seq(" + list(", st.x, ")"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.seq(" + [", e, "]"); err != nil {
+			return err
+		}
+	}
+	w.b.WriteString(")")
 	return nil
 }
