@@ -66,7 +66,7 @@ func TestTaskSurvivesKill9(t *testing.T) {
 func (l *local) checkSettledAndDrawn(id, taskID string) {
 	l.t.Helper()
 	settled := false
-	for i := 0; i < 100 && !settled; i++ {
+	for i := 0; i < 600 && !settled; i++ {
 		for _, it := range l.api("GET", "/executions", nil, 200)["items"].([]any) {
 			x := it.(map[string]any)
 			settled = settled || (x["execution_id"] == id && x["status"] == "succeeded")
