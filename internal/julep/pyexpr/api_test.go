@@ -128,6 +128,12 @@ func TestEvalIsBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too many steps") {
 		t.Errorf("unbounded loop: %v; want the step bound", err)
 	}
+	for _, src := range []string{"$ list(range(100000000))", "$ [1] * 100000000", "$ 'x' * 100000000", "$ 'ab' * 1500000 + 'cd' * 1500000",
+		"$ [_ * 2000000 for x in range(100)]", "$ [_.replace('', '-' * 100000) for x in range(1000)]"} {
+		if _, err := Eval(context.Background(), src, map[string]any{"_": "xy"}); err == nil || !strings.Contains(err.Error(), "exceeds") && !strings.Contains(err.Error(), "more than") {
+			t.Errorf("Eval(%q) = %v; want Julep's size bound", src, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err = Eval(ctx, "$ [x for x in range(1000000) if str(x) in str(x * 7)]", nil)

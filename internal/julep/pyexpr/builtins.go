@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 )
 
 type builtinFn = func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)
@@ -180,7 +181,7 @@ func sumFn(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []st
 	defer it.Done()
 	var e starlark.Value
 	for it.Next(&e) {
-		r, err := starlark.Binary(syntaxPlus, acc, e)
+		r, err := starlark.Binary(syntax.PLUS, acc, e)
 		if err != nil {
 			return nil, err
 		}
@@ -329,6 +330,12 @@ func methodFn(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 	if h, ok := x.(starlark.HasAttrs); ok {
 		v, err := h.Attr(name)
 		if err == nil && v != nil {
+			if m, ok := v.(*starlark.Builtin); ok {
+				// A method's result (replace, join, ...) counts against the budget.
+				return fn(name, charged(func(t *starlark.Thread, _ *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+					return starlark.Call(t, m, a, kw)
+				})), nil
+			}
 			return v, nil
 		}
 	}

@@ -10,7 +10,8 @@
 //
 // Eval runs the rest with go.starlark.net, a Python dialect: the same tree is written as Starlark
 // with only Julep's names, constants, allowed functions and stdlib members reachable, bounded in
-// steps and by the context. Classify says which of the two a field needs, or why it is refused.
+// steps and by the context. Classify says which of the two a field needs, or why it is refused;
+// Names lists the Julep names a field reads.
 //
 // README.md in this directory documents the mapping, what is refused and why, and the count over
 // the expressions of Julep's own documentation and cookbooks.

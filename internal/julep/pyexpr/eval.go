@@ -69,6 +69,7 @@ func Eval(ctx context.Context, src string, env map[string]any) (any, error) {
 	}
 	thread := &starlark.Thread{Name: "julep-expression"}
 	thread.SetMaxExecutionSteps(MaxSteps)
+	thread.SetLocal("budget", &budget{})
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

@@ -139,6 +139,11 @@ func (c *compiler) strMethod(n *callNode, m string, x val, a []val) (val, bool, 
 		return val{}, false, nil
 	}
 	arg := func(lo, hi int) error { return arity(n, m, lo, hi) }
+	if r, ok := strArity[m]; ok {
+		if err := arg(r[0], r[1]); err != nil {
+			return val{}, true, err
+		}
+	}
 	var js string
 	switch m {
 	case "upper", "lower":
@@ -196,7 +201,12 @@ func (c *compiler) moduleCall(n *callNode, mod, name string) (val, error) {
 		return val{}, unsupported(n, mod+"."+name+"() with keyword arguments", "Eval runs it")
 	}
 	f := mod + "." + name
-	one := arity(n, f, 1, 1)
+	if want, compiled := compiledMembers[f]; compiled {
+		if err := arity(n, f, want, want); err != nil {
+			return val{}, err
+		}
+	}
+	var one error
 	switch f {
 	case "json.loads", "yaml.safe_load", "yaml.load":
 		if mod == "yaml" {
@@ -231,3 +241,13 @@ var disallowedMethods = map[string]bool{"format": true, "format_map": true, "mro
 	"gi_frame": true, "ag_frame": true, "cr_frame": true, "exec": true}
 
 const disallowedReason = "in Julep this method fails (simpleeval refuses it); use an f-string"
+
+// strArity is how many arguments the compiled str methods take (checked before they are read).
+var strArity = map[string][2]int{
+	"upper": {0, 0}, "lower": {0, 0}, "strip": {0, 1}, "lstrip": {0, 1}, "rstrip": {0, 1}, "split": {0, 1},
+	"join": {1, 1}, "replace": {2, 2}, "startswith": {1, 1}, "endswith": {1, 1}, "capitalize": {0, 0}, "find": {1, 1},
+}
+
+// compiledMembers are the stdlib members moduleCall compiles, with their argument counts.
+var compiledMembers = map[string]int{"json.loads": 1, "json.dumps": 1, "math.floor": 1, "math.ceil": 1,
+	"math.sqrt": 1, "math.pow": 2, "base64.b64encode": 1, "base64.b64decode": 1, "statistics.mean": 1}

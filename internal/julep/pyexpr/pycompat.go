@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 )
 
 // Where Starlark's builtins differ from Python's, Eval's differ from Starlark's: a str is
@@ -61,6 +62,15 @@ func init() {
 		builtins[name] = withStrIter(builtins[name].(*starlark.Builtin), only)
 	}
 	builtins["len"] = fn("len", lenFn)
+	builtins["range"] = fn("range", rangeFn)
+	builtins["__mul"] = fn("__mul", sizedOp(syntax.STAR))
+	builtins["__add"] = fn("__add", sizedOp(syntax.PLUS))
+	for _, name := range []string{"__fmt", "str", "dump_json"} {
+		inner := builtins[name]
+		builtins[name] = fn(name, charged(func(t *starlark.Thread, _ *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+			return starlark.Call(t, inner, a, kw)
+		}))
+	}
 	builtins["float"] = fn("float", floatFn)
 	builtins["__iter"] = fn("__iter", func(_ *starlark.Thread, _ *starlark.Builtin, a starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		return iterable(a[0]), nil
@@ -134,4 +144,94 @@ func pyMethod(x starlark.Value, name string) starlark.Value {
 		}
 	}
 	return nil
+}
+
+// Julep's bounds: simpleeval.MAX_STRING_LENGTH as Julep sets it (expressions.py) for the results
+// of + and * on str and list, and safe_range's MAX_RANGE_SIZE (evaluator.py).
+const (
+	maxSeqLen   = 2_048_000
+	maxRangeLen = 1_000_000
+)
+
+func seqLen(v starlark.Value) int {
+	if s, ok := v.(starlark.String); ok {
+		return len(s)
+	}
+	if l, ok := v.(starlark.Sequence); ok {
+		return l.Len()
+	}
+	return -1
+}
+
+// MaxAllocBytes bounds what one Eval builds through +, *, f-strings, str() and methods (Starlark
+// counts steps, not memory): a comprehension may repeat a large concatenation only so often.
+const MaxAllocBytes = 64 << 20
+
+type budget struct{ used int }
+
+// charge counts v's size against the evaluation's budget.
+func charge(t *starlark.Thread, v starlark.Value) error {
+	n := 0
+	switch x := v.(type) {
+	case starlark.String:
+		n = len(x)
+	case starlark.Sequence:
+		n = 16 * x.Len()
+	default:
+		return nil
+	}
+	b, _ := t.Local("budget").(*budget)
+	if b == nil {
+		return nil
+	}
+	b.used += n
+	if b.used > MaxAllocBytes {
+		return fmt.Errorf("MemoryError: the expression built more than %d bytes", MaxAllocBytes)
+	}
+	return nil
+}
+
+// charged wraps a builtin so that its result is charged.
+func charged(f builtinFn) builtinFn {
+	return func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		v, err := f(t, b, a, kw)
+		if err != nil {
+			return nil, err
+		}
+		return v, charge(t, v)
+	}
+}
+
+func sizedOp(op syntax.Token) builtinFn {
+	return func(t *starlark.Thread, _ *starlark.Builtin, a starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		x, y := a[0], a[1]
+		if op == syntax.STAR {
+			for _, p := range [][2]starlark.Value{{x, y}, {y, x}} {
+				if i, ok := p[1].(starlark.Int); ok && seqLen(p[0]) > 0 {
+					n, ok := i.Int64()
+					if !ok || n*int64(seqLen(p[0])) > maxSeqLen {
+						return nil, fmt.Errorf("MemoryError: Sequence length exceeds %d", maxSeqLen)
+					}
+				}
+			}
+		} else if lx, ly := seqLen(x), seqLen(y); lx >= 0 && ly >= 0 && lx+ly > maxSeqLen {
+			return nil, fmt.Errorf("MemoryError: Sequence length exceeds %d", maxSeqLen)
+		}
+		v, err := starlark.Binary(op, x, y)
+		if err != nil {
+			return nil, err
+		}
+		return v, charge(t, v)
+	}
+}
+
+func rangeFn(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	r, err := starlark.Call(t, starlark.Universe["range"], args, kw)
+	if err != nil {
+		return nil, err
+	}
+	if starlark.Len(r) > maxRangeLen {
+		return nil, fmt.Errorf("ValueError: Range size exceeds maximum of %d", maxRangeLen)
+	}
+	return r, nil
 }

@@ -8,10 +8,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/syntax"
 )
-
-const syntaxPlus = syntax.PLUS
 
 type bigInt = big.Int
 

@@ -85,8 +85,12 @@ func (w *starWriter) write(n node) error {
 		if n.op == "@" {
 			return unsupported(n, "the operator @", "JSON has no matrices")
 		}
-		if n.op == "**" {
+		switch n.op {
+		case "**":
 			return w.seq("__pow(", n.x, ", ", n.y, ")")
+		case "*", "+":
+			// Bounded as Julep bounds them (simpleeval's safe_mult and safe_add).
+			return w.seq(map[string]string{"*": "__mul(", "+": "__add("}[n.op], n.x, ", ", n.y, ")")
 		}
 		return w.seq("(", n.x, " "+n.op+" ", n.y, ")")
 	case *boolNode:
