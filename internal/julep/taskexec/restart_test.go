@@ -90,3 +90,30 @@ func (l *local) checkSettledAndDrawn(id, taskID string) {
 		l.t.Errorf("the console's view of %s: status %v, graph %v, record %v", id, v["status"], v["graph"] != nil, v["record"] != nil)
 	}
 }
+
+// TestWaitAnsweredByCallRoute: a wait answered through POST /executions/{id}/calls/{call_id}/result
+// (not PUT /executions/{id}) is settled too, so the task's next wait is its only pending call.
+func TestWaitAnsweredByCallRoute(t *testing.T) {
+	l := startLocal(t, "", "--in-memory")
+	task := l.api("POST", "/agents/"+l.makeAgent()+"/tasks", map[string]any{"name": "two waits", "main": steps(`[
+		{"wait_for_input": {"info": {"q": "first"}}},
+		{"wait_for_input": {"info": {"q": "second"}}},
+		{"evaluate": {"got": "$ [inputs[1], _]"}}]`)}, 201)
+	id := l.api("POST", "/tasks/"+task["id"].(string)+"/executions", map[string]any{"input": map[string]any{}}, 201)["id"].(string)
+	first := l.waitStatus(id, "awaiting_input")["pending_calls"].([]any)[0].(map[string]any)["call_id"].(string)
+	l.api("POST", "/executions/"+id+"/calls/"+first+"/result", map[string]any{"output": "one"}, 200)
+	var x map[string]any
+	for i := 0; i < 600; i++ {
+		x = l.api("GET", "/executions/"+id, nil, 200)
+		calls, _ := x["pending_calls"].([]any)
+		if len(calls) == 1 && calls[0].(map[string]any)["call_id"] != first {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	l.api("PUT", "/executions/"+id, map[string]any{"status": "running", "input": "two"}, 200)
+	done := l.waitStatus(id, "succeeded")
+	if out, _ := json.Marshal(done["output"]); string(out) != `{"got":["one","two"]}` {
+		t.Errorf("output %s (last view %v)", out, x)
+	}
+}
