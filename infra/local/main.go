@@ -45,6 +45,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -590,6 +591,7 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 		config.EnvSecretsKey:           localnames.SecretsKeyAlias,
 		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
 		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
+		config.EnvTaskRoleARN:          localnames.TaskRoleARN,
 	}
 	for _, f := range config.Functions {
 		env[config.FunctionEnv(f)] = f
@@ -718,6 +720,8 @@ func routeStatusChanges(events *eventbridge.Service, fns *functions, t eventbrid
 	for _, m := range deploy.StateMachines() {
 		arns = append(arns, machineArn(m.Name))
 	}
+	// Julep tasks' machines, made at run time, as the deployed rule names them.
+	arns = append(arns, map[string]any{"prefix": machineArn(strings.TrimSuffix(deploy.TaskMachines, "*"))})
 	pat, _ := json.Marshal(map[string]any{"source": []any{"aws.states"}, "detail-type": []any{"Step Functions Execution Status Change"},
 		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
 	p, err := eventbridge.ParsePattern(pat)

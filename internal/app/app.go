@@ -13,6 +13,9 @@ import (
 	"sinew/internal/config"
 	"sinew/internal/executions"
 	"sinew/internal/httpapi"
+	"sinew/internal/julep/pyexpr"
+	"sinew/internal/julep/taskexec"
+	"sinew/internal/julep/taskmachine"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/mcpserver"
@@ -45,14 +48,18 @@ func APIRouter(d Deps) *httpapi.Router {
 		catalogue.Register(rt, d.Integrations)
 	}
 	if d.Store != nil {
-		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults})
+		sfnc := sfn.NewFromConfig(d.AWS)
+		machines := &taskmachine.Machines{SFN: sfnc, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN,
+			RoleARN: cfg.TaskRoleARN, Expr: pyexpr.Compile}
+		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
 		ex := executions.NewDeps(cfg, d.AWS, d.Store)
 		executions.Register(rt, ex)
 		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
 			Formatter: &toolfmt.Formatter{Integrations: d.Integrations, System: system.Schema}})
-		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
+		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfnc, ARN: cfg.AgentLoopARN}, ex.Tasks)
+		taskexec.Register(rt, ex.Tasks)
 	}
 	// The chat route is the chat function's; GET /openapi.json lists it too, so the document covers
 	// the whole HTTP API.

@@ -26,6 +26,7 @@ const (
 	EnvTable         = "SINEW_TABLE"
 	EnvToolCallARN   = "SINEW_TOOL_CALL_ARN"
 	EnvAgentLoopARN  = "SINEW_AGENT_LOOP_ARN"
+	EnvTaskRoleARN   = "SINEW_TASK_ROLE_ARN"
 	EnvModel         = "SINEW_MODEL"
 	EnvOpenAIBaseURL = "SINEW_OPENAI_BASE_URL"
 	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
@@ -82,6 +83,8 @@ type Config struct {
 	Table        string
 	ToolCallARN  string
 	AgentLoopARN string
+	// TaskRoleARN is the role Julep tasks' state machines run as (the api function creates them).
+	TaskRoleARN string
 	// FunctionNames maps a function's folder (config.Functions) to its deployed name.
 	FunctionNames map[string]string
 	Model         Model
@@ -137,6 +140,7 @@ func Variables() []Var {
 		{EnvTable, "sinew", "the DynamoDB table holding every record"},
 		{EnvToolCallARN, "", "the ARN of the tool_call state machine (needed by the routes that start it)"},
 		{EnvAgentLoopARN, "", "the ARN of the agent_loop state machine (needed by chat and task executions)"},
+		{EnvTaskRoleARN, "", "the ARN of the role Julep tasks' state machines run as (needed to save a task with workflows)"},
 	}
 	for _, f := range Functions {
 		vs = append(vs, Var{FunctionEnv(f), f, "the deployed name of the " + f + " function"})
@@ -227,6 +231,7 @@ func Load(lookup LookupFunc) (*Config, error) {
 		Table:            get(EnvTable),
 		ToolCallARN:      get(EnvToolCallARN),
 		AgentLoopARN:     get(EnvAgentLoopARN),
+		TaskRoleARN:      get(EnvTaskRoleARN),
 		OpenAIKey:        get(EnvOpenAIKey),
 		OpenAIAPIKey:     get(EnvOpenAIAPIKey),
 		SecretsKey:       get(EnvSecretsKey),
@@ -293,6 +298,8 @@ func (c *Config) Need(names ...string) error {
 			v = c.ToolCallARN
 		case EnvAgentLoopARN:
 			v = c.AgentLoopARN
+		case EnvTaskRoleARN:
+			v = c.TaskRoleARN
 		case EnvOpenAIBaseURL:
 			v = c.OpenAIBaseURL
 		case EnvOpenAIKey:

@@ -48,6 +48,14 @@ type ExecItem struct {
 	TaskID     string     `json:"task_id,omitempty"`
 }
 
+// machine is the name of the state machine x runs on: its workflow's, or its task's own.
+func (x apiExecution) machine() string {
+	if x.Workflow == "task" {
+		return taskMachinePrefix + x.TaskID
+	}
+	return x.Workflow
+}
+
 // apiExecution is an execution as the HTTP API answers it.
 type apiExecution struct {
 	ExecutionID string    `json:"execution_id"`
@@ -141,11 +149,11 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 			return nil, nil, fault.Wrap(fault.Internal, err, "the API's list of executions")
 		}
 		for _, x := range page.Items {
-			it := fromAPI(x, arns[x.Workflow])
+			it := fromAPI(x, arns[x.machine()])
 			if it.Status = sfnStatus[it.ARN]; it.Status == "" {
 				it.Status = c.describeStatus(ctx, it.ARN)
 			}
-			if (f.machine == "" || x.Workflow == f.machine) && (f.status == "" || it.Status == f.status) {
+			if (f.machine == "" || x.machine() == f.machine) && (f.status == "" || it.Status == f.status) {
 				out = append(out, it)
 			}
 		}
@@ -159,7 +167,7 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 
 // fromAPI is an execution of sinew's as its record says it; Status is left for Step Functions to say.
 func fromAPI(x apiExecution, machineArn string) ExecItem {
-	it := ExecItem{Machine: x.Workflow, Name: x.ExecutionID, ARN: executionArn(machineArn, x.ExecutionID),
+	it := ExecItem{Machine: x.machine(), Name: x.ExecutionID, ARN: executionArn(machineArn, x.ExecutionID),
 		Outcome: x.Status, Waiting: x.Status == "awaiting_input", Start: x.CreatedAt, Sinew: true,
 		Visibility: VisibleToYou, AgentID: x.AgentID, SessionID: x.SessionID, TaskID: x.TaskID}
 	if x.Status != "running" && x.Status != "awaiting_input" {

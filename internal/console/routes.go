@@ -45,6 +45,12 @@ type Machine struct {
 	Created time.Time `json:"created"`
 }
 
+// taskMachinePrefix begins the names of Julep tasks' machines (package julep/taskmachine): sinew's
+// own, whose executions are the developer's who owns the task.
+const taskMachinePrefix = "task-"
+
+func isTaskMachine(name string) bool { return strings.HasPrefix(name, taskMachinePrefix) }
+
 // machines lists every state machine.
 func (c *console) machines(ctx context.Context) ([]Machine, error) {
 	out := []Machine{}
@@ -56,7 +62,7 @@ func (c *console) machines(ctx context.Context) ([]Machine, error) {
 		}
 		for _, m := range page.StateMachines {
 			out = append(out, Machine{Name: aws.ToString(m.Name), ARN: aws.ToString(m.StateMachineArn), Type: string(m.Type),
-				Sinew: c.sinew[aws.ToString(m.Name)], Created: aws.ToTime(m.CreationDate)})
+				Sinew: c.sinew[aws.ToString(m.Name)] || isTaskMachine(aws.ToString(m.Name)), Created: aws.ToTime(m.CreationDate)})
 		}
 		if next = page.NextToken; next == nil {
 			break

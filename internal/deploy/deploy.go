@@ -74,7 +74,14 @@ const (
 	PutEvents          Action = "events:put"          // publish to the event bus (SINEW_EVENT_BUS)
 	BedrockInvoke      Action = "bedrock:invoke"      // Converse with the configured models
 	ReadModelKeySecret Action = "secretsmanager:read" // read SINEW_OPENAI_KEY_SECRET
+	// ManageTaskMachines: create, update, delete and describe Julep tasks' state machines
+	// (TaskMachines), pass them their role, start their executions and read their histories.
+	ManageTaskMachines Action = "states:task-machines"
 )
+
+// TaskMachines is the pattern of Julep tasks' state machine names (package julep/taskmachine names
+// each task-<task id>), which the grants of ManageTaskMachines and the task role name.
+const TaskMachines = "task-*"
 
 // Permission is one abstract grant.
 type Permission struct {
@@ -93,6 +100,7 @@ const (
 	StateMachineARN ValueKind = "state-machine-arn" // Target's ARN
 	SecretsKeyID    ValueKind = "secrets-key"       // the secrets KMS key's ARN
 	EventBusName    ValueKind = "event-bus"         // the event bus's name
+	TaskRoleARN     ValueKind = "task-role-arn"     // the role Julep tasks' state machines run as
 	OperatorSetting ValueKind = "setting"           // the operator's setting (a CDK context value, local mode's environment), else the default
 )
 
@@ -181,7 +189,7 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN),
 			Permissions: []Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
@@ -194,6 +202,7 @@ func Functions() []Function {
 				{Action: DescribeExecution, Target: AgentLoop},
 				{Action: SendTaskResult, Target: ToolCall},
 				{Action: SendTaskResult, Target: AgentLoop},
+				{Action: ManageTaskMachines},
 			},
 			Triggers: []Trigger{TriggerHTTP},
 		},
@@ -402,6 +411,8 @@ func ValueOf(name string) Value {
 		return Value{Kind: SecretsKeyID}
 	case config.EnvEventBus:
 		return Value{Kind: EventBusName}
+	case config.EnvTaskRoleARN:
+		return Value{Kind: TaskRoleARN}
 	}
 	for _, f := range config.Functions {
 		if name == config.FunctionEnv(f) {

@@ -245,7 +245,7 @@ func newHarnessBudget(t testing.TB, budget time.Duration, turns ...turn) *harnes
 	chat.Register(rt, svc)
 	h.starter = &agentloop.Starter{Store: h.store, SFN: &engineSFN{eng: h.eng, machine: h.machine}, ARN: agentLoopARN}
 	h.svc = svc
-	executions.RegisterTaskExecutions(rt, h.starter)
+	executions.RegisterTaskExecutions(rt, h.starter, nil)
 	h.http = httptest.NewServer(httpapi.HTTPHandler(rt.ServeEvent, httpapi.HMACClaims(h.key)))
 	t.Cleanup(h.http.Close)
 

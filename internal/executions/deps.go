@@ -5,6 +5,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/config"
+	"sinew/internal/julep/taskexec"
+	"sinew/internal/julep/taskmachine"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -14,6 +16,8 @@ import (
 // endpoint), and the state machines' ARNs from cfg.
 func NewDeps(cfg *config.Config, aws awsv2.Config, st *store.Store) Deps {
 	c := sfn.NewFromConfig(aws)
-	return Deps{Workflow: &workflow.Service{Store: st, SFN: c, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN},
-		Liveness: workflow.NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN)}
+	machines := &taskmachine.Machines{ToolCallARN: cfg.ToolCallARN}
+	return Deps{Workflow: &workflow.Service{Store: st, SFN: c, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN, TaskMachineARN: machines.ARN},
+		Liveness: workflow.NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN),
+		Tasks:    &taskexec.Service{Store: st, SFN: c, MachineARN: machines.ARN}}
 }

@@ -13,6 +13,7 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
 	"sinew/internal/jsonv"
+	"sinew/internal/julep/taskexec"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -23,13 +24,15 @@ type Deps struct {
 	// Liveness settles, as they are read, the records of executions that never started or that
 	// Step Functions ended without their status change reaching settle (nil: none is checked).
 	Liveness *workflow.Liveness
+	// Tasks answers the executions of Julep tasks in Julep's shape (nil: as any other).
+	Tasks *taskexec.Service
 }
 
 const tag = "executions"
 
 // Register adds the routes to rt.
 func Register(rt *httpapi.Router, d Deps) {
-	h := &handlers{w: d.Workflow, live: d.Liveness}
+	h := &handlers{w: d.Workflow, live: d.Liveness, tasks: d.Tasks}
 	registerSchemas(rt)
 	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/tool-calls", Handler: h.startToolCall, Op: httpapi.Operation{
 		Summary:     "Call a tool by name",
@@ -87,8 +90,9 @@ func Register(rt *httpapi.Router, d Deps) {
 }
 
 type handlers struct {
-	w    *workflow.Service
-	live *workflow.Liveness
+	w     *workflow.Service
+	live  *workflow.Liveness
+	tasks *taskexec.Service
 }
 
 func (h *handlers) startToolCall(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
@@ -134,6 +138,9 @@ func (h *handlers) getExecution(ctx context.Context, r *httpapi.Request) (*httpa
 	x, err := h.w.Store.GetExecution(ctx, r.DeveloperID, r.Param("execution_id"))
 	if err != nil {
 		return nil, err
+	}
+	if x.Workflow == workflow.Task && h.tasks != nil {
+		return ok(h.tasks.Get(ctx, r.DeveloperID, x))
 	}
 	if x, err = h.live.Check(ctx, r.DeveloperID, x); err != nil {
 		return nil, err

@@ -107,19 +107,29 @@ func promptSchema() map[string]any {
 
 func taskProps() map[string]any {
 	return map[string]any{
-		"name":          map[string]any{"type": "string", "minLength": 1, "maxLength": maxName},
-		"description":   map[string]any{"type": "string", "maxLength": maxAbout},
-		"inherit_tools": map[string]any{"type": "boolean", "description": "the agent's tools are visible to the task's calls too (the task's win a clash)"},
-		"metadata":      freeObj(metadataDoc),
-		"prompt":        httpapi.Ref("TaskPrompt"),
+		"name":           map[string]any{"type": "string", "minLength": 1, "maxLength": maxName},
+		"description":    map[string]any{"type": "string", "maxLength": maxAbout},
+		"inherit_tools":  map[string]any{"type": "boolean", "description": "the agent's tools are visible to the task's calls too (the task's win a clash)"},
+		"metadata":       freeObj(metadataDoc),
+		"prompt":         httpapi.Ref("TaskPrompt"),
+		"input_schema":   freeObj("Julep's: the JSON Schema an execution's input must fit"),
+		"canonical_name": map[string]any{"type": "string", "maxLength": maxName, "description": "Julep's; accepted and kept out of the record"},
+		"main": map[string]any{"type": "array", "items": map[string]any{"type": "object"},
+			"description": "Julep's main workflow: the steps an execution runs, compiled to the task's state machine (see internal/julep/taskflow). Any other key holding a list of steps is another named workflow, which a workflow step runs."},
 	}
+}
+
+// withWorkflows lets a task schema hold named workflows (lists of steps) besides its fields.
+func withWorkflows(o map[string]any) map[string]any {
+	o["additionalProperties"] = map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+	return o
 }
 
 func taskInputSchema() map[string]any {
 	p := taskProps()
 	p["tools"] = map[string]any{"type": "array", "items": httpapi.Ref("ToolInput"),
 		"description": "only on create; afterwards through /tasks/{task_id}/tools. Names are unique within the task (409)."}
-	return obj([]string{"name"}, p)
+	return withWorkflows(obj([]string{"name"}, p))
 }
 
 func toolProps() map[string]any {
@@ -207,10 +217,10 @@ func registerSchemas(rt *httpapi.Router) {
 	rt.Schema("TaskPrompt", promptSchema())
 	taskIn := taskInputSchema()
 	rt.Schema("TaskInput", taskIn)
-	tu := obj([]string{"name"}, taskProps())
+	tu := withWorkflows(obj([]string{"name"}, taskProps()))
 	tu["description"] = "replaces the task's own fields; its tools stay (they change through /tasks/{task_id}/tools)"
 	rt.Schema("TaskUpdate", tu)
-	rt.Schema("TaskPatch", asPatch(obj(nil, taskProps())))
+	rt.Schema("TaskPatch", withWorkflows(asPatch(obj(nil, taskProps()))))
 	taskOut := map[string]any{"agent_id": readOnly(uuidStr("the task's agent"))}
 	rt.Schema("TaskSummary", withRead(obj(nil, taskProps()), taskOut))
 	rt.Schema("Task", withRead(obj(nil, taskProps()), map[string]any{"agent_id": taskOut["agent_id"],

@@ -18,6 +18,9 @@ type Service struct {
 	// FlagDefaults are the known flags' deploy-time defaults (config SINEW_FLAG_DEFAULTS); a flag
 	// missing here defaults to false.
 	FlagDefaults map[string]bool
+	// Machines compiles tasks' workflows into their state machines; nil refuses tasks with
+	// workflows.
+	Machines TaskMachines
 }
 
 // input is a request body type: check runs its rules after the strict decode.

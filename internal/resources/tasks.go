@@ -32,6 +32,11 @@ type TaskInput struct {
 	InheritTools bool              `json:"inherit_tools,omitempty"`
 	Metadata     map[string]any    `json:"metadata,omitempty"`
 	Prompt       *TaskPrompt       `json:"prompt,omitempty"`
+	// Julep's fields: the JSON Schema an execution's input must fit, its canonical name
+	// (accepted, unused), and its workflows (see UnmarshalJSON).
+	InputSchema   any            `json:"input_schema,omitempty"`
+	CanonicalName string         `json:"canonical_name,omitempty"`
+	Workflows     map[string]any `json:"-"`
 }
 
 func (in *TaskInput) check() error {
@@ -39,6 +44,9 @@ func (in *TaskInput) check() error {
 		return err
 	}
 	if err := checkText("description", in.Description, false, maxAbout); err != nil {
+		return err
+	}
+	if err := in.checkWorkflows(); err != nil {
 		return err
 	}
 	if p := in.Prompt; p != nil {
@@ -56,6 +64,7 @@ func (in *TaskInput) check() error {
 
 func (in *TaskInput) apply(t *store.Task) error {
 	t.Name, t.Description, t.InheritTools, t.Metadata = in.Name, in.Description, in.InheritTools, in.Metadata
+	t.InputSchema, t.Workflows = in.InputSchema, in.Workflows
 	t.Prompt = nil
 	if in.Prompt != nil {
 		p, err := toValue(in.Prompt)
@@ -68,7 +77,8 @@ func (in *TaskInput) apply(t *store.Task) error {
 }
 
 func taskInputOf(t *store.Task) (*TaskInput, error) {
-	in := &TaskInput{Name: t.Name, Description: t.Description, InheritTools: t.InheritTools, Metadata: t.Metadata}
+	in := &TaskInput{Name: t.Name, Description: t.Description, InheritTools: t.InheritTools, Metadata: t.Metadata,
+		InputSchema: t.InputSchema, Workflows: t.Workflows}
 	if t.Prompt != nil {
 		b, err := json.Marshal(t.Prompt)
 		if err != nil {
@@ -106,12 +116,25 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 	if err := in.apply(&t); err != nil {
 		return nil, err
 	}
+	if _, err := s.compileTask(&t, tools); err != nil {
+		return nil, err
+	}
 	task, made, err := s.Store.CreateTask(ctx, dev, agentID, t, tools)
 	if err != nil {
 		return nil, err
 	}
 	if made == nil {
 		made = []tool.Tool{}
+	}
+	// Compiled again with its id, which its machine's name and ARN carry.
+	def, err := s.compileTask(task, made)
+	if err != nil {
+		return nil, err
+	}
+	if def != nil {
+		if err := s.saveMachine(ctx, task, def); err != nil {
+			return nil, err
+		}
 	}
 	return &TaskView{Task: *task, Tools: made}, nil
 }
@@ -155,11 +178,51 @@ func (s *Service) ReplaceTask(ctx context.Context, dev, id string, body []byte) 
 	if in.Tools != nil {
 		return nil, errTaskTools
 	}
-	task, err := s.Store.UpdateTask(ctx, dev, id, in.apply)
+	var had bool
+	task, err := s.Store.UpdateTask(ctx, dev, id, s.checked(ctx, dev, &had, in.apply))
 	if err != nil {
 		return nil, err
 	}
-	return s.view(ctx, dev, task)
+	return s.saved(ctx, dev, task, had)
+}
+
+// checked is mutate followed by the compile of the task's workflows, so an update that cannot run
+// is refused before it is stored.
+// had tells whether the stored task had workflows.
+func (s *Service) checked(ctx context.Context, dev string, had *bool, mutate func(*store.Task) error) func(*store.Task) error {
+	return func(t *store.Task) error {
+		*had = len(t.Workflows) > 0
+		if err := mutate(t); err != nil {
+			return err
+		}
+		if len(t.Workflows) == 0 {
+			return nil
+		}
+		v, err := s.view(ctx, dev, t)
+		if err != nil {
+			return err
+		}
+		_, err = s.compileTask(t, v.Tools)
+		return err
+	}
+}
+
+// saved answers an updated task, its machine brought in step with it.
+func (s *Service) saved(ctx context.Context, dev string, task *store.Task, had bool) (*TaskView, error) {
+	v, err := s.view(ctx, dev, task)
+	if err != nil {
+		return nil, err
+	}
+	def, err := s.compileTask(task, v.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if def != nil || had {
+		if err := s.saveMachine(ctx, task, def); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // PatchTask merges a patch into a task's own fields (PATCH).
@@ -171,7 +234,8 @@ func (s *Service) PatchTask(ctx context.Context, dev, id string, body []byte) (*
 	if _, ok := patch["tools"]; ok {
 		return nil, errTaskTools
 	}
-	task, err := s.Store.UpdateTask(ctx, dev, id, func(t *store.Task) error {
+	var had bool
+	task, err := s.Store.UpdateTask(ctx, dev, id, s.checked(ctx, dev, &had, func(t *store.Task) error {
 		cur, err := taskInputOf(t)
 		if err != nil {
 			return err
@@ -181,11 +245,11 @@ func (s *Service) PatchTask(ctx context.Context, dev, id string, body []byte) (*
 			return err
 		}
 		return in.apply(t)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
-	return s.view(ctx, dev, task)
+	return s.saved(ctx, dev, task, had)
 }
 
 func (h handlers) registerTasks(rt *httpapi.Router) {
@@ -229,5 +293,20 @@ func (h handlers) patchTask(ctx context.Context, r *httpapi.Request) (*httpapi.R
 }
 
 func (h handlers) deleteTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
-	return noContent(h.s.Store.DeleteTask(ctx, r.DeveloperID, r.Param("task_id")))
+	return noContent(h.s.DeleteTask(ctx, r.DeveloperID, r.Param("task_id")))
+}
+
+// DeleteTask deletes a task with its tools, and its state machine when it has workflows.
+func (s *Service) DeleteTask(ctx context.Context, dev, id string) error {
+	t, err := s.Store.GetTask(ctx, dev, id)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteTask(ctx, dev, id); err != nil {
+		return err
+	}
+	if len(t.Workflows) > 0 && s.Machines != nil {
+		return s.Machines.Delete(ctx, id)
+	}
+	return nil
 }

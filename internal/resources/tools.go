@@ -153,7 +153,18 @@ func (h toolRoutes) register(rt *httpapi.Router, base, tag, what string) {
 }
 
 func (h toolRoutes) create(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
-	return created(h.s.CreateTool(ctx, r.DeveloperID, h.owner(r), r.Body()))
+	return created(changed[*tool.Tool](ctx, h, r)(h.s.CreateTool(ctx, r.DeveloperID, h.owner(r), r.Body())))
+}
+
+// changed passes a tool route's answer on, a task's state machine first brought in step with the
+// task's tools when they changed (a function tool of the task waits on the task's execution).
+func changed[T any](ctx context.Context, h toolRoutes, r *httpapi.Request) func(T, error) (T, error) {
+	return func(v T, err error) (T, error) {
+		if o := h.owner(r); err == nil && o.Kind == store.OwnerTask {
+			err = h.s.toolsChanged(ctx, r.DeveloperID, o.ID)
+		}
+		return v, err
+	}
 }
 
 func (h toolRoutes) list(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
@@ -167,13 +178,14 @@ func (h toolRoutes) get(ctx context.Context, r *httpapi.Request) (*httpapi.Respo
 }
 
 func (h toolRoutes) update(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
-	return ok(h.s.ReplaceTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body()))
+	return ok(changed[*tool.Tool](ctx, h, r)(h.s.ReplaceTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body())))
 }
 
 func (h toolRoutes) patch(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
-	return ok(h.s.PatchTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body()))
+	return ok(changed[*tool.Tool](ctx, h, r)(h.s.PatchTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id"), r.Body())))
 }
 
 func (h toolRoutes) delete(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
-	return noContent(h.s.Store.DeleteTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id")))
+	_, err := changed[any](ctx, h, r)(nil, h.s.Store.DeleteTool(ctx, r.DeveloperID, h.owner(r), r.Param("tool_id")))
+	return noContent(err)
 }

@@ -80,6 +80,7 @@ func Register(rt *httpapi.Router, d Deps) {
 				http.StatusBadRequest:            {Description: "a name or value that breaks its rule"},
 				http.StatusRequestEntityTooLarge: {Description: "a value over 64 KiB"},
 			}}})
+	registerCreate(rt, h)
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/secrets", Handler: h.list,
 		Op: httpapi.Operation{ID: "listSecrets", Tags: []string{"secrets"}, Summary: "List the developer's secrets by name",
 			Description: "Names and dates only, in name order.",
@@ -113,21 +114,8 @@ func (h handlers) put(ctx context.Context, r *httpapi.Request) (*httpapi.Respons
 	if err := r.Decode(&in); err != nil {
 		return nil, err
 	}
-	switch {
-	case in.Value == nil:
-		return nil, fault.Invalid("value", "value is required: the secret as a string")
-	case *in.Value == "":
-		return nil, fault.Invalid("value", "value must not be empty: DELETE /secrets/%s removes a secret", name)
-	case len(*in.Value) > MaxValueBytes:
-		e := fault.New(fault.TooLarge, "value is %d bytes; a secret is at most %d bytes", len(*in.Value), MaxValueBytes)
-		e.Field = "value"
-		return nil, e
-	case !utf8.ValidString(*in.Value):
-		return nil, fault.Invalid("value", "value must be UTF-8 text")
-	case *in.Value == store.Redacted:
-		// "<redacted>" is what answers show in place of setup values; as a secret it would be read
-		// as "keep the stored value" wherever it is copied back.
-		return nil, fault.Invalid("value", "value must not be %q: that is the placeholder answers show for secret values", store.Redacted)
+	if err := checkValue(name, in.Value); err != nil {
+		return nil, err
 	}
 	s, err := h.d.Store.PutSecret(ctx, r.DeveloperID, name, []byte(*in.Value))
 	if err != nil {
@@ -137,6 +125,27 @@ func (h handlers) put(ctx context.Context, r *httpapi.Request) (*httpapi.Respons
 		return nil, nil // replaced: 204
 	}
 	return httpapi.JSON(http.StatusCreated, s), nil
+}
+
+// checkValue checks a secret's value against its rules.
+func checkValue(name string, v *string) error {
+	switch {
+	case v == nil:
+		return fault.Invalid("value", "value is required: the secret as a string")
+	case *v == "":
+		return fault.Invalid("value", "value must not be empty: DELETE /secrets/%s removes a secret", name)
+	case len(*v) > MaxValueBytes:
+		e := fault.New(fault.TooLarge, "value is %d bytes; a secret is at most %d bytes", len(*v), MaxValueBytes)
+		e.Field = "value"
+		return e
+	case !utf8.ValidString(*v):
+		return fault.Invalid("value", "value must be UTF-8 text")
+	case *v == store.Redacted:
+		// "<redacted>" is what answers show in place of setup values; as a secret it would be read
+		// as "keep the stored value" wherever it is copied back.
+		return fault.Invalid("value", "value must not be %q: that is the placeholder answers show for secret values", store.Redacted)
+	}
+	return nil
 }
 
 func (h handlers) list(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

@@ -44,8 +44,8 @@ func (s *Store) execSeed(dev string, x Execution) (*seed, error) {
 	if err := checkExec(dev, x.ExecutionID); err != nil {
 		return nil, err
 	}
-	if x.Workflow != "tool_call" && x.Workflow != "agent_loop" {
-		return nil, fault.Invalid("workflow", "workflow must be tool_call or agent_loop")
+	if !knownWorkflow(x.Workflow) {
+		return nil, fault.Invalid("workflow", "workflow must be tool_call, agent_loop or task")
 	}
 	now := s.clock()
 	doc, err := encodeDoc(struct {

@@ -62,6 +62,9 @@ const (
 	attrError   = "error"
 )
 
+// knownWorkflow: tool_call, agent_loop, or a Julep task's own machine (task).
+func knownWorkflow(w string) bool { return w == "tool_call" || w == "agent_loop" || w == "task" }
+
 // checkExec checks a developer and an execution id (a Step Functions execution name: at most 80
 // characters there; some room is left for names made elsewhere).
 func checkExec(dev, id string) error {
@@ -81,8 +84,8 @@ func (s *Store) CreateExecution(ctx context.Context, dev string, x Execution) (*
 	if err := checkExec(dev, x.ExecutionID); err != nil {
 		return nil, false, err
 	}
-	if x.Workflow != "tool_call" && x.Workflow != "agent_loop" {
-		return nil, false, fault.Invalid("workflow", "workflow must be tool_call or agent_loop")
+	if !knownWorkflow(x.Workflow) {
+		return nil, false, fault.Invalid("workflow", "workflow must be tool_call, agent_loop or task")
 	}
 	if x.Status == "" {
 		x.Status = ExecRunning

@@ -21,12 +21,19 @@ type Task struct {
 	InheritTools bool           `json:"inherit_tools"`
 	Metadata     map[string]any `json:"metadata,omitempty"`
 	// Prompt is the optional prompt: messages, settings, auto_run_tools (free-form JSON).
-	Prompt    any       `json:"prompt,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Prompt any `json:"prompt,omitempty"`
+	// InputSchema is Julep's input_schema: a JSON Schema an execution's input must fit.
+	InputSchema any `json:"input_schema,omitempty"`
+	// Workflows are Julep's named workflows (main and others): each a list of steps, compiled to
+	// the task's state machine (package taskflow).
+	Workflows map[string]any `json:"workflows,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
 
-func (t *Task) normalize()                { t.Metadata, t.Prompt = normMap(t.Metadata), normAny(t.Prompt) }
+func (t *Task) normalize() {
+	t.Metadata, t.Prompt, t.InputSchema, t.Workflows = normMap(t.Metadata), normAny(t.Prompt), normAny(t.InputSchema), normMap(t.Workflows)
+}
 func (t *Task) metadata() *map[string]any { return &t.Metadata }
 func (t *Task) stamp(c, u time.Time)      { t.CreatedAt, t.UpdatedAt = c, u }
 func (t *Task) createdAt() time.Time      { return t.CreatedAt }

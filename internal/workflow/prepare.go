@@ -20,7 +20,10 @@ type Service struct {
 	SFN   SFN // the resume routes, cancel and POST /tool-calls
 	// ToolCallARN and AgentLoopARN are the state machines' ARNs (SINEW_TOOL_CALL_ARN, ...).
 	ToolCallARN, AgentLoopARN string
-	Log                       *slog.Logger
+	// TaskMachineARN is the ARN of a Julep task's state machine (nil: none is known), for the
+	// executions of Task.
+	TaskMachineARN func(taskID string) (string, error)
+	Log            *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {

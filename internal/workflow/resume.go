@@ -157,7 +157,16 @@ func (s *Service) Resume(ctx context.Context, dev, execID string, input any) (*s
 	case n > 1:
 		return nil, fault.New(fault.Unprocessable, "execution %s has %d pending calls: answer each with POST /executions/%s/calls/{call_id}/result", execID, n, execID)
 	}
-	return s.AnswerCall(ctx, dev, execID, x.PendingCalls[0].CallID, Answer{Output: input})
+	c, err := s.AnswerCall(ctx, dev, execID, x.PendingCalls[0].CallID, Answer{Output: input})
+	if err != nil || x.Workflow != Task {
+		return c, err
+	}
+	// A task's wait runs in a tool_call execution of its own, whose end settles that execution's
+	// record, not the task's: the call is written down here, so the task's next wait is its only one.
+	if _, err := s.Store.SettleCall(ctx, dev, execID, c.CallID, store.CallAnswered); err != nil && !fault.Is(err, fault.Conflict) {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Cancel stops an execution (Julep's PUT /executions/{id} with status cancelled) and settles it at
@@ -170,7 +179,7 @@ func (s *Service) Cancel(ctx context.Context, dev, execID, reason string) (*stor
 	if x.Status.Final() {
 		return nil, fault.New(fault.Unprocessable, "execution %s has already ended (%s)", execID, x.Status)
 	}
-	arn, err := s.executionARN(x.Workflow, execID)
+	arn, err := s.executionARN(x, execID)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +200,22 @@ func (s *Service) Cancel(ctx context.Context, dev, execID, reason string) (*stor
 	return s.Store.GetExecution(ctx, dev, execID)
 }
 
-// executionARN is the ARN of the execution named name of a workflow's state machine.
-func (s *Service) executionARN(workflow, name string) (string, error) {
+// executionARN is the ARN of the execution named name of x's state machine.
+func (s *Service) executionARN(x *store.Execution, name string) (string, error) {
+	workflow := x.Workflow
 	sm := s.ToolCallARN
-	if workflow == AgentLoop {
+	switch workflow {
+	case AgentLoop:
 		sm = s.AgentLoopARN
+	case Task:
+		if s.TaskMachineARN == nil {
+			return "", fault.New(fault.Internal, "task state machines are not configured")
+		}
+		arn, err := s.TaskMachineARN(x.TaskID)
+		if err != nil {
+			return "", err
+		}
+		sm = arn
 	}
 	if !strings.Contains(sm, ":stateMachine:") {
 		return "", fault.New(fault.Internal, "the %s state machine's ARN is not configured", workflow)

@@ -200,6 +200,9 @@ func (s *Service) settleAs(ctx context.Context, dev string, ev StatusChange) (*s
 					// tool_call's Dispatch ended with a function call's answer as it came (no
 					// Output of its own, so its numbers stay exact): it is the result's output.
 					stub["output"] = v
+					if owner := callOwnerOf(d.Input); owner != "" && owner != d.Name {
+						return nil, s.settleOwnedCall(ctx, dev, owner, stub["id"].(string))
+					}
 					return s.settleResult(ctx, dev, d.Name, stub)
 				}
 				if m, ok := v.(map[string]any); ok && isResultObject(m) && m["error"] == nil {
@@ -295,6 +298,30 @@ func functionStubOf(input *string) map[string]any {
 		return nil
 	}
 	return map[string]any{"id": in.Result.ID, "type": string(in.Result.Type), "name": in.Result.Name}
+}
+
+// callOwnerOf is the execution a function call's input says records the call (context.execution_id):
+// a Julep task's, when its step waits in a tool_call execution of its own.
+func callOwnerOf(input *string) string {
+	var in struct {
+		Context *struct {
+			ExecutionID string `json:"execution_id"`
+		} `json:"context"`
+	}
+	if input == nil || json.Unmarshal([]byte(*input), &in) != nil || in.Context == nil {
+		return ""
+	}
+	return in.Context.ExecutionID
+}
+
+// settleOwnedCall marks answered a call another execution records (a task's wait), however it was
+// answered; the task's own end settles the task.
+func (s *Service) settleOwnedCall(ctx context.Context, dev, owner, callID string) error {
+	if _, err := s.Store.SettleCall(ctx, dev, owner, callID, store.CallAnswered); err != nil &&
+		!fault.Is(err, fault.Conflict) && !fault.Is(err, fault.NotFound) {
+		return fmt.Errorf("settle call %s of execution %s: %w", callID, owner, err)
+	}
+	return nil
 }
 
 // isResultFor reports whether an output is the result object (or error result) of call id: what

@@ -10,6 +10,8 @@ import (
 const (
 	ToolCall  = "tool_call"
 	AgentLoop = "agent_loop"
+	// Task is a Julep task's execution: its own state machine, compiled from its workflows.
+	Task = "task"
 )
 
 // Context is the context every executor receives. Ids a call does not

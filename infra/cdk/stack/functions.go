@@ -147,6 +147,8 @@ func (s *Sinew) env(f deploy.Function) *map[string]*string {
 			out[name] = s.SecretsKey.KeyArn()
 		case deploy.EventBusName:
 			out[name] = s.EventBus.EventBusName()
+		case deploy.TaskRoleARN:
+			out[name] = s.TaskRole.RoleArn()
 		case deploy.OperatorSetting:
 			if name == config.EnvOpenAIKey {
 				if s.modelKey != nil {
@@ -232,6 +234,8 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			add("UnsealSecrets", []string{"kms:Decrypt"}, []*string{s.SecretsKey.KeyArn()}, nil)
 		case deploy.PutEvents:
 			add("PutEvents", []string{"events:PutEvents"}, []*string{s.EventBus.EventBusArn()}, nil)
+		case deploy.ManageTaskMachines:
+			s.taskMachineStatements(add)
 		case deploy.BedrockInvoke:
 			// With a model that is not Bedrock's and no bedrockModels there is nothing to invoke.
 			for _, g := range s.bedrockGrants() {
@@ -379,6 +383,7 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 		// A function starts only once it may do its work.
 		fn.Node().AddDependency(perms)
 		nagExecutions(perms, f)
+		nagTaskMachines(perms, f)
 		nagBedrock(perms, f, s.settings.BedrockModels)
 	}
 	// Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*" to the role's

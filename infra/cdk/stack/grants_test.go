@@ -99,6 +99,9 @@ func iamActions(op string) []string {
 		return []string{"bedrock:InvokeModelWithResponseStream"}
 	case "kms/ReEncrypt":
 		return []string{"kms:ReEncryptFrom", "kms:ReEncryptTo"}
+	case "sfn/CreateStateMachine", "sfn/UpdateStateMachine":
+		// Both give the machine its role, which IAM checks the caller may pass.
+		return []string{"states:" + name, "iam:PassRole"}
 	}
 	prefix := map[string]string{"dynamodb": "dynamodb", "sfn": "states", "eventbridge": "events", "kms": "kms",
 		"secretsmanager": "secretsmanager", "lambda": "lambda"}[svc]

@@ -64,6 +64,7 @@ type Sinew struct {
 	Functions     map[string]awslambda.Function
 	StateMachines map[string]awsstepfunctions.StateMachine
 	EventBus      awsevents.IEventBus
+	TaskRole      awsiam.Role // the role Julep tasks' state machines run as
 
 	name     string // the stack name: prefix of the physical names
 	settings Settings
@@ -155,6 +156,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 	s.data()
 	s.events()
 	s.modelSecret()
+	s.taskRole()
 	for _, f := range fns {
 		s.Roles[f.Name] = s.role(f)
 	}

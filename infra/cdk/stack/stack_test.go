@@ -29,7 +29,7 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::StepFunctions::StateMachine": nm,
 		"AWS::DynamoDB::Table":             1,
 		"AWS::KMS::Key":                    2,           // the table's and the setup secrets'
-		"AWS::IAM::Role":                   nf + nm + 1, // and rotate-secrets' role
+		"AWS::IAM::Role":                   nf + nm + 2, // and rotate-secrets' role, and Julep tasks' machines'
 		"AWS::Logs::LogGroup":              nf + nm + 1, // each function, each state machine, the API's access logs
 		// Errors and throttles of every function, durations where they mean faults (LongByDesign),
 		// each state machine's three, the API's two, the table's two, the two queues, the settle
@@ -541,6 +541,8 @@ func TestSettleRuleAndAlarms(t *testing.T) {
 	for _, m := range deploy.StateMachines() {
 		arns = append(arns, map[string]any{"Ref": s.logicalID(t, s.s.StateMachines[m.Name].Node().DefaultChild())})
 	}
+	// and Julep tasks' machines, by the prefix of their names
+	arns = append(arns, map[string]any{"prefix": assertions.Match_AnyValue()})
 	check(t, "rule", func() {
 		s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
 			"EventPattern": map[string]any{"source": []any{"aws.states"}, "detail-type": []any{"Step Functions Execution Status Change"},

@@ -80,6 +80,8 @@ func (s *Sinew) substitution(v deploy.Value) *string {
 		return s.stateMachineARN(v.Target)
 	case deploy.SecretsKeyID:
 		return s.SecretsKey.KeyArn()
+	case deploy.TaskRoleARN:
+		return s.TaskRole.RoleArn()
 	case deploy.EventBusName:
 		return s.EventBus.EventBusName()
 	}
@@ -103,6 +105,8 @@ func (s *Sinew) settleOnStatusChange() {
 	for _, m := range deploy.StateMachines() {
 		arns = append(arns, s.StateMachines[m.Name].StateMachineArn())
 	}
+	// Julep tasks' machines, made at run time: their records settle as the others'.
+	arns = append(arns, map[string]interface{}{"prefix": s.stateMachineARN(strings.TrimSuffix(deploy.TaskMachines, "*"))})
 	fn := s.Functions[settle]
 	rule := awsevents.NewRule(s.Stack, jsii.String("ExecutionStatusChange"), &awsevents.RuleProps{
 		Description: jsii.String("sinew: ended executions of sinew's state machines, to " + settle),

@@ -149,7 +149,7 @@ func plan(s *stack, pols *policies, rs []iamrec.Request) *planned {
 			pl.unnamed[r.Action]++
 			continue
 		}
-		role, known := roleOf[principal{r.Principal, r.PrincipalType}]
+		role, known := roleOf[principalOf(r.Principal, r.PrincipalType)]
 		if !known && r.PrincipalType != iamrec.PrincipalService {
 			pl.foreign[r.PrincipalType+" "+r.Principal]++
 			continue

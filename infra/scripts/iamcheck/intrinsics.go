@@ -132,6 +132,8 @@ func (s *stack) localize(text string) string {
 			for _, m := range deploy.StateMachines() {
 				names = append(names, m.Name)
 			}
+			// Julep tasks' machines, made at run time: <stack>-task-*.
+			names = append(names, strings.TrimSuffix(deploy.TaskMachines, "*"))
 		}
 		for i := strings.Index(text, prefix); i >= 0; {
 			rest := text[i+len(prefix):]

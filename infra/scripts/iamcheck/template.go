@@ -66,6 +66,18 @@ func loadStack(path string) (*stack, error) {
 	return s, nil
 }
 
+// TaskPrincipal is the principal of every Julep task's machine: one role, localnames.TaskRoleARN.
+const TaskPrincipal = "task"
+
+// principalOf is the principal a recorded request is checked as: a task's machine as the one
+// task role.
+func principalOf(name, typ string) principal {
+	if typ == iamrec.PrincipalStateMachine && strings.HasPrefix(name, strings.TrimSuffix(deploy.TaskMachines, "*")) {
+		return principal{TaskPrincipal, typ}
+	}
+	return principal{name, typ}
+}
+
 // mapDescribed finds each described function and state machine (named <stack>-<name>) and its role.
 func (s *stack) mapDescribed() error {
 	byName := map[string]string{}
@@ -95,6 +107,13 @@ func (s *stack) mapDescribed() error {
 		}
 		s.ref[id], s.arn[id] = localnames.StateMachineARN(m.Name), localnames.StateMachineARN(m.Name)
 		s.roles[roleID(s.resources[id].Properties["RoleArn"])] = principal{m.Name, iamrec.PrincipalStateMachine}
+	}
+	for id, r := range s.resources {
+		// The role of Julep tasks' machines, which the api function makes at run time: their
+		// requests are recorded as state machine task-<id>'s.
+		if r.Type == "AWS::IAM::Role" && strings.HasPrefix(id, "TaskMachineRole") {
+			s.roles[id] = principal{TaskPrincipal, iamrec.PrincipalStateMachine}
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("not in the stack %q (is it this stack's template?): %s", s.name, strings.Join(missing, ", "))

@@ -27,6 +27,10 @@ const (
 	SweepRule = "sinew-" + string(deploy.TriggerSweep)
 )
 
+// TaskRoleARN is the role Julep tasks' state machines run as (local mode's engine assumes none;
+// the IAM check reads it as the stack's task role).
+var TaskRoleARN = fmt.Sprintf("arn:aws:iam::%s:role/task", Account)
+
 // FunctionARN is the ARN of function name.
 func FunctionARN(name string) string {
 	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, Account, name)
@@ -68,6 +72,8 @@ func Value(v deploy.Value) (string, error) {
 		return SecretsKeyAlias, nil
 	case deploy.EventBusName:
 		return EventBus, nil
+	case deploy.TaskRoleARN:
+		return TaskRoleARN, nil
 	}
 	return "", fmt.Errorf("no local value for a %s", v.Kind)
 }

@@ -1,0 +1,35 @@
+package secretsapi_test
+
+import (
+	"context"
+	"testing"
+
+	"sinew/internal/secrets/secretstest"
+)
+
+// TestPostCreates: Julep's POST /secrets {name, value, description} stores the value sealed, as
+// PUT does, answers the name with the description and never the value, and refuses bad input.
+func TestPostCreates(t *testing.T) {
+	e := newEnv(t)
+	const v = "julep-value-9f8e7d6c"
+	a := e.do("dev-1", "POST", "/secrets", `{"name":"OPENAI_KEY","value":"`+v+`","description":"the model's key"}`)
+	if a.status != 201 || a.body["name"] != "OPENAI_KEY" || a.body["description"] != "the model's key" || a.body["value"] != nil {
+		t.Fatalf("create: %d %s", a.status, a.raw)
+	}
+	got, err := e.st.OpenSecret(context.Background(), "dev-1", "OPENAI_KEY")
+	if err != nil || string(got) != v {
+		t.Fatalf("stored %q, %v", got, err)
+	}
+	for _, tc := range []struct{ body, field string }{
+		{`{"value":"x"}`, "name"},
+		{`{"name":"bad-name","value":"x"}`, "name"},
+		{`{"name":"A"}`, "value"},
+		{`{"name":"A","value":"x","other":1}`, "other"},
+	} {
+		if a := e.do("dev-1", "POST", "/secrets", tc.body); a.status != 400 || a.errField() != tc.field {
+			t.Errorf("%s: %d %s, want 400 on %s", tc.body, a.status, a.raw, tc.field)
+		}
+	}
+	e.hay.Add("logs", e.logs.String())
+	secretstest.AssertNoLeak(t, e.hay, []string{v})
+}
