@@ -1,5 +1,7 @@
-// Package taskexec runs Julep tasks' executions on their compiled state machines (package
-// taskmachine) and answers them in Julep's shapes: the Execution (status queued, starting,
+// Package taskexec runs Julep tasks' executions on their compiled state machines and answers them
+// in Julep's shapes.
+//
+// The machines are package taskmachine's. The shapes are the Execution (status queued, starting,
 // running, awaiting_input, succeeded, failed or cancelled, with output, error and
 // transition_count) and its Transitions, read from the Step Functions history (init, step, wait,
 // resume, error, finish, cancelled, each with current and next {workflow, step, scope_id}).

@@ -1,6 +1,7 @@
-// Package taskflow compiles a Julep task (its named workflows of steps) into one Amazon States
-// Language definition in the JSONata query language, so that Step Functions runs the task as
-// Julep's Temporal workflow would.
+// Package taskflow compiles a Julep task into one Amazon States Language definition (JSONata).
+//
+// The task is its named workflows of steps; Step Functions then runs it as Julep's Temporal
+// workflow would.
 //
 // # The compiled machine
 //

@@ -1,5 +1,6 @@
-// Package taskmachine keeps each Julep task's state machine in Step Functions: compiled from the
-// task's workflows by package taskflow, created when the task is saved and updated in place when
+// Package taskmachine keeps each Julep task's state machine in Step Functions.
+//
+// A machine is compiled from the task's workflows by package taskflow, created when the task is saved and updated in place when
 // it changes, deleted with it. A task's machine is named <prefix>task-<task id>, beside the
 // tool_call machine (<prefix>tool_call), so one grant on <prefix>task-* covers them all.
 package taskmachine
