@@ -547,6 +547,7 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 		config.EnvTable:                tableName,
 		config.EnvSecretsKey:           localnames.SecretsKeyAlias,
 		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
+		config.EnvToolCallExpressARN:   machineArn(deploy.ToolCallExpress),
 		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
 	}
 	for _, f := range config.Functions {

@@ -21,21 +21,23 @@ import (
 // The variables' names. Code that sets them (infra/cdk, infra/local, internal/deploy) uses these
 // constants so a rename cannot leave one side behind.
 const (
-	EnvTable         = "SINEW_TABLE"
-	EnvToolCallARN   = "SINEW_TOOL_CALL_ARN"
-	EnvAgentLoopARN  = "SINEW_AGENT_LOOP_ARN"
-	EnvModel         = "SINEW_MODEL"
-	EnvOpenAIBaseURL = "SINEW_OPENAI_BASE_URL"
-	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
-	EnvOpenAIAPIKey  = "SINEW_OPENAI_API_KEY"
-	EnvAPICallAllow  = "SINEW_APICALL_ALLOW"
-	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
-	EnvJWTClaim      = "SINEW_JWT_CLAIM"
-	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
-	EnvMCPWait       = "SINEW_MCP_WAIT_S"
-	EnvJWTIssuer     = "SINEW_JWT_ISSUER"
-	EnvSecretsKey    = "SINEW_SECRETS_KEY"
-	EnvEventBus      = "SINEW_EVENT_BUS"
+	EnvTable       = "SINEW_TABLE"
+	EnvToolCallARN = "SINEW_TOOL_CALL_ARN"
+	// EnvToolCallExpressARN is tool_call_express's ARN: unset, every call runs on tool_call.
+	EnvToolCallExpressARN = "SINEW_TOOL_CALL_EXPRESS_ARN"
+	EnvAgentLoopARN       = "SINEW_AGENT_LOOP_ARN"
+	EnvModel              = "SINEW_MODEL"
+	EnvOpenAIBaseURL      = "SINEW_OPENAI_BASE_URL"
+	EnvOpenAIKey          = "SINEW_OPENAI_KEY_SECRET"
+	EnvOpenAIAPIKey       = "SINEW_OPENAI_API_KEY"
+	EnvAPICallAllow       = "SINEW_APICALL_ALLOW"
+	EnvFlagDefaults       = "SINEW_FLAG_DEFAULTS"
+	EnvJWTClaim           = "SINEW_JWT_CLAIM"
+	EnvChatBudget         = "SINEW_CHAT_BUDGET_S"
+	EnvMCPWait            = "SINEW_MCP_WAIT_S"
+	EnvJWTIssuer          = "SINEW_JWT_ISSUER"
+	EnvSecretsKey         = "SINEW_SECRETS_KEY"
+	EnvEventBus           = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
 	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
@@ -77,9 +79,11 @@ const MaxChatBudget = 30 * time.Second
 
 // Config is the parsed configuration.
 type Config struct {
-	Table        string
-	ToolCallARN  string
-	AgentLoopARN string
+	Table       string
+	ToolCallARN string
+	// ToolCallExpressARN is tool_call_express's ARN ("" when not deployed: every call on tool_call).
+	ToolCallExpressARN string
+	AgentLoopARN       string
 	// FunctionNames maps a function's folder (config.Functions) to its deployed name.
 	FunctionNames map[string]string
 	Model         Model
@@ -134,6 +138,7 @@ func Variables() []Var {
 	vs := []Var{
 		{EnvTable, "sinew", "the DynamoDB table holding every record"},
 		{EnvToolCallARN, "", "the ARN of the tool_call state machine (needed by the routes that start it)"},
+		{EnvToolCallExpressARN, "", "the ARN of the tool_call_express state machine: server-side calls answered in the request (unset: all on tool_call)"},
 		{EnvAgentLoopARN, "", "the ARN of the agent_loop state machine (needed by chat and task executions)"},
 	}
 	for _, f := range Functions {
@@ -222,15 +227,16 @@ func Load(lookup LookupFunc) (*Config, error) {
 
 	var errs []error
 	c := &Config{
-		Table:            get(EnvTable),
-		ToolCallARN:      get(EnvToolCallARN),
-		AgentLoopARN:     get(EnvAgentLoopARN),
-		OpenAIKey:        get(EnvOpenAIKey),
-		OpenAIAPIKey:     get(EnvOpenAIAPIKey),
-		SecretsKey:       get(EnvSecretsKey),
-		EventBus:         get(EnvEventBus),
-		FunctionNames:    map[string]string{},
-		ProviderBaseURLs: map[string]string{},
+		Table:              get(EnvTable),
+		ToolCallARN:        get(EnvToolCallARN),
+		ToolCallExpressARN: get(EnvToolCallExpressARN),
+		AgentLoopARN:       get(EnvAgentLoopARN),
+		OpenAIKey:          get(EnvOpenAIKey),
+		OpenAIAPIKey:       get(EnvOpenAIAPIKey),
+		SecretsKey:         get(EnvSecretsKey),
+		EventBus:           get(EnvEventBus),
+		FunctionNames:      map[string]string{},
+		ProviderBaseURLs:   map[string]string{},
 	}
 	c.JWTClaim, c.JWTIssuer = get(EnvJWTClaim), get(EnvJWTIssuer)
 	for _, f := range Functions {

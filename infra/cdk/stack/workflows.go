@@ -33,9 +33,11 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 	// from the stack instead (the definition becomes a join with AWS::Partition), so the same
 	// definition runs in aws-cn and aws-us-gov.
 	def = strings.ReplaceAll(def, `"arn:aws:`, `"arn:`+*awscdk.Aws_PARTITION()+`:`)
-	typ := awsstepfunctions.StateMachineType_STANDARD
+	typ, level := awsstepfunctions.StateMachineType_STANDARD, awsstepfunctions.LogLevel_ALL
 	if m.Type == "EXPRESS" {
-		typ = awsstepfunctions.StateMachineType_EXPRESS
+		// An Express execution keeps no history: its log is where a failure is seen. Only
+		// failures are logged: every event of every call would cost more than the call itself.
+		typ, level = awsstepfunctions.StateMachineType_EXPRESS, awsstepfunctions.LogLevel_ERROR
 	}
 	sm := awsstepfunctions.NewStateMachine(s.Stack, jsii.String(id), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(s.physical(m.Name)),
@@ -46,7 +48,7 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 		TracingEnabled:          jsii.Bool(true),
 		Logs: &awsstepfunctions.LogOptions{
 			Destination: s.logs(id+"Logs", "/aws/vendedlogs/states/"+s.physical(m.Name)),
-			Level:       awsstepfunctions.LogLevel_ALL,
+			Level:       level,
 			// Events without their data: inputs and outputs carry the callers' arguments and results,
 			// which the execution history already keeps for its owner.
 			IncludeExecutionData: jsii.Bool(false),
