@@ -16,10 +16,6 @@ const ToolCallExpress = "tool_call_express"
 // (the CDK and local mode read definitions from files).
 const ExpressFile = "statemachines/tool_call_express.asl.json"
 
-// ExpressMaxSeconds is the longest a server-side tool may be bounded to and still run on the
-// Express machine: under Express's five minutes with room for Dispatch's retries.
-const ExpressMaxSeconds = 120
-
 const expressComment = "sinew tool_call_express: generated from tool_call.asl.json by deploy.ExpressToolCall (do not edit). " +
 	"The same states as tool_call, for a server-side call (integration, api_call, system) that fits in an Express execution's five minutes, started synchronously by POST /tool-calls so the caller gets the result in the same request. " +
 	"Express workflows only request-response: Dispatch invokes the executor and takes its answer (the result object), the executor keeping the call's claim and outcome on the execution's record as with a token. " +
@@ -53,8 +49,11 @@ func ExpressToolCall(standard []byte) ([]byte, error) {
 	states["Function"] = map[string]any{
 		"Type": "Pass", "QueryLanguage": "JSONata",
 		"Comment": "A function call waits for its client, up to a year, which an Express execution cannot: it is settled failed.",
-		"Output":  "{% $merge([$states.input, {'error': {'Error': 'Sinew.InvalidInput', 'Cause': 'a function tool waits for its client, which only the tool_call (Standard) state machine can: start it there'}}]) %}",
-		"Next":    "Settle",
+		// As a Lambda function error is caught ({Error, Cause: {errorType, errorMessage}}), so
+		// Settle keeps its name rather than taking it for the client's.
+		"Output": "{% $merge([$states.input, {'error': {'Error': 'Sinew.InvalidInput', 'Cause': $string({'errorType': 'Sinew.InvalidInput', " +
+			"'errorMessage': 'a function tool waits for its client, which only the tool_call (Standard) state machine can: start it there'})}}]) %}",
+		"Next": "Settle",
 	}
 	def["Comment"] = expressComment
 	def["StartAt"] = "Prepared"

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
@@ -20,7 +21,11 @@ type Service struct {
 	SFN   SFN // the resume routes, cancel and POST /tool-calls
 	// ToolCallARN and AgentLoopARN are the state machines' ARNs (SINEW_TOOL_CALL_ARN, ...).
 	ToolCallARN, AgentLoopARN string
-	Log                       *slog.Logger
+	// ToolCallExpressARN is tool_call_express's ARN: "" runs every call on tool_call.
+	ToolCallExpressARN string
+	// SyncWait bounds how long a call on tool_call_express is waited for (DefaultSyncWait if 0).
+	SyncWait time.Duration
+	Log      *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {

@@ -96,7 +96,7 @@ const (
 	passDef = `{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`
 	// otherDef is another definition an Express machine can run.
 	otherDef = `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"End":true}}}`
-	role    = "arn:aws:iam::000000000000:role/r"
+	role     = "arn:aws:iam::000000000000:role/r"
 )
 
 func (f *fixture) machine(t *testing.T, name, def, typ string) string {
