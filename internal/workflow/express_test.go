@@ -186,3 +186,55 @@ func TestExpressBareStart(t *testing.T) {
 		}
 	}
 }
+
+// Deploying tool_call_express over a stack with calls in flight on tool_call: a server-side call
+// running, a function call waiting for its client and a keyed call that has ended all finish (or
+// answer) as before, the keyed repeat without running the tool again; new calls answer in the
+// request.
+func TestUpgradeToExpress(t *testing.T) {
+	h := newHarness(t) // as deployed before: no tool_call_express
+	dev := "dev-a"
+	agent := h.agent(dev, nil, echoTool, askUser(3600, 0),
+		`{"name":"forecast","type":"integration","integration":{"provider":"weather","method":"get"}}`)
+	g := gateFunction(h, "integration")
+	code, running := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{}})
+	if code != 202 {
+		t.Fatalf("before the deploy: POST = %d %v", code, running)
+	}
+	<-g.entered
+	code, waiting := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "ask_user", "arguments": map[string]any{}})
+	if code != 202 {
+		t.Fatalf("before the deploy: function POST = %d %v", code, waiting)
+	}
+	pc := h.pending(dev, waiting["execution_id"].(string))
+	keyed := map[string]any{"agent_id": agent, "tool": "forecast", "arguments": map[string]any{"location": "rome"}}
+	g.open <- struct{}{} // the echo call through
+	code, first := h.do(dev, "POST", "/tool-calls", keyed, "Idempotency-Key", "before")
+	if code != 202 {
+		t.Fatalf("before the deploy: keyed POST = %d %v", code, first)
+	}
+	close(g.open)
+	h.waitFinal(dev, first["execution_id"].(string))
+
+	h.svc.ToolCallExpressARN = toolCallExpressARN // the deploy
+
+	if rec := h.waitFinal(dev, running["execution_id"].(string)); rec.Status != store.ExecSucceeded {
+		t.Errorf("the call running across the deploy: %+v", rec)
+	}
+	if code, body := h.do(dev, "POST", callPath(pc.ExecutionID, pc.CallID, "result"), map[string]any{"output": "yes"}); code != 200 {
+		t.Fatalf("answering the waiting call = %d %v", code, body)
+	}
+	if rec := h.waitFinal(dev, pc.ExecutionID); rec.Status != store.ExecSucceeded {
+		t.Errorf("the function call waiting across the deploy: %+v", rec)
+	}
+	code, again := h.do(dev, "POST", "/tool-calls", keyed, "Idempotency-Key", "before")
+	if code != 200 || again["execution_id"] != first["execution_id"] || again["status"] != "succeeded" {
+		t.Errorf("the keyed repeat after the deploy = %d %v, want 200 with %v ended", code, again, first["execution_id"])
+	}
+	if n := h.weather.count("rome"); n != 1 {
+		t.Errorf("the keyed call's tool ran %d times, want once", n)
+	}
+	if code, x := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{}}); code != 200 || x["status"] != "succeeded" {
+		t.Errorf("a new call after the deploy = %d %v, want 200 with the result", code, x)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sinew/internal/asl"
+	"sinew/internal/localaws/durable"
 )
 
 // Express executions, as AWS runs them: at most five minutes, request-response integrations only
@@ -63,7 +64,10 @@ func walkExpress(node map[string]any, at string) error {
 // startExpress starts an Express execution of m on the engine alone (nothing journaled: after a
 // restart it is gone, as a crashed Express execution's state is in AWS).
 func (s *Service) startExpress(ctx context.Context, m *machine, name, input string) (*asl.Execution, error) {
-	x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn,
+	// Not journaled (no execution of the recorder's is begun under this name), but named by its
+	// machine, so what it calls is recorded as its machine's role calls it.
+	ctx = durable.WithExecution(context.WithoutCancel(ctx), strings.Replace(m.rec.Arn, ":stateMachine:", ":express:", 1)+":"+name)
+	x, err := s.opts.Engine.Start(ctx, asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn,
 		Name: orName(name), Input: input, RoleArn: m.rec.RoleArn, Express: true})
 	if err != nil {
 		return nil, engineErr(err)
