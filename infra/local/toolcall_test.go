@@ -25,7 +25,7 @@ type client struct {
 	jwt string
 }
 
-func newClient(t *testing.T, p *proc, dev string) *client {
+func newClient(t testing.TB, p *proc, dev string) *client {
 	t.Helper()
 	out, err := exec.Command(binPath, "token", "--dir", p.Dir, dev).Output()
 	if err != nil {
@@ -35,7 +35,7 @@ func newClient(t *testing.T, p *proc, dev string) *client {
 }
 
 // do sends a request and answers the status, the decoded body and the raw body.
-func (c *client) do(t *testing.T, method, path string, body any, hdr ...string) (int, map[string]any, string) {
+func (c *client) do(t testing.TB, method, path string, body any, hdr ...string) (int, map[string]any, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -66,7 +66,7 @@ func (c *client) do(t *testing.T, method, path string, body any, hdr ...string) 
 }
 
 // must sends a request that has to answer want, and answers the body.
-func (c *client) must(t *testing.T, want int, method, path string, body any) map[string]any {
+func (c *client) must(t testing.TB, want int, method, path string, body any) map[string]any {
 	t.Helper()
 	code, m, raw := c.do(t, method, path, body)
 	if code != want {

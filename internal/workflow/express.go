@@ -70,19 +70,40 @@ type syncEnd struct {
 }
 
 // startExpress runs the call on tool_call_express and answers its record once it has ended, if
-// that is within the route's wait; else the execution to poll, which goes on. The route writes
-// nothing: the executor's claim makes the record and its outcome ends it (two writes in all, as on
-// tool_call), so a start that fails leaves no record behind. A repeat (an Idempotency-Key's) starts
-// the machine again under the same name, and the executor's guard answers the first run's outcome
-// by the call's id, or waits for it: the call runs once. An execution that failed as a workflow
-// (not the tool: a timeout, a fault) is settled here, since Express executions send no status
-// change events.
-func (s *Service) startExpress(ctx context.Context, ss SyncStarter, dev, name string, input []byte, o StartOptions) (*Started, error) {
+// that is within the route's wait; else the execution to poll, which goes on. record, when the
+// name is new (no Idempotency-Key), writes the record with the executor's first claim beside the
+// start, off the call's path, as on tool_call: two writes in all, the claim and the outcome. A
+// keyed call has none: the executor's claim makes the record, and a repeat, which starts the
+// machine again under the same name, finds it, so the executor's guard answers the first run's
+// outcome by the call's id, or waits for it: the call runs once. An execution that failed as a
+// workflow (not the tool: a timeout, a fault) is settled here, since Express executions send no
+// status change events.
+func (s *Service) startExpress(ctx context.Context, ss SyncStarter, dev, name string, input []byte, o StartOptions,
+	record func(context.Context) (*store.Execution, error)) (*Started, error) {
+	recorded := make(chan error, 1)
+	if record == nil {
+		recorded <- nil
+	} else {
+		go func() {
+			_, err := record(context.WithoutCancel(ctx))
+			if err != nil {
+				s.log().WarnContext(ctx, "recording a tool_call_express execution; its executor's outcome makes the record", "execution_id", name, "error", err)
+			}
+			recorded <- err
+		}()
+	}
 	ended := make(chan syncEnd, 1)
 	go func() {
 		ctx := context.WithoutCancel(ctx)
 		out, err := ss.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: &s.ToolCallExpressARN,
 			Name: &name, Input: awsv2.String(string(input))})
+		if err != nil && record != nil && <-recorded == nil {
+			// No execution will end the record the route wrote, and no repeat can reach its name.
+			errObj := map[string]any{"type": string(fault.Transient), "message": "the call could not start: " + fault.Message(startErr(err, ToolCall))}
+			if _, ferr := s.Finish(ctx, dev, name, store.ExecFailed, nil, errObj); ferr != nil {
+				s.log().WarnContext(ctx, "settling a tool_call_express execution that did not start", "execution_id", name, "error", ferr)
+			}
+		}
 		if err == nil && out.Status != sfntypes.SyncExecutionStatusSucceeded {
 			if _, serr := s.SettleEvent(ctx, syncStatusChange(out, string(input))); serr != nil {
 				s.log().WarnContext(ctx, "settling a tool_call_express execution that did not succeed", "execution_id", name, "error", serr)

@@ -205,6 +205,8 @@ func (iv *invoker) total() int {
 type engineSFN struct {
 	eng      *asl.Engine
 	machines map[string]*asl.Machine
+	// lastSync is the last Express execution StartSyncExecution ran (its ARN is not the name's).
+	lastSync atomic.Pointer[asl.Execution]
 }
 
 func sdkErr(err error) error {
@@ -254,6 +256,7 @@ func (e *engineSFN) StartSyncExecution(ctx context.Context, in *sfn.StartSyncExe
 	if err != nil {
 		return nil, &sfntypes.InvalidExecutionInput{Message: awsv2.String(fault.Message(err))}
 	}
+	e.lastSync.Store(x)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
 	d, err := x.Wait(wctx)

@@ -54,11 +54,19 @@ func (s *Service) CallTool(ctx context.Context, dev string, req ToolCallRequest,
 		return nil, err
 	}
 	ss, express := s.express(p, o)
-	// On tool_call the route's record holds the executor's first claim; on tool_call_express the
-	// executor claims for itself (no record precedes the start). So does a keyed call's executor
-	// on tool_call when tool_call_express may have run the name first: Step Functions keeps Express
-	// names apart, so the start is no proof that the call is new.
-	held := p.Call.Type != tool.TypeFunction && !express && (o.IdempotencyKey == "" || s.ToolCallExpressARN == "")
+	// The route's record holds the executor's first claim, written beside the start: the name is
+	// new. A keyed call's executor claims for itself when tool_call_express is deployed: Step
+	// Functions keeps Express names apart from Standard ones and unchecked, so a start is no proof
+	// that a keyed call is new.
+	held := p.Call.Type != tool.TypeFunction && (o.IdempotencyKey == "" || s.ToolCallExpressARN == "")
+	record := func(ctx context.Context) (*store.Execution, error) {
+		var claim any
+		if held {
+			claim = guard.Running(guard.What(p.Call), time.Now().Add(guard.DefaultLease))
+		}
+		return s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
+			AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)
+	}
 	input, err := jsonv.Encode(StartInput{DeveloperID: dev, AgentID: nullable(req.AgentID), TaskID: nullable(req.TaskID),
 		SessionID: nullable(req.SessionID), Tool: req.Tool, Call: &p.Call, Definition: &p.Tool, Context: &p.Context, Wait: &p.Wait, Held: held,
 		Result: map[string]any{"id": p.Call.ID, "type": p.Call.Type, "name": p.Tool.Name}})
@@ -70,18 +78,16 @@ func (s *Service) CallTool(ctx context.Context, dev string, req ToolCallRequest,
 			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
 	}
 	if express {
-		return s.startExpress(ctx, ss, dev, name, input, o)
+		if !held {
+			record = nil // the executor's claim makes the record
+		}
+		return s.startExpress(ctx, ss, dev, name, input, o, record)
 	}
 	st, again, err := StartExecution(ctx, s.SFN, s.Store, dev, s.ToolCallARN, name, input, ToolCall)
 	if err != nil || again {
 		return st, err
 	}
-	var claim any
-	if held {
-		claim = guard.Running(guard.What(p.Call), time.Now().Add(guard.DefaultLease))
-	}
-	x, err := s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
-		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)
+	x, err := record(ctx)
 	if err != nil {
 		// The execution runs, and its executor records it: the call has started.
 		s.log().WarnContext(ctx, "started a tool call but could not record it; its executor will", "execution_id", name, "error", err)
