@@ -232,9 +232,9 @@ func TestStateMachines(t *testing.T) {
 		}
 		// Standard logs every event; Express only errors (it keeps no history, and every event of
 		// every call would cost more than the call).
-		want := map[string]string{"STANDARD": "ALL", "EXPRESS": "ERROR"}[m.Type]
-		if lc, _ := p["LoggingConfiguration"].(map[string]any); lc["Level"] != want {
-			t.Errorf("%s: logging %v, want level %s", m.Name, p["LoggingConfiguration"], want)
+		level := map[string]string{"STANDARD": "ALL", "EXPRESS": "ERROR"}[m.Type]
+		if lc, _ := p["LoggingConfiguration"].(map[string]any); lc["Level"] != level {
+			t.Errorf("%s: logging %v, want level %s", m.Name, p["LoggingConfiguration"], level)
 		}
 		// The definition is inline and, when the file exists, is the file itself.
 		def, ok := definition(p)

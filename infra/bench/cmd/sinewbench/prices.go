@@ -36,7 +36,7 @@ const (
 )
 
 var priceSources = []string{
-	"Step Functions Standard $0.025 per 1,000 state transitions; Express $1.00 per million executions and $0.00001667 per GB-second "+
+	"Step Functions Standard $0.025 per 1,000 state transitions; Express $1.00 per million executions and $0.00001667 per GB-second " +
 		"(the first 1,000 GB-hours a month), memory billed in 64 MB chunks and duration in 100 ms steps, rounded up: <https://aws.amazon.com/step-functions/pricing/>",
 	"Lambda $0.20 per million requests; arm64 duration $0.0000133334 per GB-second, billed per millisecond: <https://aws.amazon.com/lambda/pricing/>",
 	"DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units (the Standard table class " +
