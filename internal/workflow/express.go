@@ -70,40 +70,25 @@ type syncEnd struct {
 }
 
 // startExpress runs the call on tool_call_express and answers its record once it has ended, if
-// that is within the route's wait; else the execution to poll, which goes on. record, when the
-// name is new (no Idempotency-Key), writes the record with the executor's first claim beside the
-// start, off the call's path, as on tool_call: two writes in all, the claim and the outcome. A
-// keyed call has none: the executor's claim makes the record, and a repeat, which starts the
-// machine again under the same name, finds it, so the executor's guard answers the first run's
-// outcome by the call's id, or waits for it: the call runs once. An execution that failed as a
-// workflow (not the tool: a timeout, a fault) is settled here, since Express executions send no
-// status change events.
+// that is within the route's wait; else the execution to poll, which goes on.
+//
+// A call answered in the request is written once: the executor's outcome makes its record (claim
+// and outcome in one item, one UpdateItem). No one can ask for the record before the answer names
+// it, so the route writes none first. record, when the name is new (no Idempotency-Key; the
+// executor then runs held, its first attempt writing no claim), is the route's record of the
+// execution with the executor's claim: written only when the wait runs out, before the 202, so
+// GET /executions/{id} finds the call at once. A keyed call has none: the executor's claim makes
+// the record, and a repeat, which starts the machine again under the same name, finds it, so the
+// executor's guard answers the first run's outcome by the call's id, or waits for it: the call
+// runs once. An execution that failed as a workflow (not the tool: a timeout, a fault) is settled
+// here, since Express executions send no status change events.
 func (s *Service) startExpress(ctx context.Context, ss SyncStarter, dev, name string, input []byte, o StartOptions,
 	record func(context.Context) (*store.Execution, error)) (*Started, error) {
-	recorded := make(chan error, 1)
-	if record == nil {
-		recorded <- nil
-	} else {
-		go func() {
-			_, err := record(context.WithoutCancel(ctx))
-			if err != nil {
-				s.log().WarnContext(ctx, "recording a tool_call_express execution; its executor's outcome makes the record", "execution_id", name, "error", err)
-			}
-			recorded <- err
-		}()
-	}
 	ended := make(chan syncEnd, 1)
 	go func() {
 		ctx := context.WithoutCancel(ctx)
 		out, err := ss.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: &s.ToolCallExpressARN,
 			Name: &name, Input: awsv2.String(string(input))})
-		if err != nil && record != nil && <-recorded == nil {
-			// No execution will end the record the route wrote, and no repeat can reach its name.
-			errObj := map[string]any{"type": string(fault.Transient), "message": "the call could not start: " + fault.Message(startErr(err, ToolCall))}
-			if _, ferr := s.Finish(ctx, dev, name, store.ExecFailed, nil, errObj); ferr != nil {
-				s.log().WarnContext(ctx, "settling a tool_call_express execution that did not start", "execution_id", name, "error", ferr)
-			}
-		}
 		if err == nil && out.Status != sfntypes.SyncExecutionStatusSucceeded {
 			if _, serr := s.SettleEvent(ctx, syncStatusChange(out, string(input))); serr != nil {
 				s.log().WarnContext(ctx, "settling a tool_call_express execution that did not succeed", "execution_id", name, "error", serr)
@@ -126,6 +111,12 @@ func (s *Service) startExpress(ctx context.Context, ss SyncStarter, dev, name st
 		}
 		return &Started{ExecutionID: name, Status: x.Status, Ended: x}, nil
 	case <-t.C:
+		if record != nil {
+			if _, err := record(ctx); err != nil {
+				// The execution runs, and its executor's outcome makes the record.
+				s.log().WarnContext(ctx, "recording a tool_call_express execution past the wait", "execution_id", name, "error", err)
+			}
+		}
 		return &Started{ExecutionID: name, Status: store.ExecRunning}, nil
 	case <-ctx.Done():
 		return nil, fault.Wrap(fault.Transient, ctx.Err(), "waiting for tool call %s", name)

@@ -164,11 +164,11 @@ func TestRequestBudget(t *testing.T) {
 		// Dispatch, Prepare, Prepared, then Function with the tool's timeout.
 		{"ask_user", "start", 4, 3, 4},
 		// tool_call_express, answered in the request: Prepared, Dispatch invoking the executor
-		// (transitions are not billed on Express); the route's find, its record beside the start,
-		// the executor's merge and outcome, the route's read of the ended record.
-		{"echo", "express", 2, 1, 5},
-		{"get_item", "express", 2, 1, 5},
-		{"list_agents", "express", 2, 1, 5},
+		// (transitions are not billed on Express); the route's find, the executor's merge and its
+		// outcome, the one write that makes the record, and the route's read of the ended record.
+		{"echo", "express", 2, 1, 4},
+		{"get_item", "express", 2, 1, 4},
+		{"list_agents", "express", 2, 1, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {

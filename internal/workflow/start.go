@@ -54,10 +54,10 @@ func (s *Service) CallTool(ctx context.Context, dev string, req ToolCallRequest,
 		return nil, err
 	}
 	ss, express := s.express(p, o)
-	// The route's record holds the executor's first claim, written beside the start: the name is
-	// new. A keyed call's executor claims for itself when tool_call_express is deployed: Step
-	// Functions keeps Express names apart from Standard ones and unchecked, so a start is no proof
-	// that a keyed call is new.
+	// The route's record holds the executor's first claim (on tool_call written after the start,
+	// on tool_call_express only if the wait runs out): the name is new. A keyed call's executor
+	// claims for itself when tool_call_express is deployed: Step Functions keeps Express names
+	// apart from Standard ones and unchecked, so a start is no proof that a keyed call is new.
 	held := p.Call.Type != tool.TypeFunction && (o.IdempotencyKey == "" || s.ToolCallExpressARN == "")
 	record := func(ctx context.Context) (*store.Execution, error) {
 		var claim any
