@@ -89,6 +89,6 @@ func expressDispatch(d map[string]any) error {
 	delete(d, "TimeoutSeconds")
 	delete(d, "HeartbeatSeconds")
 	d["Output"] = "{% $states.result.Payload %}"
-	d["Comment"] = "The call's state: invokes the executor of the call's type, which keeps the call's claim and outcome on the execution's record (record) and answers the result object, the Task's output. held: the claim the route recorded is this attempt's. Bounded by the executor's Lambda timeout and the execution's five minutes."
+	d["Comment"] = "The call's state: invokes the executor of the call's type, which keeps the call's claim and outcome on the execution's record (record) and answers the result object, the Task's output. held: the call's name is new and this is its first attempt, so the executor writes no claim and its outcome makes the record (POST /tool-calls records the claim only if its wait runs out). Bounded by the executor's Lambda timeout and the execution's five minutes."
 	return nil
 }

@@ -63,7 +63,7 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 	}
 	s.StateMachines[m.Name] = sm
 	if m.Type == "EXPRESS" {
-		nagOn(sm, "AwsSolutions-SF1", "An Express workflow logs errors only: at level ALL every event of every tool call is ingested "+
+		nag(sm, "AwsSolutions-SF1", "An Express workflow logs errors only: at level ALL every event of every tool call is ingested "+
 			"into CloudWatch Logs, which would cost more than the call itself; a failed call's events are logged, and its outcome "+
 			"is on sinew's own execution record.")
 	}
