@@ -103,7 +103,8 @@ type demo struct {
 	clip            []byte
 	secrets         map[string]string // what each secret is for → its value
 	agentID, sessID string
-	executions      []string
+	executions      []string // on tool_call: Step Functions keeps their histories, which the secrets check reads
+	expressCalls    int      // calls that ran on tool_call_express: no history; their records and logs are read
 	rows            []row
 	steps           []timing
 }

@@ -200,11 +200,12 @@ func (d *demo) toolCall(ctx context.Context, name, typ, path string, args map[st
 		return "", err
 	}
 	id, _ := x["execution_id"].(string)
-	d.executions = append(d.executions, id)
 	done := x
 	if x["status"] == "succeeded" {
+		d.expressCalls++
 		d.detail("POST /tool-calls → 200 with the result, execution %s (tool_call_express)", id)
 	} else {
+		d.executions = append(d.executions, id)
 		d.detail("POST /tool-calls → 202, execution %s", id)
 		if done, err = d.waitStatus(ctx, id, "succeeded"); err != nil {
 			return "", err
