@@ -85,7 +85,7 @@ func (d *demo) callMCP(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("tools/call %s: %w", c.name, err)
 		}
 		if id, _ := res.Meta["sinew/execution_id"].(string); id != "" {
-			d.executions = append(d.executions, id)
+			d.expressCalls++ // a server-side call over MCP runs on tool_call_express
 		}
 		d.rows = append(d.rows, row{c.name + " (MCP)", c.typ, "MCP tools/call → tool_call execution → MCP content", result, time.Since(start)})
 	}

@@ -186,24 +186,30 @@ func (d *demo) createAgent(ctx context.Context) (string, error) {
 	return fmt.Sprintf("agent, %d tools and a session created", len(tools)), nil
 }
 
-// toolCall starts tool_call through POST /tool-calls, waits for it, and checks the tool's output;
-// check returns the report's result.
+// toolCall calls a server-side tool through POST /tool-calls, which answers 200 with the ended
+// execution when it ran on tool_call_express within the route's wait (else 202, and the demo
+// waits for it), and checks the tool's output; check returns the report's result.
 func (d *demo) toolCall(ctx context.Context, name, typ, path string, args map[string]any, inSession bool, check func(out map[string]any) (string, error)) (string, error) {
 	start := time.Now()
 	body := map[string]any{"agent_id": d.agentID, "task_id": nil, "session_id": nil, "tool": name, "arguments": args}
 	if inSession {
 		body["session_id"] = d.sessID
 	}
-	x, err := d.api(ctx, "POST", "/tool-calls", body, 202)
+	x, err := d.api(ctx, "POST", "/tool-calls", body, 200, 202)
 	if err != nil {
 		return "", err
 	}
 	id, _ := x["execution_id"].(string)
-	d.executions = append(d.executions, id)
-	d.detail("POST /tool-calls → 202, execution %s", id)
-	done, err := d.waitStatus(ctx, id, "succeeded")
-	if err != nil {
-		return "", err
+	done := x
+	if x["status"] == "succeeded" {
+		d.expressCalls++
+		d.detail("POST /tool-calls → 200 with the result, execution %s (tool_call_express)", id)
+	} else {
+		d.executions = append(d.executions, id)
+		d.detail("POST /tool-calls → 202, execution %s", id)
+		if done, err = d.waitStatus(ctx, id, "succeeded"); err != nil {
+			return "", err
+		}
 	}
 	out, err := d.output(ctx, done)
 	if err != nil {

@@ -158,3 +158,54 @@ func BenchmarkTaskSuccessToCompletion(b *testing.B) {
 	report(b, lat)
 	p.stop(b)
 }
+
+// BenchmarkToolCallToResult: a server-side call (the dummy echo integration) through local mode's
+// HTTP API, from POST /tool-calls until the caller holds the result: answered in the request (sync:
+// tool_call_express, 200 with the result) beside POST /tool-calls with Prefer: respond-async and
+// GET /executions/{id} until it has ended (poll: tool_call; polled as the MCP server polls, 5 ms
+// doubling to 200 ms), one call in flight, in the same process.
+func BenchmarkToolCallToResult(b *testing.B) {
+	p := startLocal(b, b.TempDir())
+	c := newClient(b, p, "dev-bench")
+	agent := c.must(b, 201, "POST", "/agents", map[string]any{"name": "bench", "about": "latency"})["id"].(string)
+	c.must(b, 201, "POST", "/agents/"+agent+"/tools", map[string]any{"name": "echo", "type": "integration",
+		"integration": map[string]any{"provider": "dummy", "method": "echo"}})
+	body := map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"greeting": "bench"}}
+	for _, mode := range []string{"sync", "poll"} {
+		b.Run(mode, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if mode == "sync" {
+					if x := c.must(b, 200, "POST", "/tool-calls", body); x["status"] != "succeeded" {
+						b.Fatalf("POST /tool-calls = %v", x)
+					}
+				} else {
+					pollToResult(b, c, body)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			report(b, lat)
+		})
+	}
+	p.stop(b)
+}
+
+// pollToResult is the call by its execution: a 202, then GET until it has ended.
+func pollToResult(b *testing.B, c *client, body map[string]any) {
+	code, st, raw := c.do(b, "POST", "/tool-calls", body, "Prefer", "respond-async")
+	if code != 202 {
+		b.Fatalf("POST /tool-calls (respond-async) = %d %s", code, raw)
+	}
+	id, _ := st["execution_id"].(string)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		switch x := c.must(b, 200, "GET", "/executions/"+id, nil); x["status"] {
+		case "succeeded":
+			return
+		case "running":
+		default:
+			b.Fatalf("execution %s: %v", id, x)
+		}
+		time.Sleep(delay)
+	}
+}

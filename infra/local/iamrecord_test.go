@@ -16,7 +16,8 @@ import (
 // mode with the IAM recording on, and finds each step's request under the principal that makes it
 // in AWS: api seals the secret (GenerateDataKey under the secret's encryption context), tool_call's
 // engine invokes the executor, integration unseals the secret (Decrypt, the alias resolved to its
-// key) and records the outcome in the table.
+// key) and records the outcome in the table; the same call answered in the request is started by
+// api with StartSyncExecution, and tool_call_express's role invokes the executor.
 //
 //	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -run TestIAMRecordToolCall ./infra/local/
 func TestIAMRecordToolCall(t *testing.T) {
@@ -31,6 +32,10 @@ func TestIAMRecordToolCall(t *testing.T) {
 	id := dev.startCall(t, agent, "echo", map[string]any{"greeting": "hi"})
 	if x, raw := dev.final(t, id); x["status"] != "succeeded" {
 		t.Fatalf("the call = %s", raw)
+	}
+	// The same call answered in the request runs on tool_call_express.
+	if x := dev.must(t, 200, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{}}); x["status"] != "succeeded" {
+		t.Fatalf("the call in the request = %v", x)
 	}
 	// The status change reaches settle after the execution's end is shown.
 	var rs []iamrec.Request
@@ -54,6 +59,8 @@ func TestIAMRecordToolCall(t *testing.T) {
 		{"api writes the secret", "api", iamrec.PrincipalFunction, "dynamodb:PutItem", table, "", ""},
 		{"api starts tool_call", "api", iamrec.PrincipalFunction, "states:StartExecution", machineArn(deploy.ToolCall), "", ""},
 		{"tool_call invokes the executor", deploy.ToolCall, iamrec.PrincipalStateMachine, "lambda:InvokeFunction", localnames.FunctionARN("integration"), "", ""},
+		{"api starts tool_call_express", "api", iamrec.PrincipalFunction, "states:StartSyncExecution", machineArn(deploy.ToolCallExpress), "", ""},
+		{"tool_call_express invokes the executor", deploy.ToolCallExpress, iamrec.PrincipalStateMachine, "lambda:InvokeFunction", localnames.FunctionARN("integration"), "", ""},
 		{"integration unseals the secret", "integration", iamrec.PrincipalFunction, "kms:Decrypt", "arn:aws:kms:us-east-1:000000000000:key/", "kms:EncryptionContextKeys", "developer"},
 		{"integration answers its token", "integration", iamrec.PrincipalFunction, "states:SendTaskSuccess", machineArn(deploy.ToolCall), "", ""},
 		{"settle runs for the status change", "events.amazonaws.com", iamrec.PrincipalService, "lambda:InvokeFunction", localnames.FunctionARN("settle"), "aws:SourceArn", localnames.StatusChangeRule},

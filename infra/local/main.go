@@ -149,6 +149,9 @@ func envCmd(w io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
+	// StartSyncExecution's sync- host prefix names no loopback host: the CLI (botocore 1.38 and
+	// later) and boto3 skip it with this set, and the one endpoint serves it.
+	fmt.Fprintln(w, "export AWS_DISABLE_HOST_PREFIX_INJECTION=true")
 	for _, kv := range creds.Env() {
 		fmt.Fprintf(w, "export %s\n", kv)
 	}
@@ -590,6 +593,7 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 		config.EnvTable:                tableName,
 		config.EnvSecretsKey:           localnames.SecretsKeyAlias,
 		config.EnvToolCallARN:          machineArn(deploy.ToolCall),
+		config.EnvToolCallExpressARN:   machineArn(deploy.ToolCallExpress),
 		config.EnvAgentLoopARN:         machineArn(deploy.AgentLoop),
 		config.EnvTaskRoleARN:          localnames.TaskRoleARN,
 	}

@@ -25,7 +25,7 @@ type client struct {
 	jwt string
 }
 
-func newClient(t *testing.T, p *proc, dev string) *client {
+func newClient(t testing.TB, p *proc, dev string) *client {
 	t.Helper()
 	out, err := exec.Command(binPath, "token", "--dir", p.Dir, dev).Output()
 	if err != nil {
@@ -35,7 +35,7 @@ func newClient(t *testing.T, p *proc, dev string) *client {
 }
 
 // do sends a request and answers the status, the decoded body and the raw body.
-func (c *client) do(t *testing.T, method, path string, body any) (int, map[string]any, string) {
+func (c *client) do(t testing.TB, method, path string, body any, hdr ...string) (int, map[string]any, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -51,6 +51,9 @@ func (c *client) do(t *testing.T, method, path string, body any) (int, map[strin
 	}
 	req.Header.Set("Authorization", "Bearer "+c.jwt)
 	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +66,7 @@ func (c *client) do(t *testing.T, method, path string, body any) (int, map[strin
 }
 
 // must sends a request that has to answer want, and answers the body.
-func (c *client) must(t *testing.T, want int, method, path string, body any) map[string]any {
+func (c *client) must(t testing.TB, want int, method, path string, body any) map[string]any {
 	t.Helper()
 	code, m, raw := c.do(t, method, path, body)
 	if code != want {
@@ -72,11 +75,15 @@ func (c *client) must(t *testing.T, want int, method, path string, body any) map
 	return m
 }
 
-// startCall posts a tool call and checks that the execution can be read at once: the route
-// records it before it answers 202.
+// startCall posts a tool call for the execution to poll (Prefer: respond-async) and checks that
+// the execution can be read at once: the route records it before it answers 202.
 func (c *client) startCall(t *testing.T, agent, toolName string, args map[string]any) string {
 	t.Helper()
-	st := c.must(t, 202, "POST", "/tool-calls", map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": toolName, "arguments": args})
+	code, st, raw := c.do(t, "POST", "/tool-calls", map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": toolName, "arguments": args},
+		"Prefer", "respond-async")
+	if code != 202 {
+		t.Fatalf("POST /tool-calls = %d %s, want 202", code, raw)
+	}
 	id, _ := st["execution_id"].(string)
 	// The execution starts before it is recorded, so its function may already wait on its answer.
 	if id == "" || (st["status"] != "running" && st["status"] != "awaiting_input") {

@@ -137,6 +137,9 @@ type StartInput struct {
 	// the same start the same key, whatever its input now holds (a time, say), so Config.StartChild
 	// can give back the child it started, as Step Functions never starts a task's child twice.
 	Key string
+	// Express: an Express execution, whose ARN is AWS's express:<machine>:<name>:<id>, so a name
+	// may be used again (Step Functions checks no Express name for uniqueness).
+	Express bool
 }
 
 // Execution is one run of a machine.
@@ -231,7 +234,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if smArn == "" {
 		smArn = e.defaultMachineArn
 	}
-	execArn, name := executionArn(smArn, in.Name)
+	execArn, name := executionArn(smArn, in.Name, in.Express)
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
@@ -506,11 +509,22 @@ func abortOf(ctx context.Context) *abortCause {
 
 // executionArn is the ARN of the execution name of machine smArn, and the name: a random id when
 // name is "" (the runtime's random source: a name is not a secret), made inside the ARN's text
-// (one allocation for both).
-func executionArn(smArn, name string) (arn, execName string) {
+// (one allocation for both). An Express execution's ARN is express:<machine>:<name>:<id>.
+func executionArn(smArn, name string, express bool) (arn, execName string) {
 	pre, mid, post := smArn, "", ""
 	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
 		pre, mid, post = smArn[:i], ":execution:", smArn[i+len(":stateMachine:"):]
+		if express {
+			mid = ":express:"
+		}
+	}
+	if express {
+		if name == "" {
+			id := randomUUIDBytes()
+			name = string(id[:])
+		}
+		id := randomUUIDBytes()
+		return pre + mid + post + ":" + name + ":" + string(id[:]), name
 	}
 	if name != "" {
 		return pre + mid + post + ":" + name, name

@@ -23,22 +23,24 @@ import (
 // The variables' names. Code that sets them (infra/cdk, infra/local, internal/deploy) uses these
 // constants so a rename cannot leave one side behind.
 const (
-	EnvTable         = "SINEW_TABLE"
-	EnvToolCallARN   = "SINEW_TOOL_CALL_ARN"
-	EnvAgentLoopARN  = "SINEW_AGENT_LOOP_ARN"
-	EnvTaskRoleARN   = "SINEW_TASK_ROLE_ARN"
-	EnvModel         = "SINEW_MODEL"
-	EnvOpenAIBaseURL = "SINEW_OPENAI_BASE_URL"
-	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
-	EnvOpenAIAPIKey  = "SINEW_OPENAI_API_KEY"
-	EnvAPICallAllow  = "SINEW_APICALL_ALLOW"
-	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
-	EnvJWTClaim      = "SINEW_JWT_CLAIM"
-	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
-	EnvMCPWait       = "SINEW_MCP_WAIT_S"
-	EnvJWTIssuer     = "SINEW_JWT_ISSUER"
-	EnvSecretsKey    = "SINEW_SECRETS_KEY"
-	EnvEventBus      = "SINEW_EVENT_BUS"
+	EnvTable        = "SINEW_TABLE"
+	EnvToolCallARN  = "SINEW_TOOL_CALL_ARN"
+	EnvAgentLoopARN = "SINEW_AGENT_LOOP_ARN"
+	// EnvToolCallExpressARN is tool_call_express's ARN: unset, every call runs on tool_call.
+	EnvToolCallExpressARN = "SINEW_TOOL_CALL_EXPRESS_ARN"
+	EnvTaskRoleARN        = "SINEW_TASK_ROLE_ARN"
+	EnvModel              = "SINEW_MODEL"
+	EnvOpenAIBaseURL      = "SINEW_OPENAI_BASE_URL"
+	EnvOpenAIKey          = "SINEW_OPENAI_KEY_SECRET"
+	EnvOpenAIAPIKey       = "SINEW_OPENAI_API_KEY"
+	EnvAPICallAllow       = "SINEW_APICALL_ALLOW"
+	EnvFlagDefaults       = "SINEW_FLAG_DEFAULTS"
+	EnvJWTClaim           = "SINEW_JWT_CLAIM"
+	EnvChatBudget         = "SINEW_CHAT_BUDGET_S"
+	EnvMCPWait            = "SINEW_MCP_WAIT_S"
+	EnvJWTIssuer          = "SINEW_JWT_ISSUER"
+	EnvSecretsKey         = "SINEW_SECRETS_KEY"
+	EnvEventBus           = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
 	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
@@ -83,6 +85,8 @@ type Config struct {
 	Table        string
 	ToolCallARN  string
 	AgentLoopARN string
+	// ToolCallExpressARN is tool_call_express's ARN ("" when not deployed: every call on tool_call).
+	ToolCallExpressARN string
 	// TaskRoleARN is the role Julep tasks' state machines run as (the api function creates them).
 	TaskRoleARN string
 	// FunctionNames maps a function's folder (config.Functions) to its deployed name.
@@ -139,6 +143,7 @@ func Variables() []Var {
 	vs := []Var{
 		{EnvTable, "sinew", "the DynamoDB table holding every record"},
 		{EnvToolCallARN, "", "the ARN of the tool_call state machine (needed by the routes that start it)"},
+		{EnvToolCallExpressARN, "", "the ARN of the tool_call_express state machine: server-side calls answered in the request (unset: all on tool_call)"},
 		{EnvAgentLoopARN, "", "the ARN of the agent_loop state machine (needed by chat and task executions)"},
 		{EnvTaskRoleARN, "", "the ARN of the role Julep tasks' state machines run as (needed to save a task with workflows)"},
 	}
@@ -228,16 +233,17 @@ func Load(lookup LookupFunc) (*Config, error) {
 
 	var errs []error
 	c := &Config{
-		Table:            get(EnvTable),
-		ToolCallARN:      get(EnvToolCallARN),
-		AgentLoopARN:     get(EnvAgentLoopARN),
-		TaskRoleARN:      get(EnvTaskRoleARN),
-		OpenAIKey:        get(EnvOpenAIKey),
-		OpenAIAPIKey:     get(EnvOpenAIAPIKey),
-		SecretsKey:       get(EnvSecretsKey),
-		EventBus:         get(EnvEventBus),
-		FunctionNames:    map[string]string{},
-		ProviderBaseURLs: map[string]string{},
+		Table:              get(EnvTable),
+		ToolCallARN:        get(EnvToolCallARN),
+		ToolCallExpressARN: get(EnvToolCallExpressARN),
+		AgentLoopARN:       get(EnvAgentLoopARN),
+		TaskRoleARN:        get(EnvTaskRoleARN),
+		OpenAIKey:          get(EnvOpenAIKey),
+		OpenAIAPIKey:       get(EnvOpenAIAPIKey),
+		SecretsKey:         get(EnvSecretsKey),
+		EventBus:           get(EnvEventBus),
+		FunctionNames:      map[string]string{},
+		ProviderBaseURLs:   map[string]string{},
 	}
 	c.JWTClaim, c.JWTIssuer = get(EnvJWTClaim), get(EnvJWTIssuer)
 	for _, f := range Functions {

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -267,6 +268,13 @@ func (c *console) getExecution(ctx context.Context, r *httpapi.Request) (*httpap
 	}
 	arn := executionArn(mv.ARN, name)
 	d, err := c.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	var missing *types.ExecutionDoesNotExist
+	if errors.As(err, &missing) && v.Record != nil {
+		// A call that ran on tool_call_express: Step Functions keeps no Express execution, so
+		// sinew's record is all there is to show (its failures are in the state machine's log).
+		v.States, v.Calls, v.Events = map[string]*StateView{}, []Call{}, []Event{}
+		return httpapi.OK(v), nil
+	}
 	if err != nil {
 		return nil, sfnErr(err)
 	}

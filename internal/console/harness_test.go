@@ -131,7 +131,7 @@ func (h *harness) token(t *testing.T, dev string) string {
 }
 
 // call sends one HTTP request as dev ("" for no token) and gives the status and decoded body.
-func (h *harness) call(t *testing.T, dev, method, path string, body any) (int, map[string]any) {
+func (h *harness) call(t *testing.T, dev, method, path string, body any, hdr ...string) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -149,6 +149,9 @@ func (h *harness) call(t *testing.T, dev, method, path string, body any) (int, m
 		req.Header.Set("Authorization", "Bearer "+h.token(t, dev))
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -182,10 +185,14 @@ func (h *harness) agent(t *testing.T, dev string, metadata map[string]any) strin
 	return id
 }
 
-// toolCall starts a tool call and gives its execution id.
+// toolCall starts a tool call on tool_call (Prefer: respond-async), whose history the console
+// draws, and gives its execution id.
 func (h *harness) toolCall(t *testing.T, dev, agent, tool string, args map[string]any) string {
 	t.Helper()
-	out := h.must(t, dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": tool, "arguments": args})
+	status, out := h.call(t, dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": tool, "arguments": args}, "Prefer", "respond-async")
+	if status != http.StatusAccepted {
+		t.Fatalf("POST /tool-calls as %s: %d %v", dev, status, out)
+	}
 	return out["execution_id"].(string)
 }
 

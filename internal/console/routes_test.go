@@ -42,7 +42,20 @@ func TestConsoleRoutesRefuseBadInput(t *testing.T) {
 			}
 		})
 	}
-	status, _ := h.call(t, devA, http.MethodPost, "/console/api/machines", map[string]any{})
+	// A call answered in the request ran on tool_call_express, of which Step Functions keeps
+	// nothing: the console shows it from sinew's record.
+	status, x := h.call(t, devA, http.MethodPost, "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"text": "now"}})
+	if status != http.StatusOK {
+		t.Fatalf("POST /tool-calls: %d %v, want 200 with the result", status, x)
+	}
+	status, view := h.call(t, devA, http.MethodGet, "/console/api/executions/tool_call/"+x["execution_id"].(string), nil)
+	if status != http.StatusOK || view["status"] != "SUCCEEDED" || view["record"] == nil {
+		t.Errorf("the console's view of a call on tool_call_express: %d %v, want its record", status, view)
+	}
+	if status, view := h.call(t, devB, http.MethodGet, "/console/api/executions/tool_call/"+x["execution_id"].(string), nil); status != http.StatusNotFound {
+		t.Errorf("another developer's view of it: %d %v, want 404", status, view)
+	}
+	status, _ = h.call(t, devA, http.MethodPost, "/console/api/machines", map[string]any{})
 	if status != http.StatusMethodNotAllowed {
 		t.Errorf("POST /console/api/machines: %d, want 405", status)
 	}

@@ -65,6 +65,7 @@ const (
 	TableWrite         Action = "table:write"         // Items: the item kinds written (put, update, delete)
 	InvokeFunction     Action = "lambda:invoke"       // Target: a function's name
 	StartExecution     Action = "states:start"        // Target: a state machine's name
+	StartSyncExecution Action = "states:start-sync"   // Target: an Express state machine; start and wait for its end
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
 	DescribeExecution  Action = "states:describe"     // Target: a state machine; whether an execution exists
 	SendTaskResult     Action = "states:task-result"  // Target: a state machine; SendTaskSuccess/Failure/Heartbeat
@@ -188,13 +189,14 @@ func Functions() []Function {
 			Purpose:  "every HTTP route but chat: resources, secrets, flags, tool calls, executions, payloads, the catalogue",
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
-			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvAgentLoopARN,
+			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvToolCallExpressARN, config.EnvAgentLoopARN,
 				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN),
 			Permissions: []Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: SecretsKeyEncrypt}, // seals setup and secrets as they are written; never unseals
 				{Action: StartExecution, Target: ToolCall},
+				{Action: StartSyncExecution, Target: ToolCallExpress},
 				{Action: StartExecution, Target: AgentLoop},
 				{Action: ManageExecution, Target: ToolCall},
 				{Action: ManageExecution, Target: AgentLoop},
@@ -365,6 +367,16 @@ func StateMachines() []StateMachine {
 			},
 		},
 		{
+			Name: ToolCallExpress,
+			File: ExpressFile,
+			Type: "EXPRESS",
+			Purpose: "tool_call's states for a server-side call that fits in five minutes, started synchronously so POST /tool-calls " +
+				"answers with the result: Dispatch invokes the executor request-response; derived from tool_call's definition",
+			Substitutions: []Substitution{
+				fnArn("prepare"), fnArn("integration"), fnArn("apicall"), fnArn("system"), fnArn("settle"),
+			},
+		},
+		{
 			Name:    AgentLoop,
 			File:    "statemachines/agent_loop.asl.json",
 			Type:    "STANDARD",
@@ -405,6 +417,8 @@ func ValueOf(name string) Value {
 		return Value{Kind: TableName}
 	case config.EnvToolCallARN:
 		return Value{Kind: StateMachineARN, Target: ToolCall}
+	case config.EnvToolCallExpressARN:
+		return Value{Kind: StateMachineARN, Target: ToolCallExpress}
 	case config.EnvAgentLoopARN:
 		return Value{Kind: StateMachineARN, Target: AgentLoop}
 	case config.EnvSecretsKey:

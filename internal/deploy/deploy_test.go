@@ -182,12 +182,16 @@ func TestDescriptionConsistent(t *testing.T) {
 				if !env[config.FunctionEnv(p.Target)] {
 					t.Errorf("%s invokes %s but does not get %s", f.Name, p.Target, config.FunctionEnv(p.Target))
 				}
-			case StartExecution, ManageExecution, DescribeExecution, SendTaskResult, AnswerOwnTask:
+			case StartExecution, StartSyncExecution, ManageExecution, DescribeExecution, SendTaskResult, AnswerOwnTask:
 				if !machines[p.Target] {
 					t.Errorf("%s: %s on unknown state machine %q", f.Name, p.Action, p.Target)
 				}
-				if p.Action == StartExecution {
-					want := map[string]string{ToolCall: config.EnvToolCallARN, AgentLoop: config.EnvAgentLoopARN}[p.Target]
+				if m, _ := StateMachineByName(p.Target); (p.Action == StartSyncExecution) != (m.Type == "EXPRESS") {
+					t.Errorf("%s: %s on %s, a %s state machine", f.Name, p.Action, p.Target, m.Type)
+				}
+				if p.Action == StartExecution || p.Action == StartSyncExecution {
+					want := map[string]string{ToolCall: config.EnvToolCallARN, AgentLoop: config.EnvAgentLoopARN,
+						ToolCallExpress: config.EnvToolCallExpressARN}[p.Target]
 					if !env[want] {
 						t.Errorf("%s starts %s but does not get %s", f.Name, p.Target, want)
 					}
@@ -234,7 +238,7 @@ func TestDescriptionConsistent(t *testing.T) {
 		}
 	}
 	for _, m := range StateMachines() {
-		if m.File != "statemachines/"+m.Name+".asl.json" || m.Type != "STANDARD" {
+		if m.File != "statemachines/"+m.Name+".asl.json" || (m.Type != "STANDARD") != (m.Name == ToolCallExpress) {
 			t.Errorf("%s: file %s type %s", m.Name, m.File, m.Type)
 		}
 		seen := map[string]bool{}

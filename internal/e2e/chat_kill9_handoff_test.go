@@ -160,7 +160,7 @@ func sendAllCrashAtFirstAnswer(t *testing.T, a *api, reqs []*lostRequest, kill f
 	for _, r := range reqs {
 		wg.Go(func() {
 			<-start
-			code, body, err := a.do(context.Background(), "POST", r.path, r.body, "Idempotency-Key", r.key)
+			code, body, err := a.do(context.Background(), "POST", r.path, r.body, "Idempotency-Key", r.key, "Prefer", "respond-async")
 			if err == nil {
 				if strings.HasSuffix(r.path, "/chat") && int(answers.Add(1)) >= max(1, len(reqs)/16) {
 					once.Do(kill)
@@ -208,7 +208,7 @@ func repeatLost(t *testing.T, a *api, c *sfn.Client, r *lostRequest) {
 	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute) // only guards against a hang
 	for {
-		code, body, err := a.do(context.Background(), "POST", r.path, r.body, "Idempotency-Key", r.key)
+		code, body, err := a.do(context.Background(), "POST", r.path, r.body, "Idempotency-Key", r.key, "Prefer", "respond-async")
 		if err == nil && code == http.StatusAccepted {
 			r.code, r.started = code, fmt.Sprint(body["execution_id"])
 			return

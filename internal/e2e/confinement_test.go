@@ -69,7 +69,7 @@ func TestFFmpegReadsNoFileOfTheService(t *testing.T) {
 				"args": []string{"-f", "image2", "-i", in, "-filter_complex", `amovie=` + in + `:format_opts=safe\=0:f=concat`, "-c:a", "pcm_u8", "out.wav"},
 				"file": base64.StdEncoding.EncodeToString(polyglot(in, tc.target)),
 			}
-			st := dev.must(t, "POST", "/tool-calls", map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": "media", "arguments": args}, 202)
+			st := dev.startAsync(t, map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": "media", "arguments": args})
 			x, raw := dev.awaitFinal(t, st["execution_id"].(string))
 			seen := raw
 			if out := dev.resultOf(t, x); out != nil {

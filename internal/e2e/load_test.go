@@ -265,7 +265,7 @@ func TestLoad(t *testing.T) {
 			x.t0 = time.Now()
 			if x.viaAPI {
 				code, body, err := a.do(ctx, "POST", "/tool-calls", map[string]any{"agent_id": agent, "task_id": nil, "session_id": nil, "tool": tool, "arguments": args},
-					"Idempotency-Key", fmt.Sprintf("load-%d", x.i))
+					"Idempotency-Key", fmt.Sprintf("load-%d", x.i), "Prefer", "respond-async")
 				if err != nil || code != 202 || body["execution_id"] != x.name {
 					t.Errorf("POST /tool-calls %d = %d %v %v, want 202 with execution %s", x.i, code, body, err, x.name)
 				}

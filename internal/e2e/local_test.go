@@ -140,6 +140,17 @@ func (a *api) do(ctx context.Context, method, path string, body any, hdr ...stri
 	return resp.StatusCode, m, nil
 }
 
+// startAsync posts a tool call with Prefer: respond-async, which must answer 202, and gives the
+// answer: the execution to poll.
+func (a *api) startAsync(t testing.TB, body any) map[string]any {
+	t.Helper()
+	code, m, err := a.do(context.Background(), "POST", "/tool-calls", body, "Prefer", "respond-async")
+	if err != nil || code != 202 {
+		t.Fatalf("POST /tool-calls (respond-async) = %d %v (%v), want 202", code, m, err)
+	}
+	return m
+}
+
 // must sends a request that must answer want.
 func (a *api) must(t testing.TB, method, path string, body any, want int) map[string]any {
 	t.Helper()

@@ -103,7 +103,7 @@ func scriptCall(id, name string, args map[string]any) map[string]any {
 // toolCall runs one call through POST /tool-calls and answers its finished execution record.
 func (a *api) toolCall(t *testing.T, body map[string]any) map[string]any {
 	t.Helper()
-	id := a.must(t, "POST", "/tool-calls", body, 202)["execution_id"].(string)
+	id := a.startAsync(t, body)["execution_id"].(string)
 	deadline := time.Now().Add(2 * time.Minute) // a guard against a hang only
 	for {
 		rec := a.must(t, "GET", "/executions/"+id, nil, 200)

@@ -40,7 +40,7 @@ func TestRedactionIsPerCall(t *testing.T) {
 	devB.must(t, "POST", "/agents/"+agentB+"/tools", map[string]any{"name": "probe", "type": "api_call",
 		"api_call": map[string]any{"method": "GET", "url": echo.URL + "/echo"}}, 201)
 
-	devA.must(t, "POST", "/tool-calls", map[string]any{"agent_id": agentA, "tool": "slow", "arguments": map[string]any{}}, 202)
+	devA.startAsync(t, map[string]any{"agent_id": agentA, "tool": "slow", "arguments": map[string]any{}})
 	select {
 	case <-arrived: // A's call is in flight, its secret opened
 	case <-time.After(2 * time.Minute):

@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
@@ -35,11 +36,15 @@ func Register(rt *httpapi.Router, d Deps) {
 	h := &handlers{w: d.Workflow, live: d.Liveness, tasks: d.Tasks}
 	registerSchemas(rt)
 	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/tool-calls", Handler: h.startToolCall, Op: httpapi.Operation{
-		Summary:     "Call a tool by name",
-		Description: "Starts a tool_call execution: the tool is found among the task's tools (and, with inherit_tools, the agent's) or the agent's, and run through the executor of its type. A function tool pauses the execution until the call is answered. The execution is recorded before the 202, so GET /executions/{execution_id} finds it at once. With Idempotency-Key, a repeat answers the same execution.",
-		Tags:        []string{tag}, Params: []httpapi.Param{httpapi.IdempotencyParam()},
+		Summary: "Call a tool by name",
+		Description: "Runs the tool: it is found among the task's tools (and, with inherit_tools, the agent's) or the agent's, and run through the executor of its type. " +
+			"A server-side call (integration, api_call, system; an api_call bounded to at most 120 s) runs on the tool_call_express state machine and is answered 200 with the ended execution, its result in output, when it ends within 25 s; " +
+			"otherwise, and for a function tool (which pauses until the call is answered), the answer is 202 with the execution to poll at GET /executions/{execution_id}. " +
+			"Prefer: respond-async always answers 202 (on tool_call). With Idempotency-Key, a repeat answers the same execution, and the tool runs once.",
+		Tags: []string{tag}, Params: []httpapi.Param{httpapi.IdempotencyParam(), preferParam},
 		Request: httpapi.Ref("ToolCallRequest"),
-		Responses: map[int]httpapi.Resp{202: {Description: "started", Schema: httpapi.Ref("ExecutionStarted")},
+		Responses: map[int]httpapi.Resp{200: {Description: "the call ended: its execution, with the result object in output (an error result: status failed)", Schema: httpapi.Ref("Execution")},
+			202: {Description: "started: poll the execution", Schema: httpapi.Ref("ExecutionStarted")},
 			400: {Description: "a broken rule"}, 413: {Description: "the call is over Step Functions' 256 KiB input limit"},
 			503: {Description: "Step Functions was unavailable; try again, with the same Idempotency-Key so the call cannot start twice"}},
 	}})
@@ -104,11 +109,43 @@ func (h *handlers) startToolCall(ctx context.Context, r *httpapi.Request) (*http
 	if err := r.Decode(&req); err != nil {
 		return nil, err
 	}
-	st, err := h.w.StartToolCall(ctx, r.DeveloperID, req, key)
+	async, err := respondAsync(r.Header("Prefer"))
 	if err != nil {
 		return nil, err
 	}
+	st, err := h.w.CallTool(ctx, r.DeveloperID, req, workflow.StartOptions{IdempotencyKey: key, Async: async})
+	if err != nil {
+		return nil, err
+	}
+	if x := st.Ended; x != nil {
+		// A result stored by reference is answered as its value up to the inline limit, as GET
+		// /executions/{execution_id} answers it.
+		if x.Output, err = h.w.Store.InlineRefs(ctx, r.DeveloperID, x.Output, store.AnswerInlineLimit); err != nil {
+			return nil, err
+		}
+		return httpapi.OK(x), nil
+	}
 	return httpapi.JSON(http.StatusAccepted, st), nil
+}
+
+// preferParam is RFC 7240's Prefer header as POST /tool-calls reads it.
+var preferParam = httpapi.Param{Name: "Prefer", In: "header",
+	Description: "respond-async: answer 202 with the execution to poll, never wait for the result (RFC 7240)",
+	Schema:      map[string]any{"type": "string", "example": "respond-async"}}
+
+// respondAsync reads a Prefer header (RFC 7240): comma-separated preferences, each a token with
+// optional parameters; preferences it does not know are ignored, as the RFC asks.
+func respondAsync(prefer string) (bool, error) {
+	if len(prefer) > 1024 {
+		return false, fault.Invalid("Prefer", "the Prefer header is %d bytes; at most 1024", len(prefer))
+	}
+	for _, p := range strings.Split(prefer, ",") {
+		tok, _, _ := strings.Cut(p, ";")
+		if strings.EqualFold(strings.TrimSpace(tok), "respond-async") {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (h *handlers) listExecutions(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

@@ -10,8 +10,10 @@ import (
 )
 
 // BenchmarkCall is one integration call (dummy echo) to its result in local mode, over MCP (the Go
-// SDK's client: one tools/call, the server waits) beside POST /tool-calls followed by GET
-// /executions/{id} until it has ended (the client waits, polling as the MCP server does).
+// SDK's client: one tools/call, the server waits), by POST /tool-calls answered in the request
+// (tool_call_express, 200 with the result), and by POST /tool-calls with Prefer: respond-async
+// followed by GET /executions/{id} until it has ended (tool_call; the client polls as the MCP
+// server did before).
 //
 //	go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -run '^$' -bench Call -benchtime 50x ./internal/mcpserver/
 func BenchmarkCall(b *testing.B) {
@@ -31,6 +33,14 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
+	b.Run("tool-calls-sync", func(b *testing.B) {
+		body := map[string]any{"agent_id": e.agentID, "tool": "echo", "arguments": args}
+		for b.Loop() {
+			if x, err := e.api("dev-a", "POST", "/tool-calls", body, 200); err != nil || x["status"] != "succeeded" {
+				b.Fatalf("POST /tool-calls = %v %v", x, err)
+			}
+		}
+	})
 	b.Run("tool-calls", func(b *testing.B) {
 		body := map[string]any{"agent_id": e.agentID, "tool": "echo", "arguments": args}
 		for b.Loop() {
@@ -43,7 +53,7 @@ func BenchmarkCall(b *testing.B) {
 
 // toolCallToResult is POST /tool-calls, then GET /executions/{id} until the call has ended.
 func toolCallToResult(e *testEnv, body map[string]any) error {
-	st, err := e.api("dev-a", "POST", "/tool-calls", body, 202)
+	st, err := e.api("dev-a", "POST", "/tool-calls", body, 202, "Prefer", "respond-async")
 	if err != nil {
 		return err
 	}

@@ -235,7 +235,7 @@ func (e *testEnv) token(dev string) (string, error) {
 }
 
 // api calls the HTTP API as dev and decodes its JSON object answer, checking the status.
-func (e *testEnv) api(dev, method, path string, body any, want int) (map[string]any, error) {
+func (e *testEnv) api(dev, method, path string, body any, want int, hdr ...string) (map[string]any, error) {
 	tok, err := e.token(dev)
 	if err != nil {
 		return nil, err
@@ -254,6 +254,9 @@ func (e *testEnv) api(dev, method, path string, body any, want int) (map[string]
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err

@@ -26,9 +26,10 @@ const (
 	maxPoll   = 200 * time.Millisecond
 )
 
-// wait reads the execution until it has ended; nil when the wait (or the request) ends first.
-func (s *service) wait(ctx context.Context, dev, id string) (*store.Execution, error) {
-	deadline := time.Now().Add(s.d.Wait)
+// wait reads the execution until it has ended, for up to d; nil when the wait (or the request)
+// ends first.
+func (s *service) wait(ctx context.Context, dev, id string, d time.Duration) (*store.Execution, error) {
+	deadline := time.Now().Add(d)
 	delay := firstPoll
 	for {
 		x, err := s.d.Store.GetExecution(ctx, dev, id)

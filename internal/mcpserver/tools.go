@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,15 +116,21 @@ func (s *service) call(ctx context.Context, sc *scope, f *toolfmt.Formatted, req
 	if err != nil {
 		return nil, s.protocolError(ctx, err, f.Function.Name)
 	}
-	st, err := s.d.Workflow.StartToolCall(ctx, sc.dev, workflow.ToolCallRequest{
-		AgentID: sc.agentID, SessionID: sc.sessionID, Tool: f.Function.Name, Arguments: args}, key)
+	started := time.Now()
+	st, err := s.d.Workflow.CallTool(ctx, sc.dev, workflow.ToolCallRequest{
+		AgentID: sc.agentID, SessionID: sc.sessionID, Tool: f.Function.Name, Arguments: args},
+		workflow.StartOptions{IdempotencyKey: key, Wait: s.d.Wait})
 	if err != nil {
 		if fault.Is(err, fault.Transient) {
 			return errorResult("", string(fault.Transient), fault.Message(err)+retryHint(key)), nil
 		}
 		return nil, s.protocolError(ctx, err, f.Function.Name)
 	}
-	x, err := s.wait(ctx, sc.dev, st.ExecutionID)
+	if st.Ended != nil {
+		// It ran on tool_call_express and ended within the start: no poll.
+		return s.result(ctx, sc.dev, st.Ended)
+	}
+	x, err := s.wait(ctx, sc.dev, st.ExecutionID, s.d.Wait-time.Since(started))
 	if err != nil {
 		s.d.Logger.WarnContext(ctx, "mcp: reading the execution", "execution_id", st.ExecutionID, "error", err.Error())
 		return stillRunning(st.ExecutionID, key), nil

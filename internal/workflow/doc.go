@@ -8,6 +8,18 @@
 // package executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through
 // narrow ports (SFN).
 //
+// # Which machine
+//
+// A server-side call through POST /tool-calls (CallTool), whose bound fits in five minutes, runs
+// on tool_call_express, Express, started with StartSyncExecution: the route answers its ended
+// record (200) when it ends within the wait (DefaultSyncWait), else the execution to poll (202).
+// Its definition is tool_call's, derived (deploy.ExpressToolCall): Dispatch invokes the executor
+// request-response with record set, so the executor keeps the claim and outcome on the execution's
+// record as it does with a token, and answers the result object. Function calls, calls bounded
+// past ExpressMaxSeconds and those asked for with Prefer: respond-async run on tool_call. Express
+// executions send no status change events: the route settles one that ended as a workflow
+// failure itself (SettleEvent on its answer).
+//
 // # The path of a call
 //
 // statemachines/tool_call.asl.json (Standard) starts with Dispatch, one

@@ -59,7 +59,10 @@ import (
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
 
-const toolCallARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-tool_call"
+const (
+	toolCallARN        = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-tool_call"
+	toolCallExpressARN = "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-tool_call_express"
+)
 
 func fnARN(name string) string { return "arn:aws:lambda:us-east-1:000000000000:function:sinew-" + name }
 
@@ -80,6 +83,21 @@ func readFile(t testing.TB, rel string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// renderMachine parses the named state machine's definition with the harness's function ARNs.
+func renderMachine(t testing.TB, name string) *asl.Machine {
+	t.Helper()
+	def, _ := deploy.StateMachineByName(name)
+	rendered, err := def.Render(readFile(t, def.File), func(v deploy.Value) (string, error) { return fnARN(v.Target), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := asl.Parse(rendered, asl.Options{JSONata: jsonata.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // invoker runs the handlers in process through lambdaboundary.Invoke, so error names are the ones
@@ -187,6 +205,8 @@ func (iv *invoker) total() int {
 type engineSFN struct {
 	eng      *asl.Engine
 	machines map[string]*asl.Machine
+	// lastSync is the last Express execution StartSyncExecution ran (its ARN is not the name's).
+	lastSync atomic.Pointer[asl.Execution]
 }
 
 func sdkErr(err error) error {
@@ -223,6 +243,38 @@ func (e *engineSFN) StartExecution(ctx context.Context, in *sfn.StartExecutionIn
 		return nil, &sfntypes.InvalidExecutionInput{Message: awsv2.String(fault.Message(err))}
 	}
 	return &sfn.StartExecutionOutput{ExecutionArn: &x.ARN, StartDate: awsv2.Time(x.Describe().StartDate)}, nil
+}
+
+// StartSyncExecution runs an Express execution to its end, as local mode's Step Functions API does.
+func (e *engineSFN) StartSyncExecution(ctx context.Context, in *sfn.StartSyncExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartSyncExecutionOutput, error) {
+	arn := awsv2.ToString(in.StateMachineArn)
+	m, ok := e.machines[arn]
+	if !ok || arn != toolCallExpressARN {
+		return nil, &sfntypes.StateMachineDoesNotExist{Message: in.StateMachineArn}
+	}
+	x, err := e.eng.Start(ctx, asl.StartInput{Machine: m, StateMachineArn: arn, Name: awsv2.ToString(in.Name), Input: awsv2.ToString(in.Input), Express: true})
+	if err != nil {
+		return nil, &sfntypes.InvalidExecutionInput{Message: awsv2.String(fault.Message(err))}
+	}
+	e.lastSync.Store(x)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	d, err := x.Wait(wctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &sfn.StartSyncExecutionOutput{ExecutionArn: &d.ExecutionArn, StateMachineArn: &d.StateMachineArn, Name: &d.Name,
+		Status: sfntypes.SyncExecutionStatus(d.Status), StartDate: &d.StartDate, StopDate: &d.StopDate, Input: &d.Input}
+	if d.Status == asl.StatusSucceeded {
+		out.Output = &d.Output
+	}
+	if d.Error != "" {
+		out.Error = &d.Error
+	}
+	if d.Cause != "" {
+		out.Cause = &d.Cause
+	}
+	return out, nil
 }
 
 func (e *engineSFN) StopExecution(_ context.Context, in *sfn.StopExecutionInput, _ ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error) {
@@ -381,12 +433,14 @@ func newHarness(t testing.TB) *harness {
 	if h.machine, err = asl.Parse(rendered, asl.Options{JSONata: jsonata.New()}); err != nil {
 		t.Fatal(err)
 	}
-	machines := map[string]*asl.Machine{toolCallARN: h.machine}
+	express := renderMachine(t, deploy.ToolCallExpress)
+	machines := map[string]*asl.Machine{toolCallARN: h.machine, toolCallExpressARN: express}
 	h.machines = machines
 	h.eng = asl.New(asl.Config{Clock: h.clock, Lambda: h.iv, Machines: func(arn string) (*asl.Machine, bool) { m, ok := machines[arn]; return m, ok },
-		// The deployed EventBridge rule: every final status goes to the settle function.
+		// The deployed EventBridge rule: every final status goes to the settle function. Express
+		// executions send none.
 		OnStatus: func(d asl.Description) {
-			if d.Status != asl.StatusRunning {
+			if d.Status != asl.StatusRunning && !strings.Contains(d.ExecutionArn, ":express:") {
 				h.deliver(d)
 			}
 		}})

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
@@ -23,7 +24,11 @@ type Service struct {
 	// TaskMachineARN is the ARN of a Julep task's state machine (nil: none is known), for the
 	// executions of Task.
 	TaskMachineARN func(taskID string) (string, error)
-	Log            *slog.Logger
+	// ToolCallExpressARN is tool_call_express's ARN: "" runs every call on tool_call.
+	ToolCallExpressARN string
+	// SyncWait bounds how long a call on tool_call_express is waited for (DefaultSyncWait if 0).
+	SyncWait time.Duration
+	Log      *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {

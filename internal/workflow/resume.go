@@ -236,6 +236,9 @@ type ToolCallRequest struct {
 type Started struct {
 	ExecutionID string           `json:"execution_id"`
 	Status      store.ExecStatus `json:"status"`
+	// Ended is the execution's record when the call ended before the start was answered (a call
+	// on tool_call_express): the caller has the result.
+	Ended *store.Execution `json:"-"`
 }
 
 // IdempotentName is the execution name for an Idempotency-Key: idem- and a hash of

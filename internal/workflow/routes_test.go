@@ -163,6 +163,12 @@ func TestRequestBudget(t *testing.T) {
 		{"list_agents", "start", 4, 3, 4},
 		// Dispatch, Prepare, Prepared, then Function with the tool's timeout.
 		{"ask_user", "start", 4, 3, 4},
+		// tool_call_express, answered in the request: Prepared, Dispatch invoking the executor
+		// (transitions are not billed on Express); the route's find, the executor's merge and its
+		// outcome, the one write that makes the record, and the route's read of the ended record.
+		{"echo", "express", 2, 1, 4},
+		{"get_item", "express", 2, 1, 4},
+		{"list_agents", "express", 2, 1, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
@@ -185,12 +191,16 @@ func TestRequestBudget(t *testing.T) {
 				total += v
 			}
 			inside := h.iv.total() - before
-			name := tt.tool
-			if tt.entry == "start" {
-				name += "/start"
+			name, settles := tt.tool, 1 // the status change's invocation of settle
+			switch tt.entry {
+			case "start", "express":
+				name += "/" + tt.entry
+			}
+			if tt.entry == "express" {
+				settles = 0 // Express executions send no status change events
 			}
 			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests, request units %v)",
-				name, n, inside, httpReqs+1, httpReqs, ops, total, units)
+				name, n, inside, httpReqs+settles, httpReqs, ops, total, units)
 			rec.write(t, name, x)
 			if n > tt.transitions || inside != tt.inside || total > tt.maxRequests {
 				t.Errorf("%s: %d transitions, %d Lambda invocations, %d requests (%v); want at most %d, %d, at most %d",
@@ -201,13 +211,25 @@ func TestRequestBudget(t *testing.T) {
 }
 
 // budgetCall makes one call of tool through entry ("post": POST /tool-calls, a function call
-// answered through the HTTP result route; "start": StartExecution naming the tool, a function call
-// answered with SendTaskSuccess) and waits for it to end; it answers the execution and the HTTP
+// answered through the HTTP result route; "express": POST /tool-calls on tool_call_express, the
+// result in the request; "start": StartExecution naming the tool, a function call answered with
+// SendTaskSuccess) and waits for it to end; it answers the execution and the HTTP
 // requests made and the test's own reads of the table (the task token of a bare start's call).
 func (h *harness) budgetCall(t *testing.T, dev, agent, toolName, entry string) (*asl.Execution, int, int64) {
 	t.Helper()
 	var x *asl.Execution
 	reqs, own := 0, int64(0)
+	if entry == "express" {
+		h.svc.ToolCallExpressARN = toolCallExpressARN
+		defer func() { h.svc.ToolCallExpressARN = "" }()
+		code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
+		if code != 200 || st["status"] != "succeeded" {
+			t.Fatalf("POST = %d %v, want the result in the request", code, st)
+		}
+		x = h.svc.SFN.(*engineSFN).lastSync.Load()
+		h.wait(x)
+		return x, 1, 0
+	}
 	if entry == "post" {
 		code, st := h.do(dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": toolName, "arguments": map[string]any{}})
 		if code != 202 {

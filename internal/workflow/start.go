@@ -25,6 +25,14 @@ import (
 // call's claim for the executor's first attempt, which then writes only the outcome. With an
 // idempotency key, a repeat (running or ended) answers the same execution.
 func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallRequest, idemKey string) (*Started, error) {
+	return s.CallTool(ctx, dev, req, StartOptions{IdempotencyKey: idemKey})
+}
+
+// CallTool is StartToolCall with options. A server-side call that fits an Express execution runs
+// on tool_call_express, started synchronously: when it ends within the route's wait, Started.Ended
+// is its record (POST /tool-calls answers 200 with it); else it answers the execution to poll.
+// Every other call, or one asked for with Async, starts on tool_call.
+func (s *Service) CallTool(ctx context.Context, dev string, req ToolCallRequest, o StartOptions) (*Started, error) {
 	if _, err := CheckRequest(req.AgentID, req.TaskID, req.SessionID, req.Tool, req.Arguments); err != nil {
 		return nil, err
 	}
@@ -37,15 +45,28 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 		return nil, fault.New(fault.Internal, "the tool_call state machine's ARN is not configured")
 	}
 	name := uuid.Must(uuid.NewV7()).String()
-	if idemKey != "" {
-		name = IdempotentName(dev, "POST /tool-calls", idemKey)
+	if o.IdempotencyKey != "" {
+		name = IdempotentName(dev, "POST /tool-calls", o.IdempotencyKey)
 	}
 	p, err := s.prepare(ctx, PrepareInput{DeveloperID: dev, AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID,
 		Tool: req.Tool, Arguments: req.Arguments, ExecutionID: name})
 	if err != nil {
 		return nil, err
 	}
-	held := p.Call.Type != tool.TypeFunction
+	ss, express := s.express(p, o)
+	// The route's record holds the executor's first claim (on tool_call written after the start,
+	// on tool_call_express only if the wait runs out): the name is new. A keyed call's executor
+	// claims for itself when tool_call_express is deployed: Step Functions keeps Express names
+	// apart from Standard ones and unchecked, so a start is no proof that a keyed call is new.
+	held := p.Call.Type != tool.TypeFunction && (o.IdempotencyKey == "" || s.ToolCallExpressARN == "")
+	record := func(ctx context.Context) (*store.Execution, error) {
+		var claim any
+		if held {
+			claim = guard.Running(guard.What(p.Call), time.Now().Add(guard.DefaultLease))
+		}
+		return s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
+			AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)
+	}
 	input, err := jsonv.Encode(StartInput{DeveloperID: dev, AgentID: nullable(req.AgentID), TaskID: nullable(req.TaskID),
 		SessionID: nullable(req.SessionID), Tool: req.Tool, Call: &p.Call, Definition: &p.Tool, Context: &p.Context, Wait: &p.Wait, Held: held,
 		Result: map[string]any{"id": p.Call.ID, "type": p.Call.Type, "name": p.Tool.Name}})
@@ -56,16 +77,17 @@ func (s *Service) StartToolCall(ctx context.Context, dev string, req ToolCallReq
 		return nil, &fault.Error{Kind: fault.TooLarge, Field: "arguments",
 			Msg: fmt.Sprintf("the call is %d bytes as JSON, over Step Functions' 256 KiB input limit: send smaller arguments", len(input))}
 	}
+	if express {
+		if !held {
+			record = nil // the executor's claim makes the record
+		}
+		return s.startExpress(ctx, ss, dev, name, input, o, record)
+	}
 	st, again, err := StartExecution(ctx, s.SFN, s.Store, dev, s.ToolCallARN, name, input, ToolCall)
 	if err != nil || again {
 		return st, err
 	}
-	var claim any
-	if held {
-		claim = guard.Running(guard.What(p.Call), time.Now().Add(guard.DefaultLease))
-	}
-	x, err := s.Store.RecordExecution(ctx, dev, store.Execution{ExecutionID: name, Workflow: ToolCall,
-		AgentID: req.AgentID, TaskID: req.TaskID, SessionID: req.SessionID}, claim)
+	x, err := record(ctx)
 	if err != nil {
 		// The execution runs, and its executor records it: the call has started.
 		s.log().WarnContext(ctx, "started a tool call but could not record it; its executor will", "execution_id", name, "error", err)
@@ -85,8 +107,7 @@ func StartExecution(ctx context.Context, c ExecutionStarter, records *store.Stor
 	if err == nil {
 		return &Started{ExecutionID: name, Status: store.ExecRunning}, false, nil
 	}
-	switch fault.AWSCode(err) {
-	case "ExecutionAlreadyExists":
+	if fault.AWSCode(err) == "ExecutionAlreadyExists" {
 		x, gerr := records.GetExecution(ctx, dev, name)
 		if fault.Is(gerr, fault.NotFound) {
 			return &Started{ExecutionID: name, Status: store.ExecRunning}, true, nil
@@ -95,12 +116,20 @@ func StartExecution(ctx context.Context, c ExecutionStarter, records *store.Stor
 			return nil, true, gerr
 		}
 		return &Started{ExecutionID: name, Status: x.Status}, true, nil
-	case "ExecutionLimitExceeded":
-		return nil, false, fault.Wrap(fault.Transient, err, "start the %s execution: the account's limit of open executions is reached; try again once some have ended", wf)
-	case "InvalidExecutionInput":
-		return nil, false, fault.Wrap(fault.InvalidInput, err, "Step Functions refused the %s execution's input: %s", wf, awsMessage(err))
 	}
-	return nil, false, fault.FromAWS(err, "start the "+wf+" execution")
+	return nil, false, startErr(err, wf)
+}
+
+// startErr is a start's AWS error as the caller's: a limit is transient, a refused input the
+// caller's own.
+func startErr(err error, wf string) error {
+	switch fault.AWSCode(err) {
+	case "ExecutionLimitExceeded":
+		return fault.Wrap(fault.Transient, err, "start the %s execution: the account's limit of open executions is reached; try again once some have ended", wf)
+	case "InvalidExecutionInput":
+		return fault.Wrap(fault.InvalidInput, err, "Step Functions refused the %s execution's input: %s", wf, awsMessage(err))
+	}
+	return fault.FromAWS(err, "start the "+wf+" execution")
 }
 
 // StartInput is tool_call's input. A user's own state machine gives the request (developer_id,

@@ -232,8 +232,9 @@ func TestAlarmsMeanFaults(t *testing.T) {
 	if events != 2 {
 		t.Errorf("%d alarms on the settle rule's deliveries, want FailedInvocations and InvocationsFailedToBeSentToDlq", events)
 	}
-	if len(got) != 39 {
-		t.Errorf("%d alarms, want 39", len(got))
+	// Three per state machine (failed, timed out, throttled), tool_call_express's among them.
+	if len(got) != 42 {
+		t.Errorf("%d alarms, want 42", len(got))
 	}
 }
 

@@ -215,6 +215,8 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			add("Invoke"+logicalID(p.Target), []string{"lambda:InvokeFunction"}, []*string{s.functionARN(p.Target)}, nil)
 		case deploy.StartExecution:
 			add("Start"+logicalID(p.Target), []string{"states:StartExecution"}, []*string{s.stateMachineARN(p.Target)}, nil)
+		case deploy.StartSyncExecution:
+			add("StartSync"+logicalID(p.Target), []string{"states:StartSyncExecution"}, []*string{s.stateMachineARN(p.Target)}, nil)
 		case deploy.ManageExecution:
 			// Executions are named at run time: their ARN pattern is the narrowest AWS offers.
 			add("Stop"+logicalID(p.Target)+"Executions", []string{"states:StopExecution"},

@@ -235,8 +235,11 @@ func TestStateMachines(t *testing.T) {
 		if tc, _ := p["TracingConfiguration"].(map[string]any); tc["Enabled"] != true {
 			t.Errorf("%s: tracing %v", m.Name, p["TracingConfiguration"])
 		}
-		if lc, _ := p["LoggingConfiguration"].(map[string]any); lc["Level"] != "ALL" {
-			t.Errorf("%s: logging %v", m.Name, p["LoggingConfiguration"])
+		// Standard logs every event; Express only errors (it keeps no history, and every event of
+		// every call would cost more than the call).
+		level := map[string]string{"STANDARD": "ALL", "EXPRESS": "ERROR"}[m.Type]
+		if lc, _ := p["LoggingConfiguration"].(map[string]any); lc["Level"] != level {
+			t.Errorf("%s: logging %v, want level %s", m.Name, p["LoggingConfiguration"], level)
 		}
 		// The definition is inline and, when the file exists, is the file itself.
 		def, ok := definition(p)

@@ -34,9 +34,11 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 	// from the stack instead (the definition becomes a join with AWS::Partition), so the same
 	// definition runs in aws-cn and aws-us-gov.
 	def = strings.ReplaceAll(def, `"arn:aws:`, `"arn:`+*awscdk.Aws_PARTITION()+`:`)
-	typ := awsstepfunctions.StateMachineType_STANDARD
+	typ, level := awsstepfunctions.StateMachineType_STANDARD, awsstepfunctions.LogLevel_ALL
 	if m.Type == "EXPRESS" {
-		typ = awsstepfunctions.StateMachineType_EXPRESS
+		// An Express execution keeps no history: its log is where a failure is seen. Only
+		// failures are logged: every event of every call would cost more than the call itself.
+		typ, level = awsstepfunctions.StateMachineType_EXPRESS, awsstepfunctions.LogLevel_ERROR
 	}
 	sm := awsstepfunctions.NewStateMachine(s.Stack, jsii.String(id), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(s.physical(m.Name)),
@@ -47,7 +49,7 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 		TracingEnabled:          jsii.Bool(true),
 		Logs: &awsstepfunctions.LogOptions{
 			Destination: s.logs(id+"Logs", "/aws/vendedlogs/states/"+s.physical(m.Name)),
-			Level:       awsstepfunctions.LogLevel_ALL,
+			Level:       level,
 			// Events without their data: inputs and outputs carry the callers' arguments and results,
 			// which the execution history already keeps for its owner.
 			IncludeExecutionData: jsii.Bool(false),
@@ -61,6 +63,11 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 		}))
 	}
 	s.StateMachines[m.Name] = sm
+	if m.Type == "EXPRESS" {
+		nag(sm, "AwsSolutions-SF1", "An Express workflow logs errors only: at level ALL every event of every tool call is ingested "+
+			"into CloudWatch Logs, which would cost more than the call itself; a failed call's events are logged, and its outcome "+
+			"is on sinew's own execution record.")
+	}
 	nagOn(sm, "AwsSolutions-IAM5",
 		"CloudWatch Logs' log delivery actions (logs:CreateLogDelivery, ...) and X-Ray's PutTraceSegments/PutTelemetryRecords/GetSamplingRules/GetSamplingTargets accept only Resource '*'; the CDK adds them for the state machine's logging and tracing.",
 		"Resource::*")

@@ -22,6 +22,7 @@ func (s *Service) StartChild(ctx context.Context, in asl.StartInput) (asl.Child,
 	s.mu.Unlock()
 	if !ok || m.rec.Type == "EXPRESS" {
 		// Not journaled: neither as its own execution nor under its parent.
+		in.Express = ok
 		x, err := s.opts.Engine.Start(durable.WithExecution(context.WithoutCancel(ctx), ""), in)
 		if err != nil {
 			return nil, err

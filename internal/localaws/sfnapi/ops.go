@@ -86,6 +86,11 @@ func (s *Service) createStateMachine(ctx context.Context, body []byte) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if in.Type == "EXPRESS" {
+		if err := checkExpress(in.Definition); err != nil {
+			return nil, err
+		}
+	}
 	arn := s.MachineArn(in.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,6 +146,11 @@ func (s *Service) updateStateMachine(ctx context.Context, body []byte) (any, err
 	if in.Definition != "" {
 		if pm, err = s.parseDefinition(in.Definition); err != nil {
 			return nil, err
+		}
+		if rec.Type == "EXPRESS" {
+			if err := checkExpress(in.Definition); err != nil {
+				return nil, err
+			}
 		}
 		rec.Definition = in.Definition
 	}
@@ -299,11 +309,11 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 	}
 	if m.rec.Type == "EXPRESS" {
 		// An asynchronous Express execution: run it, keep nothing (AWS keeps no history either).
-		x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input, RoleArn: m.rec.RoleArn})
+		x, err := s.startExpress(ctx, m, in.Name, input)
 		if err != nil {
-			return nil, engineErr(err)
+			return nil, err
 		}
-		go func() { <-x.Done(); s.opts.Engine.Forget(x.ARN) }()
+		go s.runSync(ctx, x)
 		return map[string]any{"executionArn": x.ARN, "startDate": epoch(x.Describe().StartDate)}, nil
 	}
 	name := orName(in.Name)
@@ -400,38 +410,11 @@ func (s *Service) startSyncExecution(ctx context.Context, body []byte) (any, err
 	if m.rec.Type != "EXPRESS" {
 		return nil, apiErr("StateMachineTypeNotSupported", "This operation is not supported by this type of state machine")
 	}
-	x, err := s.opts.Engine.Start(context.WithoutCancel(ctx), asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn, Name: orName(in.Name), Input: input, RoleArn: m.rec.RoleArn})
+	x, err := s.startExpress(ctx, m, in.Name, input)
 	if err != nil {
-		return nil, engineErr(err)
+		return nil, err
 	}
-	// Express executions end after 5 minutes at most, as in AWS: then it is stopped and reported
-	// TIMED_OUT. A caller that goes away does not stop it.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxExpress)
-	defer cancel()
-	d, werr := x.Wait(wctx)
-	if werr != nil {
-		_ = s.opts.Engine.Stop(x.ARN, asl.ErrTimeout, "The execution ran longer than the 5 minutes an Express execution may")
-		d = x.Describe()
-		d.Status, d.Error = asl.StatusTimedOut, asl.ErrTimeout
-	}
-	s.opts.Engine.Forget(x.ARN)
-	out := map[string]any{
-		"executionArn": d.ExecutionArn, "stateMachineArn": d.StateMachineArn, "name": d.Name,
-		"startDate": epoch(d.StartDate), "stopDate": epoch(d.StopDate), "status": d.Status,
-		"input": d.Input, "inputDetails": map[string]any{"included": true},
-		"billingDetails": map[string]any{"billedMemoryUsedInMB": 64, "billedDurationInMilliseconds": max(100, d.StopDate.Sub(d.StartDate).Milliseconds())},
-	}
-	if d.Status == asl.StatusSucceeded {
-		out["output"] = d.Output
-		out["outputDetails"] = map[string]any{"included": true}
-	}
-	if d.Error != "" {
-		out["error"] = d.Error
-	}
-	if d.Cause != "" {
-		out["cause"] = d.Cause
-	}
-	return out, nil
+	return syncOut(s.runSync(ctx, x)), nil
 }
 
 func (s *Service) lookupExecution(arn string) (*execution, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -154,4 +155,56 @@ func detailOutput(e types.HistoryEvent) *string {
 		return e.TaskSubmittedEventDetails.Output
 	}
 	return nil
+}
+
+// Express executions as AWS runs them, through the SDK: StartSyncExecution answers the end with
+// billing details under an express: ARN, a name may be used again, and neither DescribeExecution
+// nor GetExecutionHistory knows an Express execution; a Standard machine refuses a synchronous start.
+func TestExpressSemanticsThroughTheSDK(t *testing.T) {
+	f := setup(t)
+	c, ctx := f.sdk(), context.Background()
+	sm := f.machine(t, "quick", `{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"n.$":"$.n","name.$":"$$.Execution.Name"},"End":true}}}`, "EXPRESS")
+	var arns []string
+	for range 2 {
+		out, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("again"), Input: aws.String(`{"n":12345}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != types.SyncExecutionStatusSucceeded || aws.ToString(out.Output) != `{"n":12345,"name":"again"}` {
+			t.Fatalf("StartSyncExecution = %s %q", out.Status, aws.ToString(out.Output))
+		}
+		if out.BillingDetails == nil || out.BillingDetails.BilledMemoryUsedInMB != 64 || out.BillingDetails.BilledDurationInMilliseconds < 100 ||
+			out.BillingDetails.BilledDurationInMilliseconds%100 != 0 {
+			t.Fatalf("billingDetails = %+v, want 64 MB and a duration in 100 ms steps", out.BillingDetails)
+		}
+		if out.StartDate == nil || out.StopDate == nil || out.StopDate.Before(*out.StartDate) {
+			t.Fatalf("dates %v .. %v", out.StartDate, out.StopDate)
+		}
+		arns = append(arns, aws.ToString(out.ExecutionArn))
+	}
+	if arns[0] == arns[1] || !strings.HasPrefix(arns[0], "arn:aws:states:us-east-1:000000000000:express:quick:again:") {
+		t.Fatalf("Express ARNs %v: want express:quick:again:<id>, one per start", arns)
+	}
+	var ae interface{ ErrorCode() string }
+	if _, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arns[0])}); !errors.As(err, &ae) || ae.ErrorCode() != "InvalidArn" {
+		t.Fatalf("DescribeExecution of an Express execution: %v, want InvalidArn", err)
+	}
+	if _, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arns[0])}); !errors.As(err, &ae) || ae.ErrorCode() != "InvalidArn" {
+		t.Fatalf("GetExecutionHistory of an Express execution: %v, want InvalidArn", err)
+	}
+	// An asynchronous start answers at once with an express ARN.
+	x, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Input: aws.String(`{"n":1}`)})
+	if err != nil || !strings.Contains(aws.ToString(x.ExecutionArn), ":express:quick:") {
+		t.Fatalf("StartExecution of an Express machine: %v %v", x, err)
+	}
+	std := f.machine(t, "standard", passDef, "STANDARD")
+	if _, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(std)}); !errors.As(err, &ae) || ae.ErrorCode() != "StateMachineTypeNotSupported" {
+		t.Fatalf("StartSyncExecution of a Standard machine: %v", err)
+	}
+	// A failure is still a 200: the status says it.
+	fail := f.machine(t, "failing", `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"E","Cause":"C"}}}`, "EXPRESS")
+	out, err := c.StartSyncExecution(ctx, &sfn.StartSyncExecutionInput{StateMachineArn: aws.String(fail)})
+	if err != nil || out.Status != types.SyncExecutionStatusFailed || aws.ToString(out.Error) != "E" || aws.ToString(out.Cause) != "C" || out.Output != nil {
+		t.Fatalf("failing StartSyncExecution = %+v, %v", out, err)
+	}
 }

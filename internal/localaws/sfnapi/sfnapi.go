@@ -300,6 +300,11 @@ func (s *Service) LoadMachine(name, typ string, definition []byte) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("state machine %s: %w", name, err)
 	}
+	if typ == "EXPRESS" {
+		if err := checkExpress(string(definition)); err != nil {
+			return "", fmt.Errorf("state machine %s: %w", name, err)
+		}
+	}
 	arn := s.MachineArn(name)
 	now := time.Now().UTC()
 	s.mu.Lock()

@@ -94,7 +94,9 @@ const (
 	waitDef = `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",` +
 		`"Parameters":{"FunctionName":"cb","Payload":{"token.$":"$$.Task.Token"}},"End":true}}}`
 	passDef = `{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`
-	role    = "arn:aws:iam::000000000000:role/r"
+	// otherDef is another definition an Express machine can run.
+	otherDef = `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"End":true}}}`
+	role     = "arn:aws:iam::000000000000:role/r"
 )
 
 func (f *fixture) machine(t *testing.T, name, def, typ string) string {
@@ -272,15 +274,24 @@ func TestSyncExpressAndValidate(t *testing.T) {
 	}
 	// The same create again is idempotent; another definition under the name clashes.
 	f.machine(t, "fast", passDef, "EXPRESS")
-	status, e := f.call(t, "CreateStateMachine", fmt.Sprintf(`{"name":"fast","definition":%q,"roleArn":%q,"type":"EXPRESS"}`, waitDef, role))
+	status, e := f.call(t, "CreateStateMachine", fmt.Sprintf(`{"name":"fast","definition":%q,"roleArn":%q,"type":"EXPRESS"}`, otherDef, role))
 	if status != 400 || e["__type"] != "StateMachineAlreadyExists" {
 		t.Errorf("clash = %d %v", status, e)
 	}
-	upd := f.ok(t, "UpdateStateMachine", map[string]any{"stateMachineArn": sm, "definition": waitDef})
+	// An Express machine cannot wait for a token, created or updated.
+	status, e = f.call(t, "CreateStateMachine", fmt.Sprintf(`{"name":"slow","definition":%q,"roleArn":%q,"type":"EXPRESS"}`, waitDef, role))
+	if status != 400 || e["__type"] != "InvalidDefinition" || !strings.Contains(fmt.Sprint(e["message"]), ".waitForTaskToken") {
+		t.Errorf("Express with a token wait = %d %v", status, e)
+	}
+	status, e = f.call(t, "UpdateStateMachine", fmt.Sprintf(`{"stateMachineArn":%q,"definition":%q}`, sm, waitDef))
+	if status != 400 || e["__type"] != "InvalidDefinition" {
+		t.Errorf("Express updated to a token wait = %d %v", status, e)
+	}
+	upd := f.ok(t, "UpdateStateMachine", map[string]any{"stateMachineArn": sm, "definition": otherDef})
 	if upd["updateDate"] == nil {
 		t.Errorf("UpdateStateMachine = %v", upd)
 	}
-	if d := f.ok(t, "DescribeStateMachine", map[string]any{"stateMachineArn": sm}); d["definition"] != waitDef {
+	if d := f.ok(t, "DescribeStateMachine", map[string]any{"stateMachineArn": sm}); d["definition"] != otherDef {
 		t.Errorf("definition after update = %v", d["definition"])
 	}
 	f.ok(t, "DeleteStateMachine", map[string]any{"stateMachineArn": sm})

@@ -9,7 +9,7 @@ import (
 )
 
 // costHeadline is the form of a type's cost among the headline figures, which other tools read.
-const costHeadline = "Cost per 1M %s calls: $%.2f (%d transitions, %d DynamoDB requests)"
+const costHeadline = "Cost per 1M %s calls: $%.2f (%s, %d transitions, %d DynamoDB requests)"
 
 // partCost counts what one call of each type does (TestRequestBudget, its counts and what it
 // measures), reads what the stack decides about the cost from its synthesized template, and prices
@@ -121,8 +121,8 @@ func costTable(r *report, calls []callInputs, f stackFacts) {
 		r.printf("cost", "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | **%.2f** |\n",
 			typ, entry, b.sfn, b.lambda, b.ddb, b.apigw, b.events, b.logs, b.xray, b.kms, b.total())
 		if !bare {
-			r.headline(costHeadline, typ, b.total(), c.transitions, c.ddbRequests)
-			r.headline("%s", breakdownLine(typ, b))
+			r.headline(costHeadline, typ, b.total(), c.workflow(), c.transitions, c.ddbRequests)
+			r.headline("%s", breakdownLine(typ+" ("+c.workflow()+")", b))
 		}
 		g.add(c, b.total())
 	}
@@ -141,7 +141,7 @@ type callGoals struct {
 	seen                                  bool
 	postTransitions, postLambdas, postDDB int // server-side calls through POST /tool-calls
 	fnTransitions, fnDDB, bareTransitions int
-	maxCost                               float64
+	maxCost, expressMax, fnCost           float64
 }
 
 func (g *callGoals) add(c callInputs, total float64) {
@@ -150,9 +150,11 @@ func (g *callGoals) add(c callInputs, total float64) {
 	switch {
 	case bare:
 		g.bareTransitions = max(g.bareTransitions, c.transitions)
+	case c.express():
+		g.expressMax = max(g.expressMax, total)
 	case base == "ask_user":
 		g.fnTransitions, g.fnDDB = max(g.fnTransitions, c.transitions), max(g.fnDDB, c.ddbRequests)
-		g.maxCost = max(g.maxCost, total)
+		g.maxCost, g.fnCost = max(g.maxCost, total), max(g.fnCost, total)
 	default:
 		g.postTransitions, g.postLambdas, g.postDDB = max(g.postTransitions, c.transitions), max(g.postLambdas, c.inside), max(g.postDDB, c.ddbRequests)
 		g.maxCost = max(g.maxCost, total)
@@ -169,5 +171,9 @@ func (g *callGoals) report(r *report) {
 	r.goal("DynamoDB requests, function call with its answer over the HTTP route", "≤ 5", g.fnDDB <= 5, "%d", g.fnDDB)
 	r.goal("state transitions, function call", "≤ 2", g.fnTransitions <= 2, "%d", g.fnTransitions)
 	r.goal("state transitions, a bare start naming only the tool", "≤ 3", g.bareTransitions <= 3, "%d", g.bareTransitions)
-	r.goal("cost per million calls through POST /tool-calls, the dearest type, every service counted", "≤ $55", g.maxCost <= 55, "$%.2f", g.maxCost)
+	r.goal("cost per million calls through POST /tool-calls on tool_call (Standard), the dearest type, every service counted", "≤ $55", g.maxCost <= 55, "$%.2f", g.maxCost)
+	if g.expressMax > 0 {
+		r.goal("cost per million server-side calls answered in the request (Express), the dearest type, every service counted", "≤ $5.00", g.expressMax <= 5, "$%.2f", g.expressMax)
+	}
+	r.goal("cost per million function calls (Standard, the answer over the HTTP route), every service counted", "≤ $30", g.fnCost <= 30, "$%.2f", g.fnCost)
 }

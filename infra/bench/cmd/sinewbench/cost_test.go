@@ -157,6 +157,7 @@ func TestCallGoals(t *testing.T) {
 		"echo: 1 state transitions, 1 Lambda invocations inside the state machine, 2 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:2] (4 requests, request units map[BatchGetItem:4 UpdateItem:4])",
 		"list_agents: 2 state transitions, 1 Lambda invocations inside the state machine, 2 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:1 UpdateItem:4] (5 requests, request units map[BatchGetItem:2 UpdateItem:4])",
 		"ask_user: 1 state transitions, 1 Lambda invocations inside the state machine, 3 outside it, 2 HTTP requests, DynamoDB map[BatchGetItem:1 GetItem:1 TransactWriteItems:2 UpdateItem:1] (5 requests, request units map[BatchGetItem:2 GetItem:1 TransactWriteItems:16 UpdateItem:2])",
+		"echo/express: 2 state transitions, 1 Lambda invocations inside the state machine, 1 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 Query:1 UpdateItem:2] (5 requests, request units map[BatchGetItem:4 Query:1 UpdateItem:4])",
 		"ask_user/start: 3 state transitions, 3 Lambda invocations inside the state machine, 1 outside it, 0 HTTP requests, DynamoDB map[BatchGetItem:2 TransactWriteItems:2 UpdateItem:2] (6 requests, request units map[BatchGetItem:4 TransactWriteItems:16 UpdateItem:3])",
 	}
 	var g callGoals
@@ -176,7 +177,10 @@ func TestCallGoals(t *testing.T) {
 		"state transitions, a bare start naming only the tool":                 {"3", true},
 		// list_agents: $50 + 3 Lambda requests $0.60 + 2 read units $0.25 + 4 write units $2.50 + 1 HTTP
 		// request $1 + 2 traces at 5% $0.50.
-		"cost per million calls through POST /tool-calls, the dearest type, every service counted": {"$54.85", true},
+		"cost per million calls through POST /tool-calls on tool_call (Standard), the dearest type, every service counted": {"$54.85", true},
+		// echo/express: $1 an execution and 100 ms at 64 MB $0.10 + 2 Lambda requests $0.40 + 5 read
+		// units $0.63 + 4 write units $2.50 + 1 HTTP request $1 + 1 trace at 5% $0.25.
+		"cost per million server-side calls answered in the request (Express), the dearest type, every service counted": {"$5.88", false},
 	}
 	got := map[string]goalRow{}
 	for _, row := range r.goals {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var budgetLine = regexp.MustCompile(`(\S+): (\d+) state transitions, (\d+) Lambda invocations inside the state machine, (\d+) outside it, (\d+) HTTP requests, DynamoDB map\[(.*?)\] \((\d+) requests, request units map\[(.*?)\]\)`)
@@ -34,6 +36,7 @@ type callInputs struct {
 	appLogBytes   float64   // what the functions logged (median)
 	customEvents  float64   // PutEvents entries (median)
 	historyEvents int
+	execMs        float64 // the execution's duration, from its first history event to its last (median)
 	sfnLogBytes   int     // Step Functions' log records of the history, as the stack logs them
 	kmsDecrypts   float64 // sealed values opened: none of TestRequestBudget's tools holds a secret
 }
@@ -102,7 +105,7 @@ func (c *callInputs) measure(files []measuredCall, f stackFacts) error {
 		return nil
 	}
 	times, order := map[string]samples{}, []string{}
-	var logs, events, sfnBytes samples
+	var logs, events, sfnBytes, durations samples
 	for _, m := range files {
 		seen := map[string]int{}
 		for _, inv := range m.Invocations {
@@ -113,8 +116,9 @@ func (c *callInputs) measure(files []measuredCall, f stackFacts) error {
 			}
 			times[key] = append(times[key], inv.Ms)
 		}
+		durations = append(durations, historyMs(m.History))
 		n := 0
-		if f.sfnLevel == "ALL" {
+		if c.level(f) == "ALL" {
 			var err error
 			if n, err = sfnLogBytes(m.History, m.ExecutionArn, f.sfnData); err != nil {
 				return fmt.Errorf("%s: %w", m.Call, err)
@@ -129,7 +133,55 @@ func (c *callInputs) measure(files []measuredCall, f stackFacts) error {
 		c.runs = append(c.runs, costRun{Function: fn, Ms: times[key].median()})
 	}
 	c.samples, c.appLogBytes, c.customEvents, c.sfnLogBytes = len(files), logs.median(), events.median(), int(sfnBytes.median())
+	c.execMs = durations.median()
 	return nil
+}
+
+// historyMs is an execution's duration by its history: its first event's time to its last's.
+func historyMs(history []json.RawMessage) float64 {
+	var first, last time.Time
+	for _, raw := range history {
+		var e struct {
+			Timestamp time.Time `json:"timestamp"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Timestamp.IsZero() {
+			continue
+		}
+		if first.IsZero() {
+			first = e.Timestamp
+		}
+		last = e.Timestamp
+	}
+	return float64(last.Sub(first).Microseconds()) / 1000
+}
+
+// express reports whether the call ran on tool_call_express.
+func (c callInputs) express() bool { return strings.HasSuffix(c.name, "/express") }
+
+// level is the log level of the state machine the call ran on.
+func (c callInputs) level(f stackFacts) string {
+	if c.express() {
+		return f.expressLevel
+	}
+	return f.sfnLevel
+}
+
+// workflow names the call's state machine type, as the headline gives it.
+func (c callInputs) workflow() string {
+	if c.express() {
+		return "Express"
+	}
+	return "Standard"
+}
+
+// sfnCost is Step Functions' price of one call: Standard's per transition; Express's per execution
+// and for its duration, at its first 64 MB in 100 ms steps.
+func (c callInputs) sfnCost() float64 {
+	if !c.express() {
+		return float64(c.transitions) * sfnPerTransition
+	}
+	steps := max(1, math.Ceil(c.execMs/expressStepMs))
+	return expressPerRun + expressMemGB*steps*expressStepMs/1000*expressPerGBs
 }
 
 // breakdown is the cost of one million calls by service, in dollars.
@@ -145,7 +197,7 @@ func (b breakdown) total() float64 {
 // requests alone and the logs and events are left out.
 func (c callInputs) cost(f stackFacts) breakdown {
 	const m = 1e6
-	b := breakdown{sfn: float64(c.transitions) * sfnPerTransition * m, ddb: (c.reads*ddbPerRead + c.writes*ddbPerWrite) * m,
+	b := breakdown{sfn: c.sfnCost() * m, ddb: (c.reads*ddbPerRead + c.writes*ddbPerWrite) * m,
 		apigw: float64(c.https) * apigwPerRequest * m, events: c.customEvents * eventsPerCustom * m,
 		xray: c.traces(f) * xraySampled * xrayPerTrace * m, kms: c.kmsDecrypts * kmsPerRequest * m}
 	if c.samples == 0 {
@@ -250,12 +302,16 @@ var typeNames = map[string]string{"echo": "integration (dummy echo)", "get_item"
 // typeOf names a call's type and how it was started.
 func typeOf(name string) (typ, entry string, bare bool) {
 	base, bare := strings.CutSuffix(name, "/start")
+	base, express := strings.CutSuffix(base, "/express")
 	typ, entry = typeNames[base], "POST /tool-calls"
 	if typ == "" {
 		typ = base
 	}
-	if bare {
+	switch {
+	case bare:
 		entry = "StartExecution"
+	case express:
+		entry = "POST /tool-calls, answered in the request (tool_call_express)"
 	}
 	return typ, entry, bare
 }

@@ -12,7 +12,7 @@ import (
 
 // The headline lines other tools read, in the form they read them.
 var (
-	costHeadlineForm = regexp.MustCompile(`^- Cost per 1M (\S.*) \((.+)\) calls: \$(\d+\.\d{2}) \((\d+) transitions, (\d+) DynamoDB requests\)$`)
+	costHeadlineForm = regexp.MustCompile(`^- Cost per 1M (\S.*) \((.+)\) calls: \$(\d+\.\d{2}) \((Express|Standard), (\d+) transitions, (\d+) DynamoDB requests\)$`)
 	idleHeadline     = regexp.MustCompile(`^- Idle stack: \$(\d+\.\d{2}) per month \((.+)\)$`)
 )
 
@@ -23,6 +23,7 @@ func TestHeadlineForm(t *testing.T) {
 	calls := []callInputs{
 		mustLine(t, "echo: 1 state transitions, 1 Lambda invocations inside the state machine, 2 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:2] (4 requests, request units map[BatchGetItem:4 UpdateItem:4])"),
 		mustLine(t, "ask_user: 1 state transitions, 1 Lambda invocations inside the state machine, 3 outside it, 2 HTTP requests, DynamoDB map[BatchGetItem:1 GetItem:1 TransactWriteItems:2 UpdateItem:1] (5 requests, request units map[BatchGetItem:2 GetItem:1 TransactWriteItems:16 UpdateItem:2])"),
+		mustLine(t, "echo/express: 2 state transitions, 1 Lambda invocations inside the state machine, 1 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 Query:1 UpdateItem:2] (5 requests, request units map[BatchGetItem:4 Query:1 UpdateItem:4])"),
 		mustLine(t, "echo/start: 1 state transitions, 2 Lambda invocations inside the state machine, 1 outside it, 0 HTTP requests, DynamoDB map[BatchGetItem:2 UpdateItem:2] (4 requests, request units map[BatchGetItem:4 UpdateItem:4])"),
 	}
 	costTable(r, calls, testFacts())
@@ -46,9 +47,10 @@ func TestHeadlineForm(t *testing.T) {
 			}
 		}
 	}
-	// One of each per type started by POST /tool-calls; the bare start is in the tables only.
-	if heads != 2 || breakdowns != 2 {
-		t.Errorf("%d headlines and %d breakdowns, want 2 and 2: %q", heads, breakdowns, r.headlines)
+	// One of each per type and state machine started by POST /tool-calls; the bare start is in
+	// the tables only.
+	if heads != 3 || breakdowns != 3 {
+		t.Errorf("%d headlines and %d breakdowns, want 3 and 3: %q", heads, breakdowns, r.headlines)
 	}
 
 	raw, err := os.ReadFile("../../BENCHMARKS.md")

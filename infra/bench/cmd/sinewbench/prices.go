@@ -6,6 +6,8 @@ const pricesRead = "2026-12-06"
 
 const (
 	sfnPerTransition = 0.025 / 1000 // Step Functions Standard, per state transition
+	expressPerRun    = 1.00 / 1e6   // Step Functions Express, per execution (request)
+	expressPerGBs    = 0.00001667   // Step Functions Express duration, per GB-second (the first 1,000 GB-hours a month)
 	lambdaPerRequest = 0.20 / 1e6   // Lambda, per request
 	lambdaPerGBs     = 0.0000133334 // Lambda duration on arm64, per GB-second (billed per ms)
 	ddbPerRead       = 0.125 / 1e6  // DynamoDB on-demand, per read request unit
@@ -27,12 +29,15 @@ const (
 // Not prices but the rules that turn counts into what is billed.
 const (
 	gb            = 1 << 30 // AWS's GB for data volumes
+	expressMemGB  = 0.0625  // an Express execution's billed memory: its first 64 MB chunk (sinew's inputs are KBs)
+	expressStepMs = 100     // Express duration is billed in 100 ms steps
 	xraySampled   = 0.05    // the default sampling rule's fixed rate, beyond its reservoir of 1 a second
 	logRetainDays = 30      // the stack's log groups' retention, when the template does not say
 )
 
 var priceSources = []string{
-	"Step Functions Standard $0.025 per 1,000 state transitions: <https://aws.amazon.com/step-functions/pricing/>",
+	"Step Functions Standard $0.025 per 1,000 state transitions; Express $1.00 per million executions and $0.00001667 per GB-second " +
+		"(the first 1,000 GB-hours a month), memory billed in 64 MB chunks and duration in 100 ms steps, rounded up: <https://aws.amazon.com/step-functions/pricing/>",
 	"Lambda $0.20 per million requests; arm64 duration $0.0000133334 per GB-second, billed per millisecond: <https://aws.amazon.com/lambda/pricing/>",
 	"DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units (the Standard table class " +
 		"since the November 2024 on-demand price cut): <https://aws.amazon.com/dynamodb/pricing/on-demand/>",

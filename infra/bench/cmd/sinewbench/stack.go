@@ -21,7 +21,8 @@ type stackFacts struct {
 	fromTemplate  bool
 	memoryMB      map[string]int // each function's, by its name in internal/deploy
 	lambdaTraced  bool           // active tracing (X-Ray) on the functions
-	sfnLevel      string         // the state machines' log level
+	sfnLevel      string         // the Standard state machines' log level
+	expressLevel  string         // the Express state machine's log level
 	sfnData       bool           // IncludeExecutionData
 	sfnTraced     bool
 	accessLog     string // the HTTP API stage's access log format
@@ -41,7 +42,7 @@ type stackFacts struct {
 // assumedFacts is the stack as infra/cdk made it when this model was written, and the functions'
 // memory from internal/deploy (which infra/cdk deploys): what the model uses without a template.
 func assumedFacts(why string) stackFacts {
-	f := stackFacts{source: why, memoryMB: map[string]int{}, lambdaTraced: true, sfnLevel: "ALL", sfnTraced: true,
+	f := stackFacts{source: why, memoryMB: map[string]int{}, lambdaTraced: true, sfnLevel: "ALL", expressLevel: "ERROR", sfnTraced: true,
 		retentionDays: logRetainDays, accessLog: `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
 			`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey","path":"$context.path",` +
 			`"status":"$context.status","responseLength":"$context.responseLength","latencyMs":$context.responseLatency,` +
@@ -123,11 +124,16 @@ func (f *stackFacts) add(r cfnResource) error {
 		return f.addFunction(r.Properties)
 	case "AWS::StepFunctions::StateMachine":
 		var p struct {
+			StateMachineType     string
 			LoggingConfiguration struct{ Level, IncludeExecutionData any }
 			TracingConfiguration struct{ Enabled bool }
 		}
 		if err := json.Unmarshal(r.Properties, &p); err != nil {
 			return err
+		}
+		if p.StateMachineType == "EXPRESS" {
+			f.expressLevel = fmt.Sprint(p.LoggingConfiguration.Level)
+			return nil
 		}
 		f.sfnLevel = fmt.Sprint(p.LoggingConfiguration.Level)
 		f.sfnData = p.LoggingConfiguration.IncludeExecutionData == true
