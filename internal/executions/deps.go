@@ -21,6 +21,6 @@ func NewDeps(cfg *config.Config, aws awsv2.Config, st *store.Store) Deps {
 	c := sfn.NewFromConfig(aws, sfnopt.ForEndpoint(aws, os.Getenv)...)
 	machines := &taskmachine.Machines{ToolCallARN: cfg.ToolCallARN}
 	return Deps{Workflow: &workflow.Service{Store: st, SFN: c, ToolCallARN: cfg.ToolCallARN, ToolCallExpressARN: cfg.ToolCallExpressARN, AgentLoopARN: cfg.AgentLoopARN, TaskMachineARN: machines.ARN},
-		Liveness: workflow.NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN),
+		Liveness: workflow.NewLiveness(st, c, cfg.ToolCallARN, cfg.AgentLoopARN).WithExpress(cfg.ToolCallExpressARN != ""),
 		Tasks:    &taskexec.Service{Store: st, SFN: c, MachineARN: machines.ARN}}
 }

@@ -26,6 +26,10 @@ var _ SyncStarter = (*sfn.Client)(nil)
 // room within them.
 const ExpressMaxSeconds = 120
 
+// ExpressLifetime bounds how long a tool_call_express execution can run (AWS ends Express
+// executions at five minutes) with a margin: a record of one is settled as gone only after it.
+const ExpressLifetime = 6 * time.Minute
+
 // DefaultSyncWait is how long POST /tool-calls waits for a call on tool_call_express before it
 // answers 202 with the execution to poll: under API Gateway's 30 s integration timeout.
 const DefaultSyncWait = 25 * time.Second

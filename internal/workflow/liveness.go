@@ -21,9 +21,11 @@ type Liveness struct {
 	Store *store.Store
 	SFN   Describer
 	// ARNs are the state machines' ARNs by workflow (tool_call, agent_loop).
-	ARNs  map[string]string
-	Grace time.Duration    // DefaultGrace when 0
-	Now   func() time.Time // time.Now when nil
+	ARNs map[string]string
+	// Express: tool_call_express is deployed (Reconciler.Express).
+	Express bool
+	Grace   time.Duration    // DefaultGrace when 0
+	Now     func() time.Time // time.Now when nil
 
 	once sync.Once
 	rec  *Reconciler // made from the fields above at the first check (reconcile.go)
@@ -74,7 +76,7 @@ func NewLiveness(st *store.Store, c Describer, toolCallARN, agentLoopARN string)
 // found running lately is what keeps a polling client from asking Step Functions at each read.
 func (l *Liveness) reconciler() *Reconciler {
 	l.once.Do(func() {
-		l.rec = &Reconciler{Store: l.Store, SFN: l.SFN, ARNs: l.ARNs, Grace: l.Grace, Now: l.Now}
+		l.rec = &Reconciler{Store: l.Store, SFN: l.SFN, ARNs: l.ARNs, Express: l.Express, Grace: l.Grace, Now: l.Now}
 	})
 	return l.rec
 }
@@ -86,4 +88,10 @@ func (l *Liveness) CheckCalls(ctx context.Context, dev string, calls []store.Pen
 		return false, nil
 	}
 	return l.reconciler().ReconcileCalls(ctx, dev, calls)
+}
+
+// WithExpress sets Express (tool_call_express is deployed) and answers l.
+func (l *Liveness) WithExpress(deployed bool) *Liveness {
+	l.Express = deployed
+	return l
 }

@@ -64,7 +64,11 @@ type Reconciler struct {
 	Store *store.Store
 	SFN   Describer
 	// ARNs are the state machines' ARNs by workflow (tool_call, agent_loop).
-	ARNs    map[string]string
+	ARNs map[string]string
+	// Express tells that tool_call_express is deployed: a tool_call record may then be an Express
+	// execution's, which DescribeExecution never finds (Step Functions keeps no Express
+	// executions), so one is not settled as gone before ExpressLifetime.
+	Express bool
 	Grace   time.Duration // DefaultGrace when 0
 	Lag     time.Duration // DefaultLag when 0; negative: none
 	Recheck time.Duration // DefaultRecheck when 0; negative: none
@@ -200,6 +204,9 @@ func (r *Reconciler) check(ctx context.Context, dev string, x *store.Execution, 
 	out, err := r.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: &arn})
 	switch {
 	case fault.AWSCode(err) == "ExecutionDoesNotExist":
+		if r.Express && x.Workflow == ToolCall && now.Sub(x.CreatedAt) < ExpressLifetime {
+			return false, nil // perhaps an Express execution, which may still run
+		}
 		msg := ExecutionGone
 		if !x.FirstStateRan {
 			if now.Sub(x.CreatedAt) < grace {

@@ -133,6 +133,14 @@ func (e *recEnv) unstarted(t *testing.T, id string) {
 	}
 }
 
+// expressRecord records a tool_call execution with tool_call_express deployed: perhaps an Express
+// execution's, which DescribeExecution never finds.
+func (e *recEnv) expressRecord(t *testing.T, id string) {
+	t.Helper()
+	e.rec.Express = true
+	e.unstarted(t, id)
+}
+
 // TestReconcile: a record read while its execution has ended is settled from DescribeExecution
 // as its status change would have settled it; one whose execution runs, changed lately, or asked
 // about lately is answered as it is, as is every record when Step Functions cannot answer.
@@ -167,6 +175,8 @@ func TestReconcile(t *testing.T) {
 		}, time.Second, store.ExecAwaitingInput, "", store.CallAnswered, 0},
 		{"never started, past the grace", (*recEnv).unstarted, func(*recEnv, string) {}, 2 * time.Minute, store.ExecFailed, "never started", "", 1},
 		{"never started, within the grace", (*recEnv).unstarted, func(*recEnv, string) {}, 30 * time.Second, store.ExecRunning, "", "", 1},
+		{"perhaps Express, within its lifetime", (*recEnv).expressRecord, func(*recEnv, string) {}, 5 * time.Minute, store.ExecRunning, "", "", 1},
+		{"perhaps Express, past its lifetime", (*recEnv).expressRecord, func(*recEnv, string) {}, workflow.ExpressLifetime + time.Minute, store.ExecFailed, "", "", 1},
 		{"ran, and Step Functions no longer knows it", (*recEnv).waitingCall, func(*recEnv, string) {}, time.Minute, store.ExecFailed, "no longer knows", store.CallExpired, 1},
 		{"Step Functions unavailable", (*recEnv).answeredCall, func(e *recEnv, id string) {
 			e.sfn.err[id] = &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Rate exceeded"}

@@ -55,7 +55,7 @@ func Service(ctx context.Context, l *handler.Loaded, log *slog.Logger) (*chatpkg
 	svc := chatpkg.New(chatpkg.Deps{
 		Store:     st,
 		Starter:   &agentloop.Starter{Store: st, SFN: sfnc, ARN: cfg.AgentLoopARN},
-		Liveness:  workflow.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN),
+		Liveness:  workflow.NewLiveness(st, sfnc, cfg.ToolCallARN, cfg.AgentLoopARN).WithExpress(cfg.ToolCallExpressARN != ""),
 		Model:     m,
 		Formatter: model.Formatter(),
 		Dispatcher: &dispatch.Dispatcher{Invoker: &lambdainvoke.Invoker{Client: lambdasvc.NewFromConfig(l.AWS)}, Functions: map[tool.Type]string{

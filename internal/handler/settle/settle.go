@@ -35,7 +35,8 @@ func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	var sweep *workflow.Reconciler
 	if l.Config.ToolCallARN != "" && l.Config.AgentLoopARN != "" {
 		sweep = &workflow.Reconciler{Store: st, SFN: sfn.NewFromConfig(l.AWS),
-			ARNs: map[string]string{workflow.ToolCall: l.Config.ToolCallARN, workflow.AgentLoop: l.Config.AgentLoopARN}}
+			ARNs:    map[string]string{workflow.ToolCall: l.Config.ToolCallARN, workflow.AgentLoop: l.Config.AgentLoopARN},
+			Express: l.Config.ToolCallExpressARN != ""}
 	}
 	return lambdaboundary.Handler(Handler(&workflow.Service{Store: st}, sweep)), nil
 }
