@@ -29,13 +29,16 @@ const (
 	EnvOpenAIKey     = "SINEW_OPENAI_KEY_SECRET"
 	EnvOpenAIAPIKey  = "SINEW_OPENAI_API_KEY"
 	EnvAPICallAllow  = "SINEW_APICALL_ALLOW"
-	EnvFlagDefaults  = "SINEW_FLAG_DEFAULTS"
-	EnvJWTClaim      = "SINEW_JWT_CLAIM"
-	EnvChatBudget    = "SINEW_CHAT_BUDGET_S"
-	EnvMCPWait       = "SINEW_MCP_WAIT_S"
-	EnvJWTIssuer     = "SINEW_JWT_ISSUER"
-	EnvSecretsKey    = "SINEW_SECRETS_KEY"
-	EnvEventBus      = "SINEW_EVENT_BUS"
+	// EnvLambdaTools names the developers' Lambda functions aws_lambda tools may invoke (the stack
+	// grants lambda:InvokeFunction on exactly these).
+	EnvLambdaTools  = "SINEW_AWS_LAMBDA_FUNCTIONS"
+	EnvFlagDefaults = "SINEW_FLAG_DEFAULTS"
+	EnvJWTClaim     = "SINEW_JWT_CLAIM"
+	EnvChatBudget   = "SINEW_CHAT_BUDGET_S"
+	EnvMCPWait      = "SINEW_MCP_WAIT_S"
+	EnvJWTIssuer    = "SINEW_JWT_ISSUER"
+	EnvSecretsKey   = "SINEW_SECRETS_KEY"
+	EnvEventBus     = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
 	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
@@ -164,6 +167,7 @@ func Variables() []Var {
 // providerSettings are the providers' own settings beyond their base URLs (read by the providers
 // through integrations.Env, listed here so the README documents them).
 var providerSettings = []Var{
+	{EnvLambdaTools, "", "the Lambda functions aws_lambda tools may invoke, comma-separated: names, name:qualifier or ARNs, each may end in * for a prefix (deployed, the stack grants lambda:InvokeFunction on exactly these)"},
 	{"SINEW_EMAIL_CA_FILE", "", "a PEM file of extra CAs the email provider trusts for STARTTLS (certificates are always verified)"},
 	{"SINEW_FFMPEG_PATH", "ffmpeg on PATH (/opt/bin in the layer)", "the ffmpeg binary the ffmpeg provider runs"},
 	{"SINEW_GOOGLE_SHEETS_TOKEN_URL", "the service account's token_uri", "where google_sheets exchanges its service-account JWT for a token"},
@@ -178,7 +182,7 @@ var providerSettings = []Var{
 func urlProviders() []string {
 	var out []string
 	for _, p := range tool.Providers {
-		if p != "dummy" {
+		if p != "dummy" && p != "aws_lambda" { // no base URL: they call no web service of their own
 			out = append(out, p)
 		}
 	}

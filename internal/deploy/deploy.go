@@ -64,6 +64,7 @@ const (
 	TableRead          Action = "table:read"          // Items: the item kinds read
 	TableWrite         Action = "table:write"         // Items: the item kinds written (put, update, delete)
 	InvokeFunction     Action = "lambda:invoke"       // Target: a function's name
+	InvokeToolFunction Action = "lambda:invoke-tools" // the developers' functions the operator named (SINEW_AWS_LAMBDA_FUNCTIONS), for aws_lambda tools
 	StartExecution     Action = "states:start"        // Target: a state machine's name
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
 	DescribeExecution  Action = "states:describe"     // Target: a state machine; whether an execution exists
@@ -243,7 +244,7 @@ func Functions() []Function {
 				"records the result by call id",
 			MemoryMB: 1536, // ffmpeg and the remote browser work on media and pages in memory
 			Timeout:  300 * time.Second,
-			Env:      env(append([]string{config.EnvSecretsKey, config.EnvAPICallAllow}, config.ProviderEnvs()...)...),
+			Env:      env(append([]string{config.EnvSecretsKey, config.EnvAPICallAllow, config.EnvLambdaTools}, config.ProviderEnvs()...)...),
 			Permissions: []Permission{
 				// A tool_call's claim and outcome are on its execution's record; the chat path's claims
 				// are idempotency records.
@@ -251,6 +252,7 @@ func Functions() []Function {
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
 				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
+				{Action: InvokeToolFunction},              // aws_lambda tools: only the functions the operator named
 			},
 		},
 		{

@@ -80,6 +80,7 @@ var Providers = []string{
 	"dummy", "weather", "wikipedia", "spider", "brave", "browserbase", "email", "mailgun",
 	"remote_browser", "llama_parse", "ffmpeg", "cloudinary", "arxiv", "unstructured", "algolia",
 	"mcp", "google_sheets",
+	"aws_lambda", // sinew's own: a developer's Lambda function
 }
 
 // SystemDef names one of sinew's own resource operations; Arguments are defaults the call overrides.
