@@ -50,7 +50,7 @@ func APIRouter(d Deps) *httpapi.Router {
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
 		ex := executions.NewDeps(cfg, d.AWS, d.Store)
 		executions.Register(rt, ex)
-		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
+		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger, ToolSearchThreshold: cfg.ToolSearchThreshold,
 			Formatter: &toolfmt.Formatter{Integrations: d.Integrations, System: system.Schema}})
 		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfn.NewFromConfig(d.AWS), ARN: cfg.AgentLoopARN})
 	}

@@ -41,7 +41,10 @@ const (
 	EnvEventBus     = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
-	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
+	// EnvToolSearchThreshold is how many tools an agent has before a chat and the MCP server offer
+	// sinew_search_tools and the most relevant tools instead of all of them.
+	EnvToolSearchThreshold = "SINEW_TOOL_SEARCH_THRESHOLD"
+	EnvMaxCallsPerTurn     = "SINEW_MAX_CALLS_PER_TURN"
 )
 
 // The largest values the call bounds accept: generous, but bounded, so a typo cannot switch the
@@ -107,6 +110,9 @@ type Config struct {
 	// MCPWait is how long an MCP tools/call waits for its execution before it answers with the
 	// execution id instead.
 	MCPWait time.Duration
+	// ToolSearchThreshold: past this many tools a model (or an MCP client) is shown a search tool
+	// and the most relevant tools, at most this many in all.
+	ToolSearchThreshold int
 	// JWTIssuer is the issuer of the API's bearer tokens, named by the OAuth protected-resource
 	// metadata; empty leaves it out (local mode mints its own tokens).
 	JWTIssuer string
@@ -155,6 +161,7 @@ func Variables() []Var {
 		Var{EnvJWTIssuer, "", "the issuer of the API's bearer tokens, named in /.well-known/oauth-protected-resource"},
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
+		Var{EnvToolSearchThreshold, "30", "past this many tools, a chat shows the model sinew_search_tools and the tools most relevant to the turn, and the MCP server lists the search tool first, this many tools in all (2 to 128)"},
 		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
 		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 1500, which keeps an agent_loop turn under Step Functions' 25,000 history events)"},
 	)
@@ -267,6 +274,12 @@ func Load(lookup LookupFunc) (*Config, error) {
 		errs = append(errs, err)
 	}
 	if c.MaxCallsPerTurn, err = parseCount(EnvMaxCallsPerTurn, get(EnvMaxCallsPerTurn), MaxCallsPerTurnLimit); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ToolSearchThreshold, err = parseCount(EnvToolSearchThreshold, get(EnvToolSearchThreshold), 128); err == nil && c.ToolSearchThreshold < 2 {
+		err = fault.Invalid(EnvToolSearchThreshold, "%s=%d: at least 2 (the search tool and one more)", EnvToolSearchThreshold, c.ToolSearchThreshold)
+	}
+	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, p := range urlProviders() {

@@ -161,7 +161,7 @@ func invokes(names ...string) []Permission {
 }
 
 // modelEnv is what a function that prompts a model needs, the bounds on the calls it starts included.
-var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey, config.EnvMaxCallsPerReply, config.EnvMaxCallsPerTurn}
+var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey, config.EnvMaxCallsPerReply, config.EnvMaxCallsPerTurn, config.EnvToolSearchThreshold}
 
 // executors are the functions that run a tool call of each automatic type.
 var executors = []string{"integration", "apicall", "system"}
@@ -175,7 +175,7 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvToolSearchThreshold),
 			Permissions: []Permission{
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
