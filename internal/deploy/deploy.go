@@ -175,8 +175,11 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvToolSearchThreshold),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvToolSearchThreshold, config.FunctionEnv("integration")),
 			Permissions: []Permission{
+				// POST .../tools/mcp lists a remote server's tools through the integration function,
+				// which opens the setup's secrets; the api function never unseals.
+				{Action: InvokeFunction, Target: "integration"},
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: SecretsKeyEncrypt}, // seals setup and secrets as they are written; never unseals
