@@ -18,7 +18,13 @@ import (
 func TestMCPImportRefreshAndCall(t *testing.T) {
 	token := newSecret("mcp-token")
 	srv := mcpserver.Start(t, mcpserver.WithToken(token))
-	p := startScripted(t, nil)
+	// A chat calls an imported tool: the model sees it by its remote schema.
+	p := startScripted(t, map[string]any{"turns": []any{
+		map[string]any{"expect": map[string]any{"last_role": "user", "tools": []string{"m_add"}},
+			"reply": map[string]any{"content": "", "tool_calls": []any{scriptCall("a1", "m_add", map[string]any{"a": 4, "b": 5})}}},
+		map[string]any{"expect": map[string]any{"last_role": "tool", "tool_results": map[string]any{"a1": "4+5=9"}},
+			"reply": map[string]any{"content": "nine"}},
+	}})
 	dev := p.apiFor(t, "dev-mcpimport")
 	agent := dev.must(t, "POST", "/agents", map[string]any{"name": "mcp"}, 201)["id"].(string)
 	path := "/agents/" + agent + "/tools/mcp"
@@ -35,10 +41,14 @@ func TestMCPImportRefreshAndCall(t *testing.T) {
 
 	// The server changes: one tool added, one described anew, one removed.
 	srv.SDK.AddTool(&sdk.Tool{Name: "mul", Description: "multiplies", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
 	srv.SDK.AddTool(&sdk.Tool{Name: "echo", Description: "echoes, now documented", InputSchema: map[string]any{"type": "object",
 		"properties": map[string]any{"text": map[string]any{"type": "string"}}}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
 	srv.SDK.RemoveTools("slow")
 	refresh := dev.must(t, "POST", path, body, 201)
 	wantNames(t, "refresh added", refresh["added"], "m_mul")
@@ -60,6 +70,12 @@ func TestMCPImportRefreshAndCall(t *testing.T) {
 		t.Fatalf("a clash: %d %v (%v), want a 409 naming n_add", code, clash, err)
 	}
 	listed := dev.must(t, "GET", "/agents/"+agent+"/tools?limit=100", nil, 200)
+	session := dev.must(t, "POST", "/sessions", map[string]any{"agent": agent}, 201)["id"].(string)
+	if ans := dev.must(t, "POST", "/sessions/"+session+"/chat", map[string]any{"auto_run_tools": true,
+		"messages": []any{map[string]any{"role": "user", "content": "add 4 and 5"}}}, 200); !strings.Contains(jsonOf(t, ans), "nine") {
+		t.Fatalf("a chat calling an imported tool: %v", ans)
+	}
+	history := dev.must(t, "GET", "/sessions/"+session+"/history", nil, 200)
 	if n := len(listed["items"].([]any)); n != 6 {
 		t.Fatalf("the agent has %d tools after the clash, want 6", n)
 	}
@@ -87,7 +103,7 @@ func TestMCPImportRefreshAndCall(t *testing.T) {
 	}
 
 	for what, v := range map[string]any{"the first import": first, "the task's import": taskAns, "the refusal": refused, "the refresh": refresh, "the clash": clash, "the down server's error": downAns,
-		"the tool listing": listed, "the call's record": rec} {
+		"the tool listing": listed, "the chat's history": history, "the call's record": rec} {
 		if strings.Contains(jsonOf(t, v), token) {
 			t.Errorf("%s shows the token", what)
 		}
