@@ -381,6 +381,7 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 		fn.Node().AddDependency(perms)
 		nagExecutions(perms, f)
 		nagBedrock(perms, f, s.settings.BedrockModels)
+		nagToolFunctions(perms, f)
 	}
 	// Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*" to the role's
 	// default policy: X-Ray has no resource-level permissions.
