@@ -6,7 +6,7 @@ GO_PACKAGES := ./...
 # (SINEW_LOCAL_IAM_RECORD): absolute, since each test binary runs in its own package's folder.
 IAM_RECORDS := $(CURDIR)/dist/iam-records
 
-.PHONY: all deps test unit lint asl build demo clean conformance
+.PHONY: all deps test unit lint asl build demo clean conformance pictures
 
 all: test
 
@@ -16,12 +16,16 @@ deps:
 lint:
 	@$(PHASE) "lint: gofmt" bash -c 'out=$$(gofmt -l $$(git ls-files "*.go")); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 	@$(PHASE) "lint: go vet" go vet $(GO_PACKAGES)
-	@$(MAKE) --no-print-directory funclen staticcheck
+	@$(MAKE) --no-print-directory funclen pkgdoc staticcheck
 
 # funclen: no non-test function over 100 lines (a plain table excepted); exits 1 naming each.
-.PHONY: funclen staticcheck
+.PHONY: funclen pkgdoc staticcheck
 funclen:
 	@$(PHASE) "lint: functions of at most 100 lines" go run ./infra/scripts/funclen .
+
+# pkgdoc: every package's doc opens with one sentence of at most 30 words (the CDK module's too).
+pkgdoc:
+	@$(PHASE) "lint: package docs open with one short sentence" go run ./infra/scripts/pkgdoc . infra/cdk
 
 # staticcheck at the version go.mod pins as a tool (go tool staticcheck), its default checks.
 staticcheck:
@@ -43,6 +47,11 @@ jsonata-suite:
 asl:
 	@$(PHASE) "lint: asl-validator on statemachines/ and events/" bash -c 'files=$$(ls statemachines/*.asl.json events/workflows/*.asl.json 2>/dev/null); args=""; for f in $$files; do args="$$args --json-path $$f"; done; infra/node_modules/.bin/asl-validator $$args' 
 
+# pictures: statemachines/<name>.svg drawn from each definition as local mode's console lays it out
+# (the README shows them; internal/console's TestPicturesAreCurrent fails when one is stale).
+pictures:
+	@$(PHASE) "pictures: the state machines drawn from statemachines/*.asl.json" go run ./internal/console/cmd/pictures
+
 build:
 	@$(PHASE) "build: every function as a linux/arm64 bootstrap" infra/scripts/build.sh arm64
 
@@ -57,7 +66,7 @@ clean:
 	rm -rf dist .local
 
 # Replays the recorded AWS executions of the usable set through the embedded engine and prints
-# pass/fail per area and in all ("ALL (usable set) 872 878"), with every failing case and its reason
+# pass/fail per area and in all (the line "ALL (usable set) <passed> <total>"), with every failing case and its reason
 # (internal/asl/conformance; the recordings are its testdata). It fails when missing data or a lost
 # case on the pass list; make test runs it to print the count.
 conformance:
@@ -103,10 +112,14 @@ fuzz:
 	@$(PHASE) "fuzz: every Go fuzz target, $(or $(FUZZTIME),60s) each" env FUZZTIME=$(or $(FUZZTIME),60s) infra/scripts/fuzz.sh
 
 # soak: the reliability load test at full size (1,000 concurrent tool calls of mixed types,
-# 200 function calls resumed by concurrent clients) through local mode; make test runs N=100, M=20.
+# 200 function calls resumed by concurrent clients) through local mode, and the kill -9 tests at
+# 150 (chat hand-offs and tool calls; function calls answered 0.35 s before the crash); make test
+# runs N=100, M=20, and the kill -9 tests at 12 and 20. Then twice each AWS quota at a tenth of
+# AWS's figures (make test: a hundredth).
 .PHONY: soak
 soak:
-	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls; 150 chat hand-offs and 150 tool calls through a kill -9 (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$|TestChatKill9DuringHandOff$$' ./internal/e2e/
+	@$(PHASE) "soak: 1,000 tool_calls, 200 function calls; 150 chat hand-offs and 150 tool calls, 150 answered function calls through a kill -9 (internal/e2e)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 60m -v -run 'TestLoad$$|TestChatKill9DuringHandOff$$|TestFunctionCallsKill9$$' ./internal/e2e/
+	@$(PHASE) "soak: twice each AWS quota through local mode --quotas=aws*0.1: none lost, none doubled (infra/local)" env SINEW_SOAK=1 go run ./internal/testenv/ddblocal/cmd/ddblocal -- go test -count=1 -timeout 20m -v -run 'TestQuotasThrottleWithoutLoss$$' ./infra/local/
 
 # deploy / destroy: cdk deploy / cdk destroy of infra/cdk's app (its cdk.json) in the account and
 # Region of the shell's AWS credentials (bootstrapped once: see the deploy guide in

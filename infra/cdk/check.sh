@@ -61,6 +61,13 @@ case "${1:-}" in
       echo "deploy: these described functions have no functions/<name>/main.go: $m" >&2
       exit 2
     fi
+    # Notes, not refusals: the deploy itself works from either, the guide's steps may not.
+    if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+      echo "note: Node.js $(node --version): the CDK's support for Node 20 ended on 2026-10-30; deploy from Node 22 or 24 where you can" >&2
+    fi
+    if ! aws bedrock put-use-case-for-model-access help >/dev/null 2>&1; then
+      echo "note: this AWS CLI ($(aws --version 2>&1 | cut -d' ' -f1)) lacks Bedrock's model-access commands (step 2 of infra/cdk/README.md); install a current AWS CLI v2" >&2
+    fi
     go run . preflight "$@"
     npx --no-install cdk deploy --no-notices "$@"
     ;;

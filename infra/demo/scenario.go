@@ -235,7 +235,7 @@ func (d *demo) output(ctx context.Context, x map[string]any) (map[string]any, er
 }
 
 func (d *demo) callEcho(ctx context.Context) (string, error) {
-	return d.toolCall(ctx, "echo", "integration", "tool_call: Prepare → Integration Lambda (dummy) → Settle",
+	return d.toolCall(ctx, "echo", "integration", "tool_call: Dispatch → integration Lambda (dummy)",
 		map[string]any{"greeting": "from the call"}, true, func(out map[string]any) (string, error) {
 			// call ∪ definition ∪ metadata, the session's entry replacing the agent's.
 			want := map[string]any{"greeting": "from the call", "from_definition": true, "source": "session override"}
@@ -249,7 +249,7 @@ func (d *demo) callEcho(ctx context.Context) (string, error) {
 }
 
 func (d *demo) callWeather(ctx context.Context) (string, error) {
-	return d.toolCall(ctx, "weather", "api_call", "tool_call: Prepare → ApiCall Lambda (guarded HTTP) → Settle",
+	return d.toolCall(ctx, "weather", "api_call", "tool_call: Dispatch → apicall Lambda (guarded HTTP)",
 		map[string]any{"path": map[string]any{"city": "Lisbon"}}, false, func(out map[string]any) (string, error) {
 			js, _ := out["json"].(map[string]any)
 			if out["status_code"] != 200.0 || js["temperature"] != 21.5 || js["units"] != "metric" {
@@ -260,7 +260,7 @@ func (d *demo) callWeather(ctx context.Context) (string, error) {
 }
 
 func (d *demo) callSystem(ctx context.Context) (string, error) {
-	return d.toolCall(ctx, "list_agents", "system", "tool_call: Prepare → System Lambda (agent.list) → Settle",
+	return d.toolCall(ctx, "list_agents", "system", "tool_call: Dispatch → system Lambda (agent.list)",
 		map[string]any{}, false, func(out map[string]any) (string, error) {
 			items, _ := out["items"].([]any)
 			var names []string
@@ -282,7 +282,7 @@ func (d *demo) callFFmpeg(ctx context.Context) (string, error) {
 		"file": base64.StdEncoding.EncodeToString(d.clip),
 	}
 	d.detail("arguments: args %s, file: the video in base64 (%d bytes)", summarize(args["args"], 200), len(args["file"].(string)))
-	return d.toolCall(ctx, "make_thumbnail", "integration", "tool_call: Prepare → Integration Lambda (ffmpeg, no shell) → Settle",
+	return d.toolCall(ctx, "make_thumbnail", "integration", "tool_call: Dispatch → integration Lambda (ffmpeg, no shell)",
 		args, false, func(out map[string]any) (string, error) {
 			b64, _ := out["fileoutput"].(string)
 			png, err := base64.StdEncoding.DecodeString(b64)
@@ -343,7 +343,7 @@ func (d *demo) callFunction(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("the tool's output is %s, want the client's answer", summarize(res, 200))
 	}
 	result := summarize(res, 100) + " (the client's task output)"
-	d.rows = append(d.rows, row{"ask_human", "function", "tool_call: Prepare → Function Lambda (waitForTaskToken) ⏸ send-task-success → Settle", result, time.Since(start)})
+	d.rows = append(d.rows, row{"ask_human", "function", "tool_call: Dispatch → function Lambda (waitForTaskToken) ⏸ send-task-success → settle (status-change event)", result, time.Since(start)})
 	return "ask_human → " + result, nil
 }
 
@@ -428,7 +428,7 @@ func (d *demo) chatTools(ctx context.Context) (string, error) {
 		return "", err
 	}
 	d.detail("the SMTP server received: %s", arrived)
-	d.rows = append(d.rows, row{"chat 1", "chat", "chat Lambda: model → ApiCall Lambda (weather) → model → Integration Lambda (email → SMTP) → model", fmt.Sprint(msg["content"]), time.Since(start)})
+	d.rows = append(d.rows, row{"chat 1", "chat", "chat Lambda: model → apicall Lambda (weather) → model → integration Lambda (email → SMTP) → model", fmt.Sprint(msg["content"]), time.Since(start)})
 	return "the model called weather and send_email through sinew, and answered; the email arrived", nil
 }
 

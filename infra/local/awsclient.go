@@ -16,6 +16,8 @@ import (
 
 	"sinew/internal/awscount"
 	"sinew/internal/handler"
+	"sinew/internal/localaws/quota"
+	"sinew/internal/store"
 )
 
 // maxIdlePerHost is how many idle connections the in-process functions keep to each loopback
@@ -41,7 +43,7 @@ func writeCounts(c *awscount.Counter, dir string) error {
 // time), rec's recording of their DynamoDB requests and iam's of every request as IAM sees it, each
 // when not nil. Their requests to
 // local mode's own endpoints are served in-process once the endpoints are given to self.serve.
-func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecorder, iam *iamRecorder) (*wireTimes, *selfCalls) {
+func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecorder, iam *iamRecorder, q *quota.Limits) (*wireTimes, *selfCalls) {
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 4 * maxIdlePerHost
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
@@ -56,6 +58,7 @@ func configureAWSClients(counts *awscount.Counter, gate *ddbGate, rec *ddbRecord
 	wt := &wireTimes{}
 	self := &selfCalls{}
 	handler.AWSOptions = append(handler.AWSOptions, awsconfig.WithHTTPClient(hc), awsconfig.WithRetryer(retryer),
-		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, iam.Register, self.Register}))
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{counts.Register, gate.Register, wt.Register, rec.Register, iam.Register, self.Register,
+			q.DynamoDBMiddleware(store.AttrPK)}))
 	return wt, self
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"sinew/internal/handler"
 	"sinew/internal/handler/all"
 	"sinew/internal/localaws/lambdaapi"
+	"sinew/internal/localaws/quota"
 	"sinew/internal/secrets"
 )
 
@@ -38,11 +40,12 @@ type functions struct {
 	mu sync.RWMutex
 	m  map[string]lambdaapi.Invoker
 
-	iam *iamRecorder // nil unless recording for the IAM check
+	iam   *iamRecorder  // nil unless recording for the IAM check
+	quota *quota.Limits // AWS's account concurrency, with --quotas
 }
 
 func (f *functions) register(name string, inv lambdaapi.Invoker) error {
-	inv = f.iam.asFunction(name, inv)
+	inv = withConcurrency(f.quota, f.iam.asFunction(name, inv))
 	if err := f.api.Register(name, inv); err != nil {
 		return err
 	}
@@ -118,6 +121,10 @@ func (f *functions) Invoke(ctx context.Context, req asl.LambdaRequest) (*asl.Lam
 			f.arn(name), uuid.NewString())}
 	}
 	out, ferr, err := inv.Invoke(ctx, req.Payload)
+	var th *lambdaapi.Throttled
+	if errors.As(err, &th) {
+		return nil, throttledTask(th)
+	}
 	if err != nil {
 		return nil, &asl.LambdaServiceError{Code: "ServiceException", Message: err.Error()}
 	}

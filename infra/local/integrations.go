@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 
@@ -15,6 +16,8 @@ import (
 	"sinew/internal/asl/ddbtask"
 	"sinew/internal/asl/eventstask"
 	"sinew/internal/jsonv"
+	"sinew/internal/localaws/quota"
+	"sinew/internal/store"
 )
 
 // integrationPrefix marks a service-integration call among the calls the durable recorder
@@ -25,11 +28,16 @@ const integrationPrefix = "states-integration:"
 // states:startExecution: DynamoDB's getItem/putItem/updateItem/deleteItem against DynamoDB Local,
 // EventBridge's putEvents into local mode's bus. They reach those through the endpoints local mode
 // set for its own handlers (setEnv).
-func directIntegrations() map[string]asl.Integration {
+func directIntegrations(q *quota.Limits) map[string]asl.Integration {
 	// Local mode's own credentials, which setEnv put in the environment: DynamoDB Local keeps
 	// local mode's table under their key id, and the events endpoint checks their signature.
 	creds := credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")
 	ddb := &ddbtask.HTTP{Endpoint: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Region: region, Credentials: creds}
+	if q != nil {
+		// Throttled as DynamoDB throttles a hot partition: the task fails with
+		// DynamoDB.ProvisionedThroughputExceededException, for the state machine's Retry.
+		ddb.Client = &http.Client{Transport: q.Transport(store.AttrPK, nil)}
+	}
 	events := eventbridge.New(eventbridge.Options{Region: region, Credentials: creds,
 		BaseEndpoint: aws.String(os.Getenv("AWS_ENDPOINT_URL_EVENTBRIDGE"))})
 	return eventstask.Register(ddbtask.Register(nil, ddb), events)

@@ -1,13 +1,19 @@
-// Command local stands sinew up on one machine with no AWS account and no network: the Step
-// Functions API over the embedded engine (durable across kill -9), the Lambda Invoke API over
-// in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind local JWTs, and
-// DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers as a deployment
-// (both read internal/deploy's description), and code finds its endpoints as the AWS SDKs do,
-// through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local and AWS.
+// Command local stands sinew up on one machine with no AWS account and no network.
+//
+// It serves the Step Functions API over the embedded engine (durable across kill -9), the Lambda
+// Invoke API over in-process handlers, EventBridge PutEvents (a feed), KMS, the HTTP API behind
+// local JWTs, and DynamoDB Local. It runs the same statemachines/*.asl.json and the same handlers
+// as a deployment (both read internal/deploy's description), and code finds its endpoints as the
+// AWS SDKs do, through AWS_ENDPOINT_URL_<SERVICE>: there is no sinew-specific switch between local
+// and AWS.
 //
 // Durability: executions, waiting task tokens, Waits, retry back-offs and histories survive a crash;
 // a task that was running at the crash runs again (at-least-once), and the executors' idempotency
-// by call id (package executor/guard) keeps its side effects single.
+// by call id (package executor/guard) keeps its side effects single. Events a rule target matches (the
+// status changes settle takes) and Lambda Event invocations are journaled before they are
+// answered and delivered after a restart (package outbox); the records whose status change was
+// lost anyway are settled when read and by the sweep (--sweep-period). Its README lists what
+// survives kill -9 and what is rebuilt.
 //
 //	go run ./infra/local [--dir .local] [--in-memory] [--sfn-port 0] ...   serve
 //	go run ./infra/local token DEVELOPER_ID                                print a JWT
@@ -57,6 +63,7 @@ import (
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/localnames"
+	"sinew/internal/localaws/quota"
 	"sinew/internal/localaws/sfnapi"
 	"sinew/internal/secrets"
 	"sinew/internal/secrets/rotate"
@@ -155,6 +162,8 @@ type options struct {
 	root          string
 	rie           bool
 	rieBin        string
+	sweepPeriod   time.Duration
+	quotas        *quota.Limits // AWS's quotas, applied with --quotas
 	lambdaTools   []lambdaTool
 }
 
@@ -174,6 +183,8 @@ func serve(args []string) error {
 	fs.StringVar(&o.root, "root", ".", "the module root (where statemachines/ and functions/ are)")
 	fs.BoolVar(&o.rie, "rie", false, "run each function's real bootstrap (built for this machine) under the AWS Lambda Runtime Interface Emulator")
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
+	fs.DurationVar(&o.sweepPeriod, "sweep-period", DefaultSweepPeriod, "how often settle sweeps the execution records whose status change was lost (0: never)")
+	quotas := fs.String("quotas", "off", quotasUsage)
 	fs.Func("lambda-tool", "NAME=BOOTSTRAP: a developer's Lambda function that aws_lambda tools may invoke, its bootstrap run under the emulator (repeatable)", lambdaToolFlag(&o.lambdaTools))
 	for _, n := range endpointNames {
 		if n == "aws" {
@@ -187,6 +198,10 @@ func serve(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unknown subcommand %q (serve takes flags only; the other subcommand is token)", fs.Arg(0))
+	}
+	var err error
+	if o.quotas, err = parseQuotas(*quotas); err != nil {
+		return err
 	}
 	// Every log line passes the redactor, which knows the secrets of the calls in flight, as in
 	// the deployed functions.
@@ -207,7 +222,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	if err := checkDataDir(dir); err != nil {
 		return err
 	}
-	self, iam, stopStats, err := setUpAWSClients(log, dir)
+	self, iam, stopStats, err := setUpAWSClients(log, dir, o.quotas)
 	if err != nil {
 		return err
 	}
@@ -271,11 +286,10 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	defer stopRIE()
 
-	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	sfn, err := startWorkflows(ctx, o, st, fns, events, log)
 	if err != nil {
 		return err
 	}
-	routeStatusChanges(ctx, events, fns, lambdaapi.AsyncOptions{Logger: log})
 
 	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), creds, log)
 	if err != nil {
@@ -300,9 +314,10 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 }
 
 // startFunctions registers the in-process functions: the described ones (each under the Runtime
-// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions.
+// Interface Emulator with --rie; stopRIE ends those) and the test ones with --test-functions, and
+// starts the journaled Event invocations.
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
-	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam}
+	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam, quota: o.quotas}
 	stopRIE = func() {}
 	if err := allowLambdaTools(o.lambdaTools); err != nil {
 		return nil, stopRIE, err
@@ -329,12 +344,18 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 		}
 	}
 	fns.warnMissing(d.log)
+	// Event invocations are journaled from here on; those of before a restart run now that their
+	// functions are registered.
+	if err := lambdaSvc.StartAsync(dir, lambdaapi.AsyncOptions{}); err != nil {
+		stopRIE()
+		return nil, func() {}, err
+	}
 	return fns, stopRIE, nil
 }
 
 // setUpAWSClients configures the in-process functions' AWS clients (configureAWSClients), with the
 // IAM recording when iamrec.EnvRecord asks for it, and starts their stats (startStats).
-func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
+func setUpAWSClients(log *slog.Logger, dir string, q *quota.Limits) (self *selfCalls, iam *iamRecorder, stopStats func(), err error) {
 	if iam, err = openIAMRecorder(log); err != nil {
 		return nil, nil, nil, err
 	}
@@ -348,7 +369,7 @@ func setUpAWSClients(log *slog.Logger, dir string) (self *selfCalls, iam *iamRec
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wire, self := configureAWSClients(counts, gate, rec, iam)
+	wire, self := configureAWSClients(counts, gate, rec, iam, q)
 	stopStats, err = startStats(log, dir, statsOf{counts, wire, gate, rec})
 	if err != nil {
 		_ = rec.close()
@@ -409,7 +430,7 @@ type awsServices struct {
 // the one AWS endpoint, routed by signing name, and the HTTP API behind the console; guarded adds
 // the checks of requests from outside.
 func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, creds awsauth.Credentials, log *slog.Logger) (map[string]http.Handler, error) {
-	ddbProxy, err := proxyTo(svc.dynamoDB)
+	ddbProxy, err := proxyTo(svc.dynamoDB, fns.quota)
 	if err != nil {
 		return nil, err
 	}
@@ -447,20 +468,39 @@ func guarded(handlers map[string]http.Handler, creds awsauth.Credentials) map[st
 }
 
 // proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
-// check the signature, whose Host the proxy would otherwise have to keep.
-func proxyTo(endpoint string) (http.Handler, error) {
+// check the signature, whose Host the proxy would otherwise have to keep. With quotas, each
+// partition's throughput is q's.
+func proxyTo(endpoint string, q *quota.Limits) (http.Handler, error) {
 	u, err := neturl.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
 	}
-	return httputil.NewSingleHostReverseProxy(u), nil
+	p := httputil.NewSingleHostReverseProxy(u)
+	if q != nil {
+		p.Transport = q.Transport(store.AttrPK, nil)
+	}
+	return p, nil
+}
+
+// startWorkflows routes the status changes of executions to settle, then starts Step Functions,
+// which may end executions as soon as it recovers them, and the sweep of open records.
+func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
+	if err := routeStatusChanges(events, fns, eventbridge.Target{}, log); err != nil {
+		return nil, err
+	}
+	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	if err != nil {
+		return nil, err
+	}
+	sweepOpenRecords(ctx, fns, o.sweepPeriod, log)
+	return sfn, nil
 }
 
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
 func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	direct := directIntegrations()
+	direct := directIntegrations(o.quotas)
 	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
 	fns.iam.useTokens(rec)
 	var sfn *sfnapi.Service
@@ -471,9 +511,11 @@ func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *
 		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) {
 			fns.iam.engineStartChild(ctx, in.StateMachineArn)
 			return sfn.StartChild(ctx, in)
-		}})
+		},
+		Transition: engineTransitions(o.quotas)})
 	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
-		Region: region, Account: account, Logger: log})
+		Region: region, Account: account, Logger: log, Throttle: sfnThrottle(o.quotas)})
+	logQuotas(log, o.quotas)
 	if err := sfn.Recover(ctx); err != nil {
 		return nil, err
 	}
@@ -664,18 +706,21 @@ func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *sl
 }
 
 // routeStatusChanges sends Step Functions' "Execution Status Change" events of sinew's state
-// machines to the settle function, as the deployed EventBridge rule does: as Lambda's asynchronous
-// invocations (lambdaapi.Async), side by side, a failed one retried. Delivered one after another, a
-// backlog of events waited behind each slow settle under load, and a failed one was lost.
-func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *functions, opts lambdaapi.AsyncOptions) *lambdaapi.Async {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+// machines to the settle function, as the deployed EventBridge rule does, through a durable target
+// of the local EventBridge: each event is journaled before the engine records the execution's end,
+// and is marked delivered only once settle has succeeded on it, so one that a crash, or a settle
+// that failed, left undelivered reaches settle after the restart (at least once: settle is
+// idempotent). Deliveries run side by side (a slow settle holds back no other event); a failed one
+// is retried with EventBridge's retry policy (in AWS, Lambda also retries a function error twice
+// and then the event goes to settle's on-failure queue: here every failure is the rule's to retry)
+// and, once that runs out, goes to the dead-letter file. Call it before the engine recovers: an
+// execution that ends as it resumes must find the target there.
+func routeStatusChanges(events *eventbridge.Service, fns *functions, t eventbridge.Target, log *slog.Logger) error {
 	fns.mu.RLock()
 	settle := fns.iam.asRule(localnames.StatusChangeRule, "settle", fns.m["settle"])
 	fns.mu.RUnlock()
 	if settle == nil {
-		opts.Logger.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
+		log.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
 		return nil
 	}
 	var arns []any
@@ -686,19 +731,22 @@ func routeStatusChanges(ctx context.Context, events *eventbridge.Service, fns *f
 		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
 	p, err := eventbridge.ParsePattern(pat)
 	if err != nil {
-		opts.Logger.Error("status change pattern", "error", err)
-		return nil
+		return fmt.Errorf("the status change pattern: %w", err)
 	}
-	opts.Name = "settle"
-	q := lambdaapi.NewAsync(settle, opts)
-	ch := events.Subscribe(ctx, eventbridge.Rule{Pattern: p})
-	go func() {
-		for ev := range ch {
-			data, _ := json.Marshal(ev)
-			q.Invoke(ctx, data)
+	t.Name, t.Rule = localnames.StatusChangeRule, eventbridge.Rule{Pattern: p}
+	t.Deliver = func(ctx context.Context, ev eventbridge.Event) error {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return err
 		}
-	}()
-	return q
+		_, ferr, err := settle.Invoke(ctx, data)
+		if ferr != nil {
+			// A function error's message may quote the event: only its type is told.
+			return fmt.Errorf("settle failed: %s", ferr.Type)
+		}
+		return err
+	}
+	return events.AddTarget(t)
 }
 
 func writeEndpoints(dir string, eps map[string]string) error {

@@ -208,7 +208,7 @@ func p2execArn(machineArn, name string) string {
 }
 
 // waitEnd polls DescribeExecution until the execution has ended.
-func waitEnd(t *testing.T, c *sfn.Client, arn string) *sfn.DescribeExecutionOutput {
+func waitEnd(t testing.TB, c *sfn.Client, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
 	var d *sfn.DescribeExecutionOutput
 	eventually(t, arn+" to end", func() bool {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,12 +25,17 @@ import (
 //	sinew-test-record  appends its payload to the file, then: fails with Test.Flaky while the
 //	                   payload's "id" has been seen no more than "failTimes" times, sleeps
 //	                   "sleepMs" ("sleepOnceMs" on the id's first call), and answers its payload
+//	sinew-test-post    POSTs its payload to its "url" (loopback only: a test's own server, which
+//	                   counts the side effects), sleeps "sleepMs", and answers the server's reply
 const testInvocationsFile = "test-invocations.jsonl"
 
 func registerTestFunctions(f *functions, dir string) error {
 	if err := f.register("sinew-test-echo", lambdaapi.InvokerFunc(func(_ context.Context, p []byte) ([]byte, *lambdaapi.FunctionError, error) {
 		return p, nil, nil
 	})); err != nil {
+		return err
+	}
+	if err := f.register("sinew-test-post", lambdaapi.InvokerFunc(postToLoopback)); err != nil {
 		return err
 	}
 	var mu sync.Mutex
@@ -131,4 +141,54 @@ func appendLine(path string, p []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// postToLoopback is sinew-test-post: a call with a side effect outside local mode, which a test's
+// HTTP server counts (by the payload's "id"), so a test sees every call that ran, even one whose
+// result a crash lost.
+func postToLoopback(ctx context.Context, p []byte) ([]byte, *lambdaapi.FunctionError, error) {
+	var in struct {
+		URL     string `json:"url"`
+		SleepMs int    `json:"sleepMs"`
+	}
+	if err := json.Unmarshal(p, &in); err != nil {
+		return nil, &lambdaapi.FunctionError{Type: "Test.BadPayload", Message: err.Error()}, nil
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil || u.Scheme != "http" || !isLoopback(u.Hostname()) {
+		return nil, &lambdaapi.FunctionError{Type: "Test.BadPayload", Message: "url must be http:// on a loopback address"}, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL, bytes.NewReader(p))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &lambdaapi.FunctionError{Type: "Test.HTTP", Message: resp.Status}, nil
+	}
+	if in.SleepMs > 0 {
+		select {
+		case <-time.After(time.Duration(in.SleepMs) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	return body, nil, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -1,6 +1,8 @@
-// Package apicall is the api_call executor: it builds an HTTP request from a tool's
-// APICallDef and the call's merged request parts, sends it through the network guard, and turns the
-// answer into the result {status_code, headers, json, content} or a typed error.
+// Package apicall is the api_call executor.
+//
+// It builds an HTTP request from a tool's APICallDef and the call's merged request parts, sends it
+// through the network guard, and turns the answer into the result {status_code, headers, json,
+// content} or a typed error.
 //
 // Where Julep differs (its execute_api_call:
 // https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_api_call.py), sinew does what a user expects: a call cannot

@@ -1,6 +1,8 @@
-// Package asl is sinew's embedded Step Functions engine: it parses and validates Amazon States
-// Language definitions as CreateStateMachine does, and runs executions the way AWS does, down to
-// the history events recorded from real AWS executions (internal/asl/conformance replays them).
+// Package asl is sinew's embedded Step Functions engine.
+//
+// It parses and validates Amazon States Language definitions as CreateStateMachine does, and runs
+// executions the way AWS does, down to the history events recorded from real AWS executions
+// (internal/asl/conformance replays them).
 //
 // Where each construct lives: a state type's file holds its spec (State.Pass, State.Task, ...), its
 // parsing and validation, and its run.

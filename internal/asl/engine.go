@@ -38,6 +38,10 @@ type Config struct {
 	// of the engine: local mode makes each an execution of its own, durable across restarts, and
 	// gives a parent replayed after a restart the child it started before. ctx is the task's.
 	StartChild func(ctx context.Context, in StartInput) (Child, error)
+	// Transition, when set, is called before every state transition and may delay it (local
+	// mode's emulation of Step Functions' StateTransition quota, which delays, not fails, a
+	// throttled execution); an error (ctx's end) stops the execution there.
+	Transition func(ctx context.Context) error
 	// OnStatus, when set, hears every status change (RUNNING at start, then the final status): the
 	// local stand-in for Step Functions' "Execution Status Change" events. It runs on the
 	// execution's goroutine, outside the engine's locks; it must not block for long.
@@ -128,6 +132,11 @@ type StartInput struct {
 	Name            string // execution name; default a random one
 	Input           string // JSON; default "{}"
 	RoleArn         string // the machine's role, $$.Execution.RoleArn; default Config.RoleArn
+	// Key, for a child a states:startExecution task starts, names that start: the starting
+	// execution and the task's place and attempt in it (position). A replay after a restart gives
+	// the same start the same key, whatever its input now holds (a time, say), so Config.StartChild
+	// can give back the child it started, as Step Functions never starts a task's child twice.
+	Key string
 }
 
 // Execution is one run of a machine.

@@ -23,6 +23,12 @@ type frame struct {
 	ownChain chain     // likewise its chain of events
 	inBound  int       // at least the JSON length of the input runMachine is given (0: unknown)
 	first    *stateRun // a branch's or iteration's first visit, allocated with it (nil once taken)
+	// Where the frame is: the Map or Parallel visit that runs it (nil for an execution's own) and
+	// its iteration's or branch's index; steps counts its state visits so far. Together they name
+	// a visit by its place, the same when a replay after a restart runs it again (position).
+	up     *stateRun
+	branch int
+	steps  int
 }
 
 // mapItem is $$.Map.Item, or nil outside a Map iteration.
@@ -34,11 +40,12 @@ func (f *frame) mapItem() map[string]any {
 }
 
 // itemFrame is a frame inside Map iteration i of item v.
-func itemFrame(x *Execution, m *Machine, parent *scope, i int, v any) *frame {
+func itemFrame(up *stateRun, m *Machine, i int, v any) *frame {
 	c := &struct {
 		f frame
 		r stateRun
-	}{f: frame{x: x, m: m, inMap: true, mapIndex: i, mapValue: v}}
+	}{f: frame{x: up.f.x, m: m, inMap: true, mapIndex: i, mapValue: v, up: up, branch: i}}
+	parent := up.f.scope
 	f := &c.f
 	f.own.parent = parent
 	f.scope = &f.own
@@ -114,6 +121,7 @@ type stateRun struct {
 	entered    int64
 	enteredAt  time.Time
 	before     int64 // the frame's last event before this state was entered
+	step       int   // the visit's ordinal in its frame (1 for the first)
 	retryCount int
 	token      string
 	ctxObj     map[string]any // cached context object; nil after retryCount or token change
@@ -149,6 +157,12 @@ type step struct {
 // runState visits st, entered at the time at (the previous state's exit), or now when zero; raw's
 // JSON is at most inBound bytes long (0: unknown).
 func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string, at time.Time, inBound int) (step, *StatesError) {
+	if tr := f.x.eng.cfg.Transition; tr != nil {
+		if err := tr(ctx); err != nil {
+			return step{}, stopped(ctx)
+		}
+		at = time.Time{} // entered when the transition went through
+	}
 	now := at
 	if now.IsZero() {
 		now = f.x.eng.clock.Now()
@@ -157,6 +171,8 @@ func (f *frame) runState(ctx context.Context, st *State, raw any, rawJSON string
 	// barrier over every pointer slot while the GC runs.
 	r := f.newRun()
 	r.f, r.st, r.raw, r.before, r.rawBound = f, st, raw, f.x.hist.lastOf(f.chain), inBound
+	f.steps++
+	r.step = f.steps
 	r.enteredEv.name, r.enteredEv.input, r.enteredEv.inputJSON = st.Name, raw, rawJSON // allocated with the visit
 	r.entered = f.emitAt(st.events[0], &r.enteredEv, now)
 	if f.x.hist.stamp != nil && r.entered > 0 {

@@ -2,6 +2,9 @@ package asl
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"sinew/internal/fault"
@@ -46,7 +49,7 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 	default:
 		input = compactJSON(in)
 	}
-	in := StartInput{Machine: m, StateMachineArn: arn, Name: name, Input: input}
+	in := StartInput{Machine: m, StateMachineArn: arn, Name: name, Input: input, Key: r.f.x.ARN + "\x00" + r.position()}
 	var child Child
 	var err error
 	if eng.cfg.StartChild != nil {
@@ -95,6 +98,25 @@ func (r *stateRun) startExecution(ctx context.Context, params any, ev *taskEvent
 		desc["Cause"] = d.Cause
 	}
 	return nil, newErr(ErrTaskFailed, compactJSON(desc))
+}
+
+// position names the visit r by its place in its execution: each state visit from the execution's
+// own frame down, as state name, ordinal in its frame and attempt, with the index of the Map
+// iteration or Parallel branch between. A replay after a restart gives the visit the same
+// position, where event ids (which concurrent iterations share) and inputs (times) may differ.
+func (r *stateRun) position() string {
+	var parts []string
+	for v := r; ; {
+		parts = append(parts, v.st.Name+"\x00"+strconv.Itoa(v.step)+"."+strconv.Itoa(v.retryCount))
+		f := v.f
+		if f.up == nil {
+			break
+		}
+		parts = append(parts, strconv.Itoa(f.branch))
+		v = f.up
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, "\x00")
 }
 
 func jsonField(s string, parse bool) any {

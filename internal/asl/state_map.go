@@ -261,7 +261,7 @@ func (r *stateRun) mapIterations(ctx context.Context, items []any, eff any, conc
 
 // iteration gives the frame of item i and its input: the item, or ItemSelector's value.
 func (r *stateRun) iteration(ctx context.Context, items []any, eff any, i int) (*frame, any, *StatesError) {
-	child := itemFrame(r.f.x, r.st.Map.Processor, r.f.scope, i, items[i])
+	child := itemFrame(r, r.st.Map.Processor, i, items[i])
 	if r.st.Map.ItemSelector == nil {
 		if r.jsonPath() {
 			// The item is a part of the state's input (ItemsPath), so no longer as JSON.

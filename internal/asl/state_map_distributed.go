@@ -127,11 +127,12 @@ func (r *stateRun) distributedMap(ctx context.Context, items []any, eff any, con
 }
 
 // newMapRun names a Map Run as AWS does: mapRun:<machine>/<label or id>:<id>. The ids are derived
-// from the execution, the state and the event that entered it, not drawn at random, so a replay
-// after a restart names the same Map Run and the same children, and finds their journaled work.
+// from the execution and the state visit's place in it (position), not drawn at random, so a
+// replay after a restart names the same Map Run and the same children, at every depth (inside an
+// inline Map's iterations too, whose event ids interleave differently), and finds their work.
 func (r *stateRun) newMapRun() *MapRun {
 	x := r.f.x
-	seed := fmt.Sprintf("%s\x00%s\x00%d", x.ARN, r.st.Name, r.entered)
+	seed := x.ARN + "\x00" + r.position()
 	label := r.st.Map.Label
 	if label == "" {
 		label = stableID(seed, "label")

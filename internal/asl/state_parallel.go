@@ -49,7 +49,7 @@ func (r *stateRun) parallel(ctx context.Context) (any, map[string]any, *StatesEr
 	result, err := r.withRetry(ctx, func(ctx context.Context) (any, *StatesError) {
 		r.f.emit(ctx, Event{Type: "ParallelStateStarted"})
 		out, err := r.fanOut(ctx, len(branches), len(branches), -1, -1, func(i int) (*frame, any, *StatesError) {
-			f := &frame{x: r.f.x, m: branches[i]}
+			f := &frame{x: r.f.x, m: branches[i], up: r, branch: i}
 			f.own.parent = r.f.scope
 			f.scope = &f.own
 			return f, input, nil

@@ -94,9 +94,10 @@ func (e *Engine) closeToken(tok string) {
 }
 
 // tombstoneSpan is how long a closed token is remembered at least, and half of how long at most:
-// later answers with it get TaskTimedOut, then TaskDoesNotExist, as every closed token does after
-// local mode restarts (the engine's memory is all there is of them). Kept forever, they grew the
-// engine's memory by an entry per task token for as long as the process ran.
+// later answers with it get TaskTimedOut, then TaskDoesNotExist. Local mode's durable recorder
+// keeps the tokens of its journaled executions across restarts; the engine's memory is all there
+// is of the others. Kept forever, they grew the engine's memory by an entry per task token for as
+// long as the process ran.
 const tombstoneSpan = 24 * time.Hour
 
 // tombstones are the closed tokens of the current span and of the one before it; a span older

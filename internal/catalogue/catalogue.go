@@ -1,5 +1,6 @@
-// Package catalogue serves the integration catalogue over the HTTP API (the providers
-// rows): every provider with its setup and methods, one provider, and the model-facing function
+// Package catalogue serves the integration catalogue over the HTTP API (the providers rows).
+//
+// It serves every provider with its setup and methods, one provider, and the model-facing function
 // schema of a method, from the same registry the integration Lambda runs.
 package catalogue
 

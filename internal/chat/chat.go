@@ -1,10 +1,11 @@
-// Package chat is the chat service and its route: POST /sessions/{session_id}/chat runs the
-// model-tool loop (package loop) inside the chat Lambda over the session's history in DynamoDB,
-// reaching the executor Lambdas through the dispatcher (Lambda Invoke API, retrying Transient), with
-// function calls handed back to the caller as pending calls under the model's ids. When a turn
-// outlives the request's time budget, the loop goes on as the agent_loop state machine (package
-// agentloop). Register adds the route to the chat function's router; System gives the system
-// executor session.chat and task.execution.create.
+// Package chat is the chat service and its route.
+//
+// POST /sessions/{session_id}/chat runs the model-tool loop (package loop) inside the chat Lambda
+// over the session's history in DynamoDB, reaching the executor Lambdas through the dispatcher
+// (Lambda Invoke API, retrying Transient), with function calls handed back to the caller as pending
+// calls under the model's ids. When a turn outlives the request's time budget, the loop goes on as
+// the agent_loop state machine (package agentloop). Register adds the route to the chat function's
+// router; System gives the system executor session.chat and task.execution.create.
 //
 // Each chat request is one turn with one budget of tool calls (counted under a turn id, see
 // turnBudget): a chat started by a system tool's session.chat (Caller.TurnID), and the agent_loop a

@@ -1,6 +1,8 @@
-// Package config is sinew's configuration: every environment variable with
-// its default, parsed and validated once at start, so a bad setting stops a function at its first
-// cold start with a message naming the variable instead of failing a call later.
+// Package config is sinew's configuration.
+//
+// It holds every environment variable with its default, parsed and validated once at start, so a
+// bad setting stops a function at its first cold start with a message naming the variable instead
+// of failing a call later.
 package config
 
 import (
@@ -138,7 +140,7 @@ type Var struct {
 }
 
 // Variables lists every variable sinew reads, with its default and a one-line doc, in a stable
-// order (the README prints it).
+// order (internal/config/README.md prints it).
 func Variables() []Var {
 	vs := []Var{
 		{EnvTable, "sinew", "the DynamoDB table holding every record"},
@@ -172,7 +174,7 @@ func Variables() []Var {
 }
 
 // providerSettings are the providers' own settings beyond their base URLs (read by the providers
-// through integrations.Env, listed here so the README documents them).
+// through integrations.Env, listed here so internal/config/README.md documents them).
 var providerSettings = []Var{
 	{EnvLambdaTools, "", "the Lambda functions aws_lambda tools may invoke, comma-separated: names, name:qualifier or ARNs, each may end in * for a prefix (deployed, the stack grants lambda:InvokeFunction on exactly these)"},
 	{"SINEW_EMAIL_CA_FILE", "", "a PEM file of extra CAs the email provider trusts for STARTTLS (certificates are always verified)"},

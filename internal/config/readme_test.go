@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// TestREADMEListsEveryVariable keeps the README's configuration table in step with the code.
+// TestREADMEListsEveryVariable keeps the configuration table of this package's README.md in step with the code.
 func TestREADMEListsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
-		t.Fatalf("reading the README: %v", err)
+		t.Fatalf("reading internal/config/README.md: %v", err)
 	}
 	for _, v := range Variables() {
 		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
-			t.Errorf("README.md's configuration table lacks %s (default %q: %s)", v.Name, v.Default, v.Doc)
+			t.Errorf("internal/config/README.md lacks %s (default %q: %s)", v.Name, v.Default, v.Doc)
 		}
 	}
 }

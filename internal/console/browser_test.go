@@ -176,7 +176,21 @@ func TestConsoleShowsAFailedCallsError(t *testing.T) {
 		t.Errorf("the tool call's card shows error %q, want NotAllowed", callErr)
 	}
 	b.shot("execution-caught")
-	b.viewShot("execution-graph") // the README's picture
+	b.viewShot("execution-graph")
+
+	// Both words, each named: the workflow ran to its end (Step Functions' SUCCEEDED), and the
+	// tool's outcome is a failure (sinew's record: failed), on the page and in the list alike.
+	b.until("both statuses on the page", `document.querySelector('#exec-status[data-status="SUCCEEDED"]') !== null &&
+		document.querySelector('#exec-outcome[data-outcome="failed"]') !== null`)
+	b.open(dev, "/executions?status=SUCCEEDED")
+	row := sel(`#executions tr[data-execution=%s]`, jsString(id))
+	b.until("both statuses in the list", sel(`document.querySelector(%s) !== null &&
+		document.querySelector(%s) !== null`, jsString(row+` td[data-status="SUCCEEDED"]`), jsString(row+` td[data-outcome="failed"]`)))
+	b.open(dev, "/executions?status=FAILED")
+	b.until("the FAILED list", `document.querySelector('#executions table, #no-executions') !== null`)
+	if eval[bool](b, sel(`document.querySelector(%s) !== null`, jsString(row))) {
+		t.Errorf("a call answered with an error is listed under Step Functions' FAILED, though its workflow succeeded")
+	}
 }
 
 func TestConsoleKeepsDevelopersApart(t *testing.T) {

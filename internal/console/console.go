@@ -1,10 +1,11 @@
-// Package console is local mode's console in the browser, at /console/ on its HTTP endpoint: the
-// state machines drawn from their definitions, executions coloured by what happened to each
-// state, pending function calls answered through a form, agents and their tools, and a chat.
-// Its page is hand-written HTML, CSS and JavaScript embedded in the binary; nothing is fetched
-// from anywhere else. Its JSON routes (/console/api/...) take local mode's own tokens, as the
-// API does, and read Step Functions through its API; the page calls the HTTP API itself for
-// everything else (agents, calls, answers, chat), so a developer sees only their own data.
+// Package console is local mode's console in the browser, at /console/ on its HTTP endpoint.
+//
+// It shows the state machines drawn from their definitions, executions coloured by what happened to
+// each state, pending function calls answered through a form, agents and their tools, and a chat.
+// Its page is hand-written HTML, CSS and JavaScript embedded in the binary; nothing is fetched from
+// anywhere else. Its JSON routes (/console/api/...) take local mode's own tokens, as the API does,
+// and read Step Functions through its API; the page calls the HTTP API itself for everything else
+// (agents, calls, answers, chat), so a developer sees only their own data.
 package console
 
 import (

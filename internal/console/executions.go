@@ -26,16 +26,18 @@ const (
 // Execution statuses, as Step Functions names them.
 var execStatuses = []string{"RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
-// storeStatus maps the API's execution statuses to Step Functions'.
-var storeStatus = map[string]string{"running": "RUNNING", "awaiting_input": "RUNNING", "succeeded": "SUCCEEDED",
-	"failed": "FAILED", "timed_out": "TIMED_OUT", "cancelled": "ABORTED"}
-
 // ExecItem is an execution in the list.
+//
+// Status is always Step Functions' own (DescribeExecution's: whether the workflow ran to its end),
+// and Outcome, for sinew's executions, the tool's outcome as sinew's record and GET /executions
+// say it: a call answered with an error is SUCCEEDED in Step Functions, since the workflow ran
+// and recorded the error as the call's result, and "failed" as an outcome.
 type ExecItem struct {
 	Machine    string     `json:"machine"`
 	Name       string     `json:"name"`
 	ARN        string     `json:"arn"`
 	Status     string     `json:"status"`
+	Outcome    string     `json:"outcome,omitempty"`
 	Waiting    bool       `json:"waiting,omitempty"` // on a function call's answer
 	Start      time.Time  `json:"start"`
 	Stop       *time.Time `json:"stop,omitempty"`
@@ -119,6 +121,7 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 	if f.machine != "" && arns[f.machine] == "" {
 		return nil, nil, nil
 	}
+	sfnStatus := c.sfnStatuses(ctx, arns, f.machine)
 	var out []ExecItem
 	cursor := ""
 	for range 10 { // up to 1,000 of the newest
@@ -139,6 +142,9 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 		}
 		for _, x := range page.Items {
 			it := fromAPI(x, arns[x.Workflow])
+			if it.Status = sfnStatus[it.ARN]; it.Status == "" {
+				it.Status = c.describeStatus(ctx, it.ARN)
+			}
 			if (f.machine == "" || x.Workflow == f.machine) && (f.status == "" || it.Status == f.status) {
 				out = append(out, it)
 			}
@@ -151,18 +157,45 @@ func (c *console) developerExecutions(ctx context.Context, r *httpapi.Request, m
 	return out, nil, nil
 }
 
+// fromAPI is an execution of sinew's as its record says it; Status is left for Step Functions to say.
 func fromAPI(x apiExecution, machineArn string) ExecItem {
 	it := ExecItem{Machine: x.Workflow, Name: x.ExecutionID, ARN: executionArn(machineArn, x.ExecutionID),
-		Status: storeStatus[x.Status], Waiting: x.Status == "awaiting_input", Start: x.CreatedAt, Sinew: true,
+		Outcome: x.Status, Waiting: x.Status == "awaiting_input", Start: x.CreatedAt, Sinew: true,
 		Visibility: VisibleToYou, AgentID: x.AgentID, SessionID: x.SessionID, TaskID: x.TaskID}
-	if it.Status == "" {
-		it.Status = strings.ToUpper(x.Status)
-	}
-	if it.Status != "RUNNING" {
+	if x.Status != "running" && x.Status != "awaiting_input" {
 		stop := x.UpdatedAt
 		it.Stop = &stop
 	}
 	return it
+}
+
+// sfnStatuses is Step Functions' status of the newest executions of sinew's machines (one page of
+// ListExecutions each, up to 1,000), by execution ARN; an older one is described on its own.
+func (c *console) sfnStatuses(ctx context.Context, arns map[string]string, machine string) map[string]string {
+	out := map[string]string{}
+	for name, arn := range arns {
+		if machine != "" && name != machine {
+			continue
+		}
+		page, err := c.sfn.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn), MaxResults: 1000})
+		if err != nil {
+			continue // each execution is then described on its own
+		}
+		for _, x := range page.Executions {
+			out[aws.ToString(x.ExecutionArn)] = string(x.Status)
+		}
+	}
+	return out
+}
+
+// describeStatus is one execution's status in Step Functions, or "UNKNOWN" when it cannot be read
+// (the record names an execution that never started).
+func (c *console) describeStatus(ctx context.Context, arn string) string {
+	d, err := c.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		return "UNKNOWN"
+	}
+	return string(d.Status)
 }
 
 // usersExecutions are the executions of a user's own state machine (made through the Step
@@ -229,8 +262,8 @@ func (c *console) getExecution(ctx context.Context, r *httpapi.Request) (*httpap
 	if err != nil {
 		return nil, sfnErr(err)
 	}
-	waiting := v.Waiting
-	v.ExecItem = ExecItem{Machine: mv.Name, Name: aws.ToString(d.Name), ARN: arn, Status: string(d.Status), Waiting: waiting,
+	waiting, outcome := v.Waiting, v.Outcome
+	v.ExecItem = ExecItem{Machine: mv.Name, Name: aws.ToString(d.Name), ARN: arn, Status: string(d.Status), Outcome: outcome, Waiting: waiting,
 		Start: aws.ToTime(d.StartDate), Stop: d.StopDate, Sinew: mv.Sinew, Visibility: VisibleToEveryone,
 		AgentID: v.AgentID, SessionID: v.SessionID, TaskID: v.TaskID}
 	if mv.Sinew {

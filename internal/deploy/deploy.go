@@ -110,7 +110,14 @@ const (
 	TriggerHTTP             Trigger = "http"              // API Gateway HTTP API routes (payload 2.0)
 	TriggerHTTPChat         Trigger = "http-chat"         // the chat route alone: POST /sessions/{session_id}/chat
 	TriggerExecutionChanged Trigger = "execution-changed" // Step Functions "Execution Status Change" events of sinew's state machines
+	// TriggerSweep is a schedule's "Scheduled Event" (an EventBridge rule's rate, or EventBridge
+	// Scheduler's, every SweepPeriod): the sweep of the records whose status change was lost.
+	TriggerSweep Trigger = "sweep"
 )
+
+// SweepPeriod is how often the sweep runs: a lost status change delays a record by about this
+// (a read of the record settles it at once).
+const SweepPeriod = 5 * time.Minute
 
 // Function describes one Lambda: Name is its folder under functions/.
 type Function struct {
@@ -310,17 +317,21 @@ func Functions() []Function {
 			},
 		},
 		{
-			Name:     "settle",
-			Purpose:  "brings execution records and pending calls to their final state, from the state machines and from Execution Status Change events",
+			Name: "settle",
+			Purpose: "brings execution records and pending calls to their final state, from the state machines, from Execution Status Change " +
+				"events, and on a schedule from DescribeExecution for the open records whose event was lost",
 			MemoryMB: 256,
 			Timeout:  30 * time.Second,
-			Env:      env(),
+			// The sweep names the executions of open records by their state machines' ARNs.
+			Env: env(config.EnvToolCallARN, config.EnvAgentLoopARN),
 			Permissions: []Permission{
 				// The tool's owners, to build a failed call again when the request named only the tool.
 				{Action: TableRead, Items: []ItemKind{ItemAgents, ItemTools, ItemTasks, ItemSessions, ItemExecutions, ItemPendingCalls, ItemPayloads}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions, ItemPendingCalls, ItemPayloads}},
+				{Action: DescribeExecution, Target: ToolCall},
+				{Action: DescribeExecution, Target: AgentLoop},
 			},
-			Triggers: []Trigger{TriggerExecutionChanged},
+			Triggers: []Trigger{TriggerExecutionChanged, TriggerSweep},
 		},
 	}
 }

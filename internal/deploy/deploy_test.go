@@ -222,7 +222,7 @@ func TestDescriptionConsistent(t *testing.T) {
 		t.Errorf("functions that may decrypt secrets: %v, want only apicall and integration", decrypters)
 	}
 	// Exactly one function serves each kind of trigger.
-	for _, tr := range []Trigger{TriggerHTTP, TriggerHTTPChat, TriggerExecutionChanged} {
+	for _, tr := range []Trigger{TriggerHTTP, TriggerHTTPChat, TriggerExecutionChanged, TriggerSweep} {
 		var n int
 		for _, f := range fns {
 			if slices.Contains(f.Triggers, tr) {

@@ -1,6 +1,8 @@
-// Package dispatch sends a chat's tool calls to the executor Lambda of their type: the chat path
-// has no state machine, so the Dispatcher retries Sinew.Transient itself, as the state machines'
-// Retry does; the executors' guard (package executor/guard) makes those retries safe.
+// Package dispatch sends a chat's tool calls to the executor Lambda of their type.
+//
+// The chat path has no state machine, so the Dispatcher retries Sinew.Transient itself, as the
+// state machines' Retry does; the executors' guard (package executor/guard) makes those retries
+// safe.
 package dispatch
 
 import (

@@ -1,8 +1,10 @@
-// Package docsearch is the keyword search over an owner's docs: the query's words are scored
-// against each doc's title and content with BM25 (k1 1.2, b 0.75), case- and accent-insensitively
-// on letters and digits; docs that match no word are left out, and metadata_filter keeps docs whose
-// metadata has each given key with an equal value. It is not Julep's embedding search: a vector is
-// refused by name. The caller reads the docs (at most MaxDocs); Rank only scores them.
+// Package docsearch is the keyword search over an owner's docs.
+//
+// The query's words are scored against each doc's title and content with BM25 (k1 1.2, b 0.75),
+// case- and accent-insensitively on letters and digits; docs that match no word are left out, and
+// metadata_filter keeps docs whose metadata has each given key with an equal value. It is not
+// Julep's embedding search: a vector is refused by name. The caller reads the docs (at most
+// MaxDocs); Rank only scores them.
 package docsearch
 
 import (

@@ -395,7 +395,7 @@ func (w *world) functions(t *testing.T) []fn {
 			typed: []string{"call.api_call.arguments", "tool.api_call.url", "context.agent_id"}, nested: "tool.api_call"},
 		{name: "system", h: lambdaboundary.Handler(executor.Handler(&executor.System{System: &system.Executor{Resources: res}}, nil)), base: sys,
 			typed: []string{"call.system.resource", "call.system.arguments", "context.depth"}, nested: "call.system"},
-		{name: "settle", h: lambdaboundary.Handler(settle.Handler(svc)), base: st,
+		{name: "settle", h: lambdaboundary.Handler(settle.Handler(svc, nil)), base: st,
 			typed: []string{"call.id", "result", "context.execution_id"}, nested: "context"},
 		{name: "model", h: lambdaboundary.Handler(modelfn.Handler(agentloop.New(agentloop.Deps{Store: w.st, Model: model, Formatter: formatter}))), base: mdl,
 			typed: []string{"input.messages", "input.max_iterations", "execution_id"}, nested: "input"},

@@ -1,7 +1,8 @@
-// Package executions is the HTTP side of the tool-call workflow: starting tool calls,
-// reading executions and pending calls, answering and heartbeating function calls, Julep's
-// PUT /executions/{id} (resume or cancel), and stored payloads. Register adds the routes to the
-// api function's router; the domain logic is package workflow's.
+// Package executions is the HTTP side of the tool-call workflow.
+//
+// It covers starting tool calls, reading executions and pending calls, answering and heartbeating
+// function calls, Julep's PUT /executions/{id} (resume or cancel), and stored payloads. Register
+// adds the routes to the api function's router; the domain logic is package workflow's.
 package executions
 
 import (
@@ -19,8 +20,8 @@ import (
 // Deps are the routes' dependencies.
 type Deps struct {
 	Workflow *workflow.Service // needs Store, SFN, ToolCallARN and AgentLoopARN
-	// Liveness settles, as they are read, the records of executions that never started (nil: none
-	// is checked).
+	// Liveness settles, as they are read, the records of executions that never started or that
+	// Step Functions ended without their status change reaching settle (nil: none is checked).
 	Liveness *workflow.Liveness
 }
 
@@ -243,6 +244,15 @@ func (h *handlers) listCalls(ctx context.Context, r *httpapi.Request) (*httpapi.
 	l, err := h.w.Store.ListCalls(ctx, r.DeveloperID, st, store.Page{Limit: p.Limit, Cursor: p.Cursor})
 	if err != nil {
 		return nil, err
+	}
+	// A pending call of an execution that ended without its status change reaching settle would
+	// be listed for good: its execution is settled (which settles the call), and the page read again.
+	if changed, err := h.live.CheckCalls(ctx, r.DeveloperID, l.Items); err != nil {
+		return nil, err
+	} else if changed {
+		if l, err = h.w.Store.ListCalls(ctx, r.DeveloperID, st, store.Page{Limit: p.Limit, Cursor: p.Cursor}); err != nil {
+			return nil, err
+		}
 	}
 	return httpapi.OK(list(l)), nil
 }

@@ -1,6 +1,8 @@
-// Package executor runs tool calls: one adapter per server-side tool type (Integration, APICall,
-// System) behind the Executor interface and one Lambda handler (Handler), and the function
-// executor (Function), which records a client's call and announces it instead of running it.
+// Package executor runs tool calls.
+//
+// It holds one adapter per server-side tool type (Integration, APICall, System) behind the Executor
+// interface and one Lambda handler (Handler), and the function executor (Function), which records a
+// client's call and announces it instead of running it.
 //
 // Every executor takes the same Envelope ({call, tool, context}, with the task token and the
 // claim's state when tool_call's Dispatch sends it), runs a call once per (developer, call id)

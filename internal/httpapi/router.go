@@ -1,9 +1,11 @@
-// Package httpapi is sinew's HTTP layer over API Gateway HTTP API events (payload format 2.0): a
-// router of method + path patterns, each route documented by its OpenAPI operation so
+// Package httpapi is sinew's HTTP layer over API Gateway HTTP API events (payload format 2.0).
+//
+// It holds a router of method + path patterns, each route documented by its OpenAPI operation so
 // `GET /openapi.json` is built from what is registered; the developer id from the JWT authorizer's
-// claims; typed fault errors turned into statuses (StatusOf) and the error body {"error": {type, message, field}}; body
-// limits, a strict JSON decoder, cursor pagination; one slog line per request, never the body. The
-// same router serves local mode through HTTPHandler, a net/http adapter.
+// claims; typed fault errors turned into statuses (StatusOf) and the error body {"error": {type,
+// message, field}}; body limits, a strict JSON decoder, cursor pagination; one slog line per
+// request, never the body. The same router serves local mode through HTTPHandler, a net/http
+// adapter.
 package httpapi
 
 import (

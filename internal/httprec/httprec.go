@@ -1,8 +1,10 @@
 // Package httprec keeps what an http.Handler answers when it is called in-process rather than by
-// net/http's server: local mode's own AWS endpoints serving its functions' requests, and the MCP
-// SDK's handler serving a request that reached sinew through its router. It is not
-// net/http/httptest's ResponseRecorder because that is a testing package, which the Lambda
-// functions' binaries (the api function serves MCP) do not link.
+// net/http's server.
+//
+// Its users are local mode's own AWS endpoints serving its functions' requests, and the MCP SDK's
+// handler serving a request that reached sinew through its router. It is not net/http/httptest's
+// ResponseRecorder because that is a testing package, which the Lambda functions' binaries (the api
+// function serves MCP) do not link.
 package httprec
 
 import (

@@ -1,8 +1,9 @@
-// Package iamrec is the run-time evidence of what sinew's code asks AWS: local mode (infra/local)
-// writes each AWS request its functions, and its Step Functions engine on a state machine's
-// behalf, send as the IAM authorization requests AWS would make of them (Request: principal,
-// action, resource, condition context), and the IAM check (infra/scripts/iamcheck) evaluates them
-// against the policies a synthesized stack holds.
+// Package iamrec is the run-time evidence of what sinew's code asks AWS.
+//
+// Local mode (infra/local) writes each AWS request its functions, and its Step Functions engine on
+// a state machine's behalf, send as the IAM authorization requests AWS would make of them (Request:
+// principal, action, resource, condition context), and the IAM check (infra/scripts/iamcheck)
+// evaluates them against the policies a synthesized stack holds.
 package iamrec
 
 import (

@@ -1,5 +1,7 @@
-// Package jsonv is the one in-memory form of a JSON value that the engine and its path, intrinsic and
-// JSONata code share: nil, bool, string, int64 (an integer literal that fits), float64 (any other
+// Package jsonv is the one in-memory form of a JSON value that the engine and its path, intrinsic
+// and JSONata code share.
+//
+// Its types are nil, bool, string, int64 (an integer literal that fits), float64 (any other
 // number), []any and map[string]any. Keeping integers apart from floats matches what Step Functions
 // (Java) prints: 3 stays 3, 3.0 stays a double. Strict is the one strict decoding of the documents
 // clients send to sinew (HTTP request bodies, Lambda events) into Go values.

@@ -1,6 +1,8 @@
-// Package llm is sinew's model client: one Model interface that the model-tool loop talks
-// to, with adapters for Amazon Bedrock Converse (package llm/bedrock), any OpenAI-compatible endpoint
-// (package llm/openai) and a scripted model for tests and the offline demo (package llm/scripted).
+// Package llm is sinew's model client.
+//
+// It has one Model interface that the model-tool loop talks to, with adapters for Amazon Bedrock
+// Converse (package llm/bedrock), any OpenAI-compatible endpoint (package llm/openai) and a
+// scripted model for tests and the offline demo (package llm/scripted).
 //
 // The message form is OpenAI's chat form, because it is what sinew's chat API speaks and what its
 // history stores: {role, content, tool_calls: [{id, type: "function", function: {name, arguments}}],

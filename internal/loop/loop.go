@@ -1,6 +1,7 @@
-// Package loop is the model-tool loop that the chat route and the
-// agent_loop state machine share: prompt the model with the formatted tools, run the calls it asks
-// for, feed the results back, until it answers without calls or the iteration cap is reached.
+// Package loop is the model-tool loop that the chat route and the agent_loop state machine share.
+//
+// It prompts the model with the formatted tools, run the calls it asks for, feed the results back,
+// until it answers without calls or the iteration cap is reached.
 //
 // The model-tool machinery has three places: the model adapters (package llm and below it), the
 // loop with its turns and hand-off (this package, with loop/toolfmt presenting tools to the model

@@ -1,6 +1,8 @@
-// Package mcpserver serves an agent's tools to any MCP client: POST /agents/{agent_id}/mcp and
-// POST /sessions/{session_id}/mcp speak MCP's streamable HTTP transport, stateless, answering in
-// JSON (the official Go SDK's server, github.com/modelcontextprotocol/go-sdk, does the protocol).
+// Package mcpserver serves an agent's tools to any MCP client.
+//
+// POST /agents/{agent_id}/mcp and POST /sessions/{session_id}/mcp speak MCP's streamable HTTP
+// transport, stateless, answering in JSON (the official Go SDK's server,
+// github.com/modelcontextprotocol/go-sdk, does the protocol).
 //
 //   - tools/list gives the agent's integration, api_call and system tools as a model sees them in
 //     a chat (package toolfmt); function tools are the client's own and are not listed. Past

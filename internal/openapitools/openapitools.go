@@ -1,11 +1,12 @@
-// Package openapitools makes api_call tools from an OpenAPI 3.0 or 3.1 document, one per
-// operation, as AWS's AgentCore Gateway makes targets of one: the tool's URL is the operation's
-// server and path, its params_schema the JSON Schema of the operation's parameters and JSON (or
-// form) body, and its argument_locations say where each argument goes in the request (path,
-// query, header, cookie, body). The document's security schemes that a request header, query
-// parameter or cookie can carry (apiKey, HTTP bearer and basic) become x-api_call-setup entries
-// for the owner's metadata, holding a developer-secret reference or a value the store seals; the
-// store binds them to the tool, whose URL fixes the host they go to.
+// Package openapitools makes api_call tools from an OpenAPI 3.0 or 3.1 document, one per operation,
+// as AWS's AgentCore Gateway makes targets of one.
+//
+// Each tool's URL is the operation's server and path, its params_schema the JSON Schema of the
+// operation's parameters and JSON (or form) body, and its argument_locations say where each
+// argument goes in the request (path, query, header, cookie, body). The document's security schemes
+// that a request header, query parameter or cookie can carry (apiKey, HTTP bearer and basic) become
+// x-api_call-setup entries for the owner's metadata, holding a developer-secret reference or a
+// value the store seals; the store binds them to the tool, whose URL fixes the host they go to.
 //
 // An operation that cannot become a whole tool is skipped with a reason a person can act on,
 // never made in part: OAuth2 and OpenID Connect security, multipart and binary bodies, callbacks,

@@ -1,8 +1,9 @@
-// Package resources is sinew's resources over the HTTP API (the rows marked "resources"):
-// agents with their metadata, the tools of agents and tasks, tasks, users, docs and their keyword
-// search, sessions and their history, and the caller's flags. Handlers are thin over package store:
-// they decode bodies strictly (unknown fields and wrong types named), reshape, and answer what the
-// store gives back, which already shows every setup value as "<redacted>".
+// Package resources is sinew's resources over the HTTP API (the rows marked "resources").
+//
+// It covers agents with their metadata, the tools of agents and tasks, tasks, users, docs and their
+// keyword search, sessions and their history, and the caller's flags. Handlers are thin over
+// package store: they decode bodies strictly (unknown fields and wrong types named), reshape, and
+// answer what the store gives back, which already shows every setup value as "<redacted>".
 //
 // The same input types and checks serve package system, whose handlers take plain objects.
 //

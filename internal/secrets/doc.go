@@ -1,8 +1,9 @@
-// Package secrets keeps setup secrets out of every place a person or a log can read:
-// the KMS envelope Sealer the store seals setup with (package envelope), the resolution of developer-secret references
-// ({"secret": "NAME"} and Julep's "$ secrets.NAME") inside the executors, a slog handler that
-// redacts known secret values as a second line of defence, and the rotation of every sealed value
-// to the key's newest version.
+// Package secrets keeps setup secrets out of every place a person or a log can read.
+//
+// It holds the KMS envelope Sealer the store seals setup with (package envelope), the resolution of
+// developer-secret references ({"secret": "NAME"} and Julep's "$ secrets.NAME") inside the
+// executors, a slog handler that redacts known secret values as a second line of defence, and the
+// rotation of every sealed value to the key's newest version.
 //
 // Setup values are secrets wherever they are written: metadata setup, a tool's own
 // integration.setup, developer secrets (PUT /secrets/{name}). They are stored sealed (envelope

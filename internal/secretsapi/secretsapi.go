@@ -1,6 +1,7 @@
-// Package secretsapi is the HTTP face of developer secrets (package secrets): PUT
-// /secrets/{name} writes a value that is never answered again, GET /secrets lists names and dates,
-// DELETE /secrets/{name} removes one. Setup and api_call headers refer to a secret as
+// Package secretsapi is the HTTP face of developer secrets (package secrets).
+//
+// PUT /secrets/{name} writes a value that is never answered again, GET /secrets lists names and
+// dates, DELETE /secrets/{name} removes one. Setup and api_call headers refer to a secret as
 // {"secret": "NAME"} or "$ secrets.NAME"; the executors resolve those (package secrets).
 package secretsapi
 

@@ -111,7 +111,7 @@ func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x
 	execOp := txOp{types.TransactWriteItem{Update: &types.Update{
 		TableName:                           &s.table,
 		Key:                                 execKey(dev, c.ExecutionID).av(),
-		UpdateExpression:                    awsv2.String("SET " + sd.expr),
+		UpdateExpression:                    awsv2.String(sd.update("")),
 		ConditionExpression:                 &cond,
 		ExpressionAttributeNames:            sd.names,
 		ExpressionAttributeValues:           sd.values,

@@ -22,9 +22,19 @@ const attrClaim = "claim"
 // writes first (the route that started it, its executor, its function call): every SET is
 // if_not_exists, so the order of the writers does not matter.
 type seed struct {
-	expr   string
+	expr   string // SETs
+	remove string // a REMOVE clause, or ""
 	names  map[string]string
 	values map[string]types.AttributeValue
+}
+
+// update is the UpdateExpression of the seed with extra SETs.
+func (sd *seed) update(extra string) string {
+	expr := "SET " + sd.expr
+	if extra != "" {
+		expr += ", " + extra
+	}
+	return expr + sd.remove
 }
 
 // execSeed makes the seed of x's record; a final or awaiting_input x.Status is set outright (the
@@ -55,15 +65,24 @@ func (s *Store) execSeed(dev string, x Execution) (*seed, error) {
 	} else {
 		status = ExecRunning
 	}
-	return &seed{
+	sd := &seed{
 		expr: "#doc = if_not_exists(#doc, :doc), #kind = if_not_exists(#kind, :kind), " + st +
 			", #g1pk = if_not_exists(#g1pk, :g1pk), #g1sk = if_not_exists(#g1sk, :g1sk), #first = :true",
-		names: map[string]string{"#doc": attrDoc, "#kind": attrKind, "#st": attrStatus, "#up": attrUpdated,
-			"#g1pk": AttrGSI1PK, "#g1sk": AttrGSI1SK, "#first": attrFirstState},
+		names: openNames(map[string]string{"#doc": attrDoc, "#kind": attrKind, "#st": attrStatus, "#up": attrUpdated,
+			"#g1pk": AttrGSI1PK, "#g1sk": AttrGSI1SK, "#first": attrFirstState}),
 		values: map[string]types.AttributeValue{":doc": doc, ":kind": str("exec"), ":st": str(string(status)),
 			":up": str(now.Format(time.RFC3339Nano)), ":g1pk": str(execsGSI(dev)), ":g1sk": str(sortTime(now) + "#" + x.ExecutionID),
 			":true": boolv(true)},
-	}, nil
+	}
+	if status.Final() {
+		sd.remove = openRemove
+	} else {
+		// In the open index from the record's making (open.go); a record found there in its final
+		// status is taken out by the sweep.
+		sd.expr += ", #o2pk = if_not_exists(#o2pk, :o2pk), #o2sk = if_not_exists(#o2sk, :o2sk)"
+		sd.values[":o2pk"], sd.values[":o2sk"] = openKeys(dev, x.ExecutionID, now)
+	}
+	return sd, nil
 }
 
 // updateSeeded runs one UpdateItem of x's record: the seed, then extra (more SETs), under cond. ret
@@ -75,10 +94,7 @@ func (s *Store) updateSeeded(ctx context.Context, dev string, x Execution, extra
 	if err != nil {
 		return nil, err
 	}
-	expr := "SET " + sd.expr
-	if extra != "" {
-		expr += ", " + extra
-	}
+	expr := sd.update(extra)
 	maps.Copy(sd.names, names)
 	maps.Copy(sd.values, values)
 	in := &dynamodb.UpdateItemInput{TableName: &s.table, Key: execKey(dev, x.ExecutionID).av(), UpdateExpression: &expr,
@@ -226,9 +242,9 @@ func (s *Store) SucceedWithCall(ctx context.Context, dev, execID, callID string,
 	now := str(s.clock().Format(time.RFC3339Nano))
 	execOp := types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table, Key: execKey(dev, execID).av(),
-		UpdateExpression:         awsv2.String("SET #st = :done, #up = :up, #out = :out"),
+		UpdateExpression:         awsv2.String("SET #st = :done, #up = :up, #out = :out" + openRemove),
 		ConditionExpression:      awsv2.String("#st IN (:run, :await)"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#up": attrUpdated, "#out": attrOutput},
+		ExpressionAttributeNames: openNames(map[string]string{"#st": attrStatus, "#up": attrUpdated, "#out": attrOutput}),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":done": str(string(ExecSucceeded)), ":up": now,
 			":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))},
 	}}

@@ -106,6 +106,9 @@ func (s *Store) CreateExecution(ctx context.Context, dev string, x Execution) (*
 	item := execKey(dev, x.ExecutionID).av()
 	item[attrDoc], item[attrKind], item[attrStatus], item[attrUpdated] = doc, str("exec"), str(string(x.Status)), str(now.Format(time.RFC3339Nano))
 	item[AttrGSI1PK], item[AttrGSI1SK] = str(execsGSI(dev)), str(sortTime(now)+"#"+x.ExecutionID)
+	if !x.Status.Final() {
+		item[AttrGSI2PK], item[AttrGSI2SK] = openKeys(dev, x.ExecutionID, now)
+	}
 	if err := putJSONAttr(item, attrOutput, x.Output); err != nil {
 		return nil, false, err
 	}
@@ -230,6 +233,10 @@ func (s *Store) SetExecutionStatus(ctx context.Context, dev, id string, st ExecS
 		}
 		set += ", #" + name + " = :" + name
 		names["#"+name], values[":"+name] = name, str(string(b))
+	}
+	if st.Final() {
+		set += openRemove // out of the open index: nothing is left for the sweep to settle
+		openNames(names)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &s.table,

@@ -1,6 +1,8 @@
-// Package store is sinew's one DynamoDB table: agents, tools, tasks, sessions and
-// messages, users, docs, secrets, executions, pending function calls, idempotency records, flags and
-// stored payloads, plus the one-request lookup of what the setup/arguments merge needs (package merge).
+// Package store is sinew's one DynamoDB table.
+//
+// It holds agents, tools, tasks, sessions and messages, users, docs, secrets, executions, pending
+// function calls, idempotency records, flags and stored payloads, plus the one-request lookup of
+// what the setup/arguments merge needs (package merge).
 //
 // Every method takes the developer id, from the authenticated caller, as its own argument, and every
 // key it builds starts with DEV#<developer>: a developer can never reach another's items, and an item
@@ -29,7 +31,8 @@
 //	DEV#d#PAYLOAD#<id>       CHUNK#<n>, MANIFEST a stored payload (payloads.go)
 //
 // GSI1 (sparse) lists executions newest first (gsi1pk DEV#d#EXECS) and function calls by status
-// (gsi1pk DEV#d#CALLS#<status>).
+// (gsi1pk DEV#d#CALLS#<status>). GSI2 (sparse, keys only) holds the executions not yet final, across
+// developers, in OpenShards partitions (gsi2pk OPEN#<n>), for the sweep (open.go).
 //
 // Free-form JSON (metadata, settings, arguments, outputs) is kept as a JSON string in the item's doc
 // attribute, so numbers come back exactly as written (int64 stays int64, see package jsonv); what

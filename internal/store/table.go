@@ -26,6 +26,12 @@ const (
 	// developer's function calls by status (GET /calls?status=pending). It is sparse: only those
 	// items carry gsi1pk.
 	GSI1 = "gsi1"
+	// GSI2 holds the executions not yet final, across developers, for the sweep that settles those
+	// whose Step Functions execution ended without them (open.go). Sparse, keys only: a record
+	// leaves it in the write that makes it final, and nothing else on it is ever written to it.
+	GSI2       = "gsi2"
+	AttrGSI2PK = "gsi2pk"
+	AttrGSI2SK = "gsi2sk"
 )
 
 // gsi1Attributes are the attributes GSI1 projects besides the keys: what its two lists decode
@@ -36,8 +42,9 @@ const (
 var gsi1Attributes = []string{attrDoc, attrStatus, attrUpdated, attrOutput, attrError, attrFirstState, attrToken, attrExp}
 
 // TableSpec is the definition of sinew's one table: on-demand billing, string keys pk/sk, the
-// sparse index GSI1 (projecting gsi1Attributes), and TTL on AttrTTL (set after creation with
-// UpdateTimeToLive; see TTLSpec). Encryption at rest with a key of its own is the CDK's concern.
+// sparse index GSI1 (projecting gsi1Attributes), the sparse keys-only index GSI2, and TTL on
+// AttrTTL (set after creation with UpdateTimeToLive; see TTLSpec). Encryption at rest with a key
+// of its own is the CDK's concern.
 func TableSpec(name string) *dynamodb.CreateTableInput {
 	return &dynamodb.CreateTableInput{
 		TableName:   aws.String(name),
@@ -47,6 +54,8 @@ func TableSpec(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(AttrGSI1PK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(AttrGSI1SK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrGSI2PK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrGSI2SK), AttributeType: types.ScalarAttributeTypeS},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
@@ -59,7 +68,19 @@ func TableSpec(name string) *dynamodb.CreateTableInput {
 				{AttributeName: aws.String(AttrGSI1SK), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: slices.Clone(gsi1Attributes)},
-		}},
+		}, gsi2Spec()},
+	}
+}
+
+// gsi2Spec is GSI2's definition.
+func gsi2Spec() types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{
+		IndexName: aws.String(GSI2),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrGSI2PK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrGSI2SK), KeyType: types.KeyTypeRange},
+		},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 	}
 }
 
@@ -80,6 +101,7 @@ type AdminAPI interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	UpdateTable(context.Context, *dynamodb.UpdateTableInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTableOutput, error)
 	DeleteTable(context.Context, *dynamodb.DeleteTableInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
 }
 
@@ -103,15 +125,54 @@ func CreateTable(ctx context.Context, c AdminAPI, name string) error {
 }
 
 // EnsureTable makes the table named name unless it exists (local mode starts on a DynamoDB Local
-// that may already hold it).
+// that may already hold it), and adds GSI2 to a table made before it had one. The records made
+// before stay out of GSI2 (the sweep does not see them; reading one still settles it).
 func EnsureTable(ctx context.Context, c AdminAPI, name string) error {
-	_, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-	if err == nil {
-		return nil
-	}
+	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 	var nf *types.ResourceNotFoundException
-	if !errors.As(err, &nf) {
+	switch {
+	case errors.As(err, &nf):
+		return CreateTable(ctx, c, name)
+	case err != nil:
 		return fmt.Errorf("describe table %s: %w", name, err)
 	}
-	return CreateTable(ctx, c, name)
+	for _, g := range d.Table.GlobalSecondaryIndexes {
+		if aws.ToString(g.IndexName) == GSI2 {
+			return nil
+		}
+	}
+	g := gsi2Spec()
+	_, err = c.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName: aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(AttrGSI2PK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrGSI2SK), AttributeType: types.ScalarAttributeTypeS},
+		},
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+			IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection}}},
+	})
+	if err != nil {
+		return fmt.Errorf("add %s to table %s: %w", GSI2, name, err)
+	}
+	return waitIndexActive(ctx, c, name, GSI2)
+}
+
+// waitIndexActive waits until the table's index is ACTIVE (DynamoDB Local's are at once).
+func waitIndexActive(ctx context.Context, c AdminAPI, table, index string) error {
+	for {
+		d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", table, err)
+		}
+		for _, g := range d.Table.GlobalSecondaryIndexes {
+			if aws.ToString(g.IndexName) == index && g.IndexStatus == types.IndexStatusActive {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for index %s of %s: %w", index, table, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

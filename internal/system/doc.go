@@ -1,7 +1,10 @@
-// Package system is the system tool executor (Julep's execute_system, ported:
-// https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_system.py): a call names
-// a (resource, subresource, operation) of sinew's own resources, and the dispatch table runs it over
-// the store, scoped to the calling developer.
+// Package system is the system tool executor: a call names an operation on sinew's own resources,
+// run over the store for the calling developer.
+//
+// It ports Julep's execute_system
+// (https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/agents-api/agents_api/activities/execute_system.py):
+// a call names a (resource, subresource, operation) of sinew's own resources, and the dispatch
+// table runs it over the store, scoped to the calling developer.
 //
 // Reshaping, as Julep's execute_system does it, with sinew's fixes:
 //   - the developer id always comes from the caller's context; developer_id and x_developer_id in

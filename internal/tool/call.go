@@ -29,8 +29,11 @@ type NamedCall struct {
 	Arguments map[string]any `json:"arguments"`
 }
 
-// SystemCall is the body of a system call: it has no name (Julep's shape).
+// SystemCall is the body of a system call: Julep's shape, which names the operation and not the
+// tool, and Name, the tool's name, which sinew adds so that a system call's result names its tool
+// as every other type's does (a call made without it, such as Julep's, is named by its operation).
 type SystemCall struct {
+	Name        string         `json:"name,omitempty"`
 	Resource    string         `json:"resource"`
 	Operation   string         `json:"operation"`
 	ResourceID  *string        `json:"resource_id"`
@@ -89,6 +92,7 @@ func NewCall(t *Tool, id string, arguments map[string]any) Call {
 		}
 		maps.Copy(args, arguments)
 		c.System = &SystemCall{
+			Name:        t.Name,
 			Resource:    t.System.Resource,
 			Operation:   t.System.Operation,
 			ResourceID:  optional(t.System.ResourceID),
@@ -177,9 +181,13 @@ func ErrorResult(c *Call, errType, message string) Result {
 	return Result{ID: c.ID, Type: c.Type, Name: c.displayName(), Error: &ResultError{Type: errType, Message: message}}
 }
 
-// displayName: system calls have no name, so their result names the operation.
+// displayName is the name a result carries: the tool's, and for a system call made without one,
+// its operation (resource[.subresource].operation).
 func (c *Call) displayName() string {
 	if c.Type == TypeSystem && c.System != nil {
+		if c.System.Name != "" {
+			return c.System.Name
+		}
 		name := c.System.Resource
 		if c.System.Subresource != nil {
 			name += "." + *c.System.Subresource

@@ -170,14 +170,19 @@ func TestNewCall(t *testing.T) {
 	sys := &Tool{Name: "s", Type: TypeSystem, System: &SystemDef{Resource: "agent", Operation: "list", Arguments: map[string]any{"limit": 5, "offset": 0}}}
 	c = NewCall(sys, id, map[string]any{"limit": 10})
 	got, _ = json.Marshal(c)
-	if want := `{"id":"` + id + `","type":"system","system":{"resource":"agent","operation":"list","resource_id":null,"subresource":null,"arguments":{"limit":10,"offset":0}}}`; string(got) != want {
-		t.Fatalf("system envelope (call overrides definition defaults, no name)\n got %s\nwant %s", got, want)
+	if want := `{"id":"` + id + `","type":"system","system":{"name":"s","resource":"agent","operation":"list","resource_id":null,"subresource":null,"arguments":{"limit":10,"offset":0}}}`; string(got) != want {
+		t.Fatalf("system envelope (call overrides definition defaults; the tool's name beside Julep's fields)\n got %s\nwant %s", got, want)
 	}
 	if sys.System.Arguments["limit"] != 5 {
 		t.Fatal("NewCall changed the definition's arguments")
 	}
-	if r := ResultOf(&c, []any{}); r.Name != "agent.list" {
-		t.Fatalf("system result name = %q", r.Name)
+	if r := ResultOf(&c, []any{}); r.Name != "s" {
+		t.Fatalf("system result name = %q, want the tool's, as for every other type", r.Name)
+	}
+	julep := c // a call in Julep's shape, without the tool's name, is named by its operation
+	julep.System = &SystemCall{Resource: "agent", Subresource: optional("tool"), Operation: "list"}
+	if r := ErrorResult(&julep, "Sinew.NotFound", "no"); r.Name != "agent.tool.list" {
+		t.Fatalf("a nameless system call's result name = %q, want agent.tool.list", r.Name)
 	}
 
 	c = NewCall(&Tool{Name: "i", Type: TypeIntegration, Integration: &IntegrationDef{Provider: "dummy"}}, id, nil)

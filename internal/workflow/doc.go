@@ -1,11 +1,12 @@
-// Package workflow is the domain logic of the tool_call workflow: StartToolCall (POST
-// /tool-calls) finds the tool, starts the execution with the call prepared and records it;
-// Prepare turns a request that names only the tool into a call; Settle records a failure's
-// outcome, and SettleEvent brings an execution to its final state from Step Functions' "Execution
-// Status Change" events; the resume logic answers pending calls for the HTTP routes. The executors
-// that run the calls, and keep a call's claim and outcome on its execution's record, are package
-// executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through narrow
-// ports (SFN).
+// Package workflow is the domain logic of the tool_call workflow.
+//
+// StartToolCall (POST /tool-calls) finds the tool, starts the execution with the call prepared and
+// records it; Prepare turns a request that names only the tool into a call; Settle records a
+// failure's outcome, and SettleEvent brings an execution to its final state from Step Functions'
+// "Execution Status Change" events; the resume logic answers pending calls for the HTTP routes. The
+// executors that run the calls, and keep a call's claim and outcome on its execution's record, are
+// package executor's. It knows nothing of Lambda or API Gateway: AWS services are reached through
+// narrow ports (SFN).
 //
 // # The path of a call
 //

@@ -403,7 +403,7 @@ func newHarness(t testing.TB) *harness {
 		"function":    lambdaboundary.Handler(function.Handler(h.function)),
 		"integration": lambdaboundary.Handler(executor.Handler(&executor.Integration{Runner: runner, Providers: reg}, h.tokens)),
 		"apicall":     lambdaboundary.Handler(executor.Handler(&executor.APICall{Runner: runner, APICall: apicall.New(dialer)}, h.tokens)),
-		"settle":      lambdaboundary.Handler(settle.Handler(h.svc)),
+		"settle":      lambdaboundary.Handler(settle.Handler(h.svc, nil)),
 	}
 	for k, v := range h.handler {
 		h.iv.handlers[k] = v

@@ -2,8 +2,8 @@ package workflow
 
 import (
 	"context"
-	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -12,20 +12,11 @@ import (
 	"sinew/internal/store"
 )
 
-// DefaultGrace is how long a record may wait for its execution's first state before Step Functions
-// is asked whether the execution exists: longer than any route takes between recording an
-// execution and starting it.
-const DefaultGrace = time.Minute
-
-// Describer is the part of the Step Functions client that tells whether an execution exists.
-type Describer interface {
-	DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
-}
-
-// Liveness settles the records of executions that never started: a process that recorded an
-// execution and died before starting it (or whose start failed and whose clean-up was lost)
-// leaves a record "running" that nothing will ever end, and a session handed to it would stay
-// busy. Any workflow's records are checked the same way.
+// Liveness settles, as they are read, the records of executions that never started (a process that
+// recorded an execution and died before starting it, or whose start failed and whose clean-up was
+// lost, leaves a record "running" that nothing will ever end, and a session handed to it would stay
+// busy) and of executions Step Functions has ended whose status change never reached settle
+// (Reconciler). Any workflow's records are checked the same way.
 type Liveness struct {
 	Store *store.Store
 	SFN   Describer
@@ -33,40 +24,27 @@ type Liveness struct {
 	ARNs  map[string]string
 	Grace time.Duration    // DefaultGrace when 0
 	Now   func() time.Time // time.Now when nil
+
+	once sync.Once
+	rec  *Reconciler // made from the fields above at the first check (reconcile.go)
 }
 
-// neverStarted is the error a settled record carries.
-const neverStarted = "the execution was recorded but never started (sinew stopped before starting it); start it again"
-
-// Check answers x as it stands: a running record whose first state has not run, older than the
-// grace, whose execution Step Functions does not know, is settled failed first. A nil Liveness
-// answers x unchanged.
+// Check answers x as it stands: a record that is not final, whose execution Step Functions has
+// ended, or does not know (past the grace, or once its first state ran), is settled first. A nil
+// Liveness answers x unchanged.
 func (l *Liveness) Check(ctx context.Context, dev string, x *store.Execution) (*store.Execution, error) {
-	if l == nil || x == nil || x.Status.Final() || x.FirstStateRan || l.now().Sub(x.CreatedAt) < l.grace() {
+	if l == nil {
 		return x, nil
 	}
-	exists, err := l.Exists(ctx, x.Workflow, x.ExecutionID)
-	if err != nil || exists {
-		return x, err
-	}
-	errObj := map[string]any{"type": string(fault.Transient), "message": neverStarted}
-	got, _, err := l.Store.SetExecutionStatus(ctx, dev, x.ExecutionID, store.ExecFailed, nil, errObj)
-	if err != nil {
-		return nil, fmt.Errorf("settling execution %s, which never started: %w", x.ExecutionID, err)
-	}
-	return got, nil
+	return l.reconciler().Reconcile(ctx, dev, x)
 }
 
-// CheckAll is Check over a list, in place.
+// CheckAll is Check over a list, in place, for ReadBudget records at most.
 func (l *Liveness) CheckAll(ctx context.Context, dev string, xs []store.Execution) error {
-	for i := range xs {
-		got, err := l.Check(ctx, dev, &xs[i])
-		if err != nil {
-			return err
-		}
-		xs[i] = *got
+	if l == nil {
+		return nil
 	}
-	return nil
+	return l.reconciler().ReconcileAll(ctx, dev, xs)
 }
 
 // Exists asks Step Functions whether the execution named name of workflow exists (whatever its
@@ -87,21 +65,25 @@ func (l *Liveness) Exists(ctx context.Context, wf, name string) (bool, error) {
 	return false, fault.Wrap(fault.Transient, err, "asking Step Functions about execution %s", name)
 }
 
-func (l *Liveness) grace() time.Duration {
-	if l.Grace <= 0 {
-		return DefaultGrace
-	}
-	return l.Grace
-}
-
-func (l *Liveness) now() time.Time {
-	if l.Now == nil {
-		return time.Now()
-	}
-	return l.Now()
-}
-
 // NewLiveness is a Liveness over st and a Step Functions client, for both state machines.
 func NewLiveness(st *store.Store, c Describer, toolCallARN, agentLoopARN string) *Liveness {
 	return &Liveness{Store: st, SFN: c, ARNs: map[string]string{ToolCall: toolCallARN, AgentLoop: agentLoopARN}}
+}
+
+// reconciler is the Reconciler behind Check, made once from l's fields: its memory of executions
+// found running lately is what keeps a polling client from asking Step Functions at each read.
+func (l *Liveness) reconciler() *Reconciler {
+	l.once.Do(func() {
+		l.rec = &Reconciler{Store: l.Store, SFN: l.SFN, ARNs: l.ARNs, Grace: l.Grace, Now: l.Now}
+	})
+	return l.rec
+}
+
+// CheckCalls reconciles the executions of the pending calls a list shows (ReadBudget of
+// them at most): changed tells that one was settled, so the list is to be read again.
+func (l *Liveness) CheckCalls(ctx context.Context, dev string, calls []store.PendingCall) (changed bool, err error) {
+	if l == nil {
+		return false, nil
+	}
+	return l.reconciler().ReconcileCalls(ctx, dev, calls)
 }

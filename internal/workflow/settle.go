@@ -167,10 +167,15 @@ func (s *Service) SettleEvent(ctx context.Context, ev StatusChange) (*store.Exec
 	if ev.DetailType != DetailTypeStatusChange {
 		return nil, fault.Invalid("detail-type", "settle takes %q events, not %q", DetailTypeStatusChange, ev.DetailType)
 	}
-	d := ev.Detail
-	if d.Name == "" {
+	if ev.Detail.Name == "" {
 		return nil, fault.Invalid("detail.name", "detail.name (the execution's name) is required")
 	}
+	return s.settleAs(ctx, developerOf(ev.Detail.Input), ev)
+}
+
+// settleAs is SettleEvent for developer dev's execution (dev "": not one of sinew's).
+func (s *Service) settleAs(ctx context.Context, dev string, ev StatusChange) (*store.Execution, error) {
+	d := ev.Detail
 	var status store.ExecStatus
 	var output, errObj any
 	switch d.Status {
@@ -195,10 +200,10 @@ func (s *Service) SettleEvent(ctx context.Context, ev StatusChange) (*store.Exec
 					// tool_call's Dispatch ended with a function call's answer as it came (no
 					// Output of its own, so its numbers stay exact): it is the result's output.
 					stub["output"] = v
-					return s.settleResult(ctx, developerOf(d.Input), d.Name, stub)
+					return s.settleResult(ctx, dev, d.Name, stub)
 				}
 				if m, ok := v.(map[string]any); ok && isResultObject(m) && m["error"] == nil {
-					return s.settleResult(ctx, developerOf(d.Input), d.Name, m)
+					return s.settleResult(ctx, dev, d.Name, m)
 				}
 				// A tool_call's output is the result object: an error result is a failed call.
 				if m, ok := v.(map[string]any); ok && m["error"] != nil {
@@ -212,7 +217,6 @@ func (s *Service) SettleEvent(ctx context.Context, ev StatusChange) (*store.Exec
 	default:
 		return nil, fault.Invalid("detail.status", "unknown execution status %q", d.Status)
 	}
-	dev := developerOf(d.Input)
 	if dev == "" {
 		// Not one of sinew's executions (or its input was too large to be included): nothing
 		// of sinew's can be waiting on it.

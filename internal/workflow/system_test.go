@@ -18,7 +18,7 @@ func TestSystemEndToEnd(t *testing.T) {
 	agent := h.agent(dev, nil, `{"name":"get_agent","type":"system","system":{"resource":"agent","operation":"get"}}`)
 	ex := h.start("exec-system", map[string]any{"developer_id": dev, "agent_id": agent, "tool": "get_agent", "arguments": map[string]any{"agent_id": agent}})
 	out := output(t, h.wait(ex))
-	if out["name"] != "agent.get" || out["output"].(map[string]any)["id"] != agent {
+	if out["name"] != "get_agent" || out["output"].(map[string]any)["id"] != agent {
 		t.Errorf("output = %v", out)
 	}
 	if rec := h.record(dev, "exec-system"); rec.Status != "succeeded" {

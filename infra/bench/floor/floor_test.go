@@ -1,7 +1,8 @@
-// Package floor measures the physical floor under a tool call's dispatch: the JSON decode of the
-// call envelope a Lambda receives and the encode of the result it returns, for the same payloads
-// the dispatch benchmarks use (internal/integrations BenchmarkExecuteDummy, internal/apicall
-// BenchmarkRoundTrip). No executor does less than this per call.
+// Package floor measures the physical floor under a tool call's dispatch.
+//
+// It times the JSON decode of the call envelope a Lambda receives and the encode of the result it
+// returns, for the same payloads the dispatch benchmarks use (internal/integrations
+// BenchmarkExecuteDummy, internal/apicall BenchmarkRoundTrip). No executor does less than this per call.
 //
 //	go test -run '^$' -bench . -benchmem ./infra/bench/floor/
 package floor

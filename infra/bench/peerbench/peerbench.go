@@ -1,6 +1,8 @@
-// Package peerbench runs the three peer benchmark definitions (tool_call, pass_chain, map1000 of
-// infra/bench/peer/defs) on sinew's embedded engine with in-process Go stand-ins equivalent to
-// bench/peer/run.cjs's JS ones, so the two engines can be compared in one run on one machine.
+// Package peerbench runs the peer benchmark's definitions on sinew's engine, so the two engines can
+// be compared in one run on one machine.
+//
+// The three definitions (tool_call, pass_chain, map1000 of infra/bench/peer/defs) run on sinew's
+// embedded engine with in-process Go stand-ins equivalent to bench/peer/run.cjs's JS ones.
 package peerbench
 
 import (

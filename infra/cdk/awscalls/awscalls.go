@@ -1,19 +1,22 @@
-// Package awscalls finds the AWS API calls each Lambda function's code can make: it loads the
-// functions' main packages with everything they link, builds their SSA form, keeps the code reachable
-// from each main (rapid type analysis refined by variable type analysis: a dynamic call reaches the
-// functions and types that can flow to it), and records every call in sinew's own packages whose
-// argument is an aws-sdk-go-v2 operation input (*<service>.<Op>Input). Calls through sinew's narrow
-// client interfaces count, since the input type names the operation whatever the receiver is.
+// Package awscalls finds the AWS API calls each Lambda function's code can make.
+//
+// It loads the functions' main packages with everything they link, builds their SSA form, keeps the
+// code reachable from each main (rapid type analysis refined by variable type analysis: a dynamic
+// call reaches the functions and types that can flow to it), and records every call in sinew's own
+// packages whose argument is an aws-sdk-go-v2 operation input (*<service>.<Op>Input). Calls through
+// sinew's narrow client interfaces count, since the input type names the operation whatever the
+// receiver is.
 //
 // Two details IAM needs besides the operation are read from the reachable source: the item operations
 // a DynamoDB transaction holds (the fields set in types.TransactWriteItem / TransactGetItem literals),
-// and whether a Query may name the table's index (the store.GSI1 constant given as a value, not
-// compared against).
+// and which of the table's indexes a Query may name (an index constant such as store.GSI1 given as
+// a value, not compared against).
 package awscalls
 
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/types"
 	"maps"
 	"os"
@@ -37,8 +40,9 @@ type Calls struct {
 	// TransactItems are the item operations of DynamoDB transactions built in reachable code:
 	// Put, Update, Delete, ConditionCheck (TransactWriteItem), Get (TransactGetItem).
 	TransactItems map[string]bool
-	// Index is set when reachable code passes the index constant as a value (a Query on it).
-	Index bool
+	// Indexes are the index names (the constants' values) reachable code passes as a value (a
+	// Query on the index).
+	Indexes map[string]bool
 	// Via is, for each of Ops, a shortest chain of calls from main (or init) to a function making
 	// it, so a failure can say which code reaches an operation.
 	Via map[string][]string
@@ -49,8 +53,9 @@ type Options struct {
 	Root      string   // the module root
 	Module    string   // the module's path; only its packages' call sites count (the SDK's own do not)
 	Functions []string // folders under functions/
-	// IndexConst is the package path and name of the index name constant, like sinew/internal/store.GSI1.
-	IndexConst string
+	// IndexConsts are the package paths and names of the index name constants, like
+	// sinew/internal/store.GSI1.
+	IndexConsts []string
 }
 
 // Analyze gives each function's Calls. It builds for Lambda's platform (linux/arm64, lambda.norpc),
@@ -82,7 +87,7 @@ func Analyze(o Options) (map[string]Calls, error) {
 	}
 	prog, ssaPkgs := ssautil.AllPackages(pkgs, ssa.InstantiateGenerics)
 	prog.Build()
-	idx := indexConst(pkgs, o.IndexConst)
+	idx := indexConsts(pkgs, o.IndexConsts)
 	infos := map[string]*types.Info{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) { infos[p.PkgPath] = p.TypesInfo })
 	out := map[string]Calls{}
@@ -91,7 +96,7 @@ func Analyze(o Options) (map[string]Calls, error) {
 		if main == nil {
 			return nil, fmt.Errorf("%s has no main", pkgs[i].PkgPath)
 		}
-		c := Calls{Ops: map[string]bool{}, TransactItems: map[string]bool{}, Via: map[string][]string{}}
+		c := Calls{Ops: map[string]bool{}, TransactItems: map[string]bool{}, Indexes: map[string]bool{}, Via: map[string][]string{}}
 		parent := reachable(main, p.Func("init"))
 		for fn := range parent {
 			src := fn
@@ -107,7 +112,11 @@ func Analyze(o Options) (map[string]Calls, error) {
 					c.Via[op] = ch
 				}
 			}
-			scanSyntax(src, infos[src.Pkg.Pkg.Path()], idx, &c)
+			for _, ix := range scanSyntax(src, infos[src.Pkg.Pkg.Path()], idx, &c) {
+				if ch := chain(parent, fn); c.Via[IndexVia+ix] == nil || shorter(ch, c.Via[IndexVia+ix]) {
+					c.Via[IndexVia+ix] = ch
+				}
+			}
 		}
 		out[o.Functions[i]] = c
 	}
@@ -225,9 +234,13 @@ func operation(name string, sig *types.Signature) (string, bool) {
 	return "", false
 }
 
+// IndexVia prefixes an index's name as a key of Calls.Via: the chain to the code naming it.
+const IndexVia = "index "
+
 // scanSyntax reads fn's own source (not the closures inside it, which are functions of their own and
-// scanned when reachable) for transaction items and the index constant.
-func scanSyntax(fn *ssa.Function, info *types.Info, idx types.Object, c *Calls) {
+// scanned when reachable) for transaction items and the index constants, and returns the indexes
+// it names.
+func scanSyntax(fn *ssa.Function, info *types.Info, idx map[types.Object]string, c *Calls) (indexes []string) {
 	syn := fn.Syntax()
 	if syn == nil || info == nil {
 		return
@@ -256,14 +269,16 @@ func scanSyntax(fn *ssa.Function, info *types.Info, idx types.Object, c *Calls) 
 		case *ast.CompositeLit:
 			transactFields(info, x, c.TransactItems)
 		case *ast.Ident:
-			if idx != nil && info.Uses[x] == idx {
+			if name, ok := idx[info.Uses[x]]; ok {
 				if _, cmp := stack[len(stack)-2].(*ast.BinaryExpr); !cmp {
-					c.Index = true
+					c.Indexes[name] = true
+					indexes = append(indexes, name)
 				}
 			}
 		}
 		return true
 	})
+	return indexes
 }
 
 // transactFields records the item operations a dynamodb types.TransactWriteItem/TransactGetItem
@@ -286,20 +301,22 @@ func transactFields(info *types.Info, lit *ast.CompositeLit, items map[string]bo
 	}
 }
 
-// indexConst finds the object of the constant path.Name among the loaded packages.
-func indexConst(pkgs []*packages.Package, qualified string) types.Object {
-	if qualified == "" {
-		return nil
+// indexConsts finds the string constants path.Name among the loaded packages, with their values.
+func indexConsts(pkgs []*packages.Package, qualified []string) map[types.Object]string {
+	out := map[types.Object]string{}
+	for _, q := range qualified {
+		i := strings.LastIndex(q, ".")
+		path, name := q[:i], q[i+1:]
+		packages.Visit(pkgs, nil, func(p *packages.Package) {
+			if p.PkgPath != path || p.Types == nil {
+				return
+			}
+			if c, ok := p.Types.Scope().Lookup(name).(*types.Const); ok && c.Val().Kind() == constant.String {
+				out[c] = constant.StringVal(c.Val())
+			}
+		})
 	}
-	i := strings.LastIndex(qualified, ".")
-	path, name := qualified[:i], qualified[i+1:]
-	var obj types.Object
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		if p.PkgPath == path && p.Types != nil {
-			obj = p.Types.Scope().Lookup(name)
-		}
-	})
-	return obj
+	return out
 }
 
 // Sorted lists a set.

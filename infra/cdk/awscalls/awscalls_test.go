@@ -16,7 +16,7 @@ var executors = func() func(t *testing.T) map[string]Calls {
 	return func(t *testing.T) map[string]Calls {
 		once.Do(func() {
 			out, err = Analyze(Options{Root: "../../..", Module: "sinew", Functions: []string{"prepare", "function", "integration", "apicall", "settle"},
-				IndexConst: "sinew/internal/store.GSI1"})
+				IndexConsts: []string{"sinew/internal/store.GSI1", "sinew/internal/store.GSI2"}})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -39,8 +39,8 @@ func TestFunctionExecutor(t *testing.T) {
 	if got, want := Sorted(c.TransactItems), []string{"Put", "Update"}; !slices.Equal(got, want) {
 		t.Errorf("transaction items %v, want %v", got, want)
 	}
-	if c.Index {
-		t.Error("the function executor queries no index")
+	if len(c.Indexes) > 0 {
+		t.Errorf("the function executor queries no index, found %v", Sorted(c.Indexes))
 	}
 	// The chain names the code that makes the call, from main down.
 	via := c.Via["dynamodb/TransactWriteItems"]
@@ -55,7 +55,7 @@ func TestFunctionExecutor(t *testing.T) {
 func TestExecutorCalls(t *testing.T) {
 	executor := []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/GetItem", "dynamodb/PutItem",
 		"dynamodb/UpdateItem", "kms/Decrypt", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}
-	want := map[string]struct{ ops, items []string }{
+	want := map[string]struct{ ops, items, indexes []string }{
 		// Finds the call's tool; records the execution's status; answers Dispatch's token with
 		// Sinew.Prepare (Tokens.Answer, which can answer either way); hands an earlier definition's
 		// call to its executor (an Event invocation).
@@ -67,9 +67,10 @@ func TestExecutorCalls(t *testing.T) {
 			"dynamodb/UpdateItem", "kms/Decrypt", "lambda/Invoke", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}},
 		"apicall": {ops: executor},
 		// Settles calls and executions, a success with its call in one transaction of updates; finds
-		// the tool again (BatchGetItem) for a failed request that named only the tool.
+		// the tool again (BatchGetItem) for a failed request that named only the tool; on a
+		// schedule, asks Step Functions how the open records' executions ended (the sweep).
 		"settle": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/PutItem", "dynamodb/Query", "dynamodb/TransactWriteItems",
-			"dynamodb/UpdateItem"}, items: []string{"Update"}},
+			"dynamodb/UpdateItem", "sfn/DescribeExecution"}, items: []string{"Update"}, indexes: []string{"gsi2"}},
 	}
 	out := executors(t)
 	for _, n := range slices.Sorted(maps.Keys(want)) {
@@ -82,8 +83,8 @@ func TestExecutorCalls(t *testing.T) {
 			if got := Sorted(c.TransactItems); !slices.Equal(got, want[n].items) {
 				t.Errorf("transaction items %v, want %v", got, want[n].items)
 			}
-			if c.Index {
-				t.Error("no executor queries the index")
+			if got := Sorted(c.Indexes); !slices.Equal(got, want[n].indexes) {
+				t.Errorf("indexes queried %v, want %v", got, want[n].indexes)
 			}
 		})
 	}

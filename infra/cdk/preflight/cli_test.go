@@ -124,7 +124,7 @@ func TestRunThroughCLI(t *testing.T) {
 		note     string
 	}{
 		{"new account", lambdaStandIn(t, 10, 10, nil).URL, true, ""},
-		{"redeploy", lambdaStandIn(t, 50, 20, map[string]int{"sinew-api": 20, "sinew-settle": 10}).URL, false, ""},
+		{"redeploy", lambdaStandIn(t, 150, 120, map[string]int{"sinew-api": 20, "sinew-settle": 10}).URL, false, ""},
 		{"out of reach", closedURL(t), false, "could not read the account's Lambda concurrency"},
 	}
 	s, err := stack.ParseSettings(func(string) (any, bool) { return nil, false }, nil)

@@ -1,8 +1,10 @@
 // Package preflight refuses, before `cdk deploy` starts CloudFormation, a deployment that would
-// fail there or at the first chat: a Bedrock model id the chosen Region cannot call (a model served
-// only through an inference profile, another geography's profile, a model past its end of life),
-// and reserved concurrency the account cannot give. infra/cdk/check.sh deploy runs it as
-// `go run . preflight <the cdk deploy arguments>`.
+// fail there or at the first chat.
+//
+// It refuses a Bedrock model id the chosen Region cannot call (a model served only through an
+// inference profile, another geography's profile, a model past its end of life), and reserved
+// concurrency the account cannot give. infra/cdk/check.sh deploy runs it as `go run . preflight
+// <the cdk deploy arguments>`.
 package preflight
 
 import (
@@ -17,9 +19,15 @@ import (
 	"sinew/internal/config"
 )
 
-// MinUnreserved is what Lambda keeps unreserved in every account: it refuses a reservation that
-// would leave fewer.
-const MinUnreserved = 10
+// MinUnreserved is what Lambda keeps unreserved in an account: "you can reserve up to the
+// Unreserved account concurrency value minus 100"
+// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html). An account whose
+// limit is lower (a new account's 10, a first increase to 50) keeps all of it: Lambda answers
+// "decreases account's UnreservedConcurrentExecution below its minimum value of [50]" there.
+const MinUnreserved = 100
+
+// minUnreserved is what Lambda keeps unreserved in an account of limit concurrent executions.
+func minUnreserved(limit int) int { return min(MinUnreserved, limit) }
 
 // Account reads the account's Lambda concurrency. CLI asks the AWS CLI; tests give a fake.
 type Account interface {
@@ -136,7 +144,8 @@ func Concurrency(ctx context.Context, in Input, w io.Writer) error {
 		held += n
 	}
 	free := unreserved + held // what the stack's functions may reserve before Lambda's minimum
-	if free-need >= MinUnreserved {
+	keep := minUnreserved(limit)
+	if free-need >= keep {
 		return nil
 	}
 	msg := fmt.Sprintf("reserved concurrency: the account allows %d concurrent Lambda executions, %d of them unreserved", limit, unreserved)
@@ -144,8 +153,8 @@ func Concurrency(ctx context.Context, in Input, w io.Writer) error {
 		msg += fmt.Sprintf(" (and %d reserved by this stack's functions now)", held)
 	}
 	msg += fmt.Sprintf("; reserving %s would leave %d, and Lambda keeps at least %d unreserved, so the deploy would fail at the functions and roll back. Deploy with %s=0 %s=0 (no reservation)",
-		strings.Join(keys, " and "), free-need, MinUnreserved, stack.CtxAPIReservedConcurrency, stack.CtxSettleReservedConcurrency)
-	if room := free - MinUnreserved; room > 0 {
+		strings.Join(keys, " and "), free-need, keep, stack.CtxAPIReservedConcurrency, stack.CtxSettleReservedConcurrency)
+	if room := free - keep; room > 0 {
 		msg += fmt.Sprintf(", or lower them to %d together", room)
 	}
 	msg += ", or ask for a higher quota and deploy once it is granted: aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 1000"

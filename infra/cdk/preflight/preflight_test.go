@@ -81,8 +81,8 @@ func (f fakeAccount) Reserved(_ context.Context, fn string) (int, error) {
 	return f.reserved[fn], f.reservedErr
 }
 
-// TestConcurrency: the reservations are refused when they would leave the account fewer than 10
-// unreserved executions, counting the stack's own current reservations as free; an account that
+// TestConcurrency: the reservations are refused when they would leave the account fewer than 100
+// unreserved executions (all of them, in an account whose limit is 100 or less), counting the stack's own current reservations as free; an account that
 // cannot be read is said so and passes.
 func TestConcurrency(t *testing.T) {
 	zero := map[string]any{stack.CtxAPIReservedConcurrency: "0", stack.CtxSettleReservedConcurrency: "0"}
@@ -98,13 +98,14 @@ func TestConcurrency(t *testing.T) {
 			"allows 10 concurrent Lambda executions, 10 of them unreserved",
 			"reserving apiReservedConcurrency=20 and settleReservedConcurrency=10 would leave -20",
 			"apiReservedConcurrency=0 settleReservedConcurrency=0", "request-service-quota-increase"}, ""},
-		{"just enough", nil, fakeAccount{limit: 40, unreserved: 40}, nil, ""},
-		{"one short", nil, fakeAccount{limit: 39, unreserved: 39}, []string{"would leave 9", "lower them to 29 together"}, ""},
-		{"redeploy holds its own", nil, fakeAccount{limit: 50, unreserved: 20, reserved: map[string]int{"sinew-api": 20, "sinew-settle": 10}}, nil, ""},
-		{"others hold the rest", nil, fakeAccount{limit: 50, unreserved: 20}, []string{"would leave -10", "lower them to 10 together"}, ""},
+		{"just enough", nil, fakeAccount{limit: 130, unreserved: 130}, nil, ""},
+		{"one short", nil, fakeAccount{limit: 129, unreserved: 129}, []string{"would leave 99", "keeps at least 100", "lower them to 29 together"}, ""},
+		{"a first increase to 50", nil, fakeAccount{limit: 50, unreserved: 50}, []string{"would leave 20", "keeps at least 50"}, ""},
+		{"redeploy holds its own", nil, fakeAccount{limit: 150, unreserved: 120, reserved: map[string]int{"sinew-api": 20, "sinew-settle": 10}}, nil, ""},
+		{"others hold the rest", nil, fakeAccount{limit: 150, unreserved: 120}, []string{"would leave 90", "lower them to 20 together"}, ""},
 		{"no reservation", zero, fakeAccount{limit: 10, unreserved: 10}, nil, ""},
-		{"one reservation", map[string]any{stack.CtxSettleReservedConcurrency: "0"}, fakeAccount{limit: 25, unreserved: 25},
-			[]string{"reserving apiReservedConcurrency=20 would leave 5"}, ""},
+		{"one reservation", map[string]any{stack.CtxSettleReservedConcurrency: "0"}, fakeAccount{limit: 115, unreserved: 115},
+			[]string{"reserving apiReservedConcurrency=20 would leave 95"}, ""},
 		{"unreachable", nil, fakeAccount{err: errors.New("Could not connect to the endpoint URL")}, nil, "could not read the account's Lambda concurrency"},
 		{"reservation unreadable", nil, fakeAccount{limit: 10, unreserved: 10, reservedErr: errors.New("AccessDeniedException")}, nil, "could not read sinew-"},
 	}

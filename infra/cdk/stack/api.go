@@ -149,8 +149,11 @@ func (s *Sinew) cognitoAuthorizer(out *builtAPI) awsapigatewayv2.IHttpRouteAutho
 		Mfa:                awscognito.Mfa_OPTIONAL,
 		MfaSecondFactor:    &awscognito.MfaSecondFactor{Otp: jsii.Bool(true), Sms: jsii.Bool(false)},
 		AccountRecovery:    awscognito.AccountRecovery_EMAIL_ONLY,
-		DeletionProtection: jsii.Bool(!s.settings.Destroy),
+		DeletionProtection: jsii.Bool(s.settings.DeletionProtection),
 		RemovalPolicy:      s.removal(),
+		// Named, not left to Cognito's default (Essentials): password sign-in and TOTP MFA are
+		// what the guide uses, and Lite bills less past the free tier.
+		FeaturePlan: awscognito.FeaturePlan_LITE,
 	})
 	client := pool.AddClient(jsii.String("Client"), &awscognito.UserPoolClientOptions{
 		UserPoolClientName: jsii.String(s.physical("client")),

@@ -25,7 +25,7 @@ var regionRE = regexp.MustCompile(`\b(?:us-gov|us|eu|ap|ca|sa|me|af|il|mx)-(?:ce
 // examples, and the messages that show a model id as an example.
 func docsWithModels(t *testing.T, root string) []string {
 	t.Helper()
-	files := []string{"README.md", "infra/cdk/README.md", "Makefile", "infra/cdk/stack/settings.go"}
+	files := []string{"README.md", "infra/cdk/README.md", "internal/config/README.md", "infra/local/README.md", "Makefile", "infra/cdk/stack/settings.go"}
 	err := filepath.WalkDir(filepath.Join(root, "infra/examples"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(root, p)

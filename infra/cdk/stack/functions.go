@@ -262,8 +262,12 @@ func (s *Sinew) tableStatements(f deploy.Function, add func(string, []string, []
 		panic(fmt.Sprintf("stack: %s: no table access declared (tableAccessOf)", f.Name))
 	}
 	add("Table", acc.actions, []*string{s.Table.TableArn()}, nil)
-	if acc.index {
-		add("TableIndex", []string{"dynamodb:Query"}, []*string{jsii.String(*s.Table.TableArn() + "/index/" + store.GSI1)}, nil)
+	for _, ix := range acc.indexes {
+		sid := "TableIndex"
+		if ix != store.GSI1 {
+			sid += strings.ToUpper(ix) // the first index's Sid stays what deployed stacks hold
+		}
+		add(sid, []string{"dynamodb:Query"}, []*string{jsii.String(*s.Table.TableArn() + "/index/" + ix)}, nil)
 	}
 	add("TableKeyRead", tableKeyRead, []*string{s.TableKey.KeyArn()}, via)
 	if writes(acc.actions) {

@@ -1,5 +1,7 @@
 package stack
 
+import "sinew/internal/store"
+
 // tableAccess is what one function does with the table: the DynamoDB actions its code calls
 // (a transaction's items count as the item actions they hold, which is how DynamoDB authorizes
 // TransactWriteItems) and whether it queries the index. The abstract permissions of internal/deploy
@@ -8,7 +10,7 @@ package stack
 // on any difference, both ways.
 type tableAccess struct {
 	actions []string
-	index   bool // Query on store.GSI1: lists a developer's executions and calls
+	indexes []string // Query on these: store.GSI1 lists a developer's executions and calls, store.GSI2 the open records
 }
 
 // The actions each function's code calls, as TestGrantsMatchCode derives them (a transaction's
@@ -17,7 +19,7 @@ var tableAccessOf = map[string]tableAccess{
 	// Every resource route (reads, writes, cascading deletes with ConditionChecks on the owner),
 	// executions and calls, listed through the index.
 	"api": {actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
-		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, index: true},
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, indexes: []string{store.GSI1}},
 	// Claims the turn on the session's item, reads what the turn needs by key in one BatchGetItem
 	// (agent, flags, hand-off mark, Idempotency-Key record) and the tools and history by Query,
 	// writes the turn's messages once, records an execution's status and stores large payloads. It
@@ -43,8 +45,10 @@ var tableAccessOf = map[string]tableAccess{
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
 	// Settles calls and executions (a success with its call in one transaction of updates), lists
 	// an execution's calls, stores its output as a payload, and finds the tool again (one
-	// BatchGetItem) to build the call of a failed request that named only the tool.
-	"settle": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
+	// BatchGetItem) to build the call of a failed request that named only the tool; on a schedule,
+	// sweeps the open records through GSI2.
+	"settle": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"},
+		indexes: []string{store.GSI2}},
 }
 
 // executorActions are the integration and apicall executors': they read setup only in the merge's

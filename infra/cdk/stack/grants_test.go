@@ -23,7 +23,7 @@ func TestGrantsMatchCode(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	calls, err := awscalls.Analyze(awscalls.Options{Root: repoRoot(t), Module: "sinew", Functions: names,
-		IndexConst: "sinew/internal/store." + "GSI1"})
+		IndexConsts: []string{"sinew/internal/store." + "GSI1", "sinew/internal/store." + "GSI2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func neededActions(c awscalls.Calls) (need map[string]bool, via map[string][]str
 		add("dynamodb:"+map[string]string{"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
 			"ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}[it], op)
 	}
-	if c.Index {
-		add("dynamodb:Query(index)", "dynamodb/Query")
+	for _, ix := range awscalls.Sorted(c.Indexes) {
+		add("dynamodb:Query(index "+ix+")", awscalls.IndexVia+ix)
 	}
 	return need, via
 }
@@ -118,13 +118,18 @@ func grantedActions(sts []statement) map[string]bool {
 		case "OwnLogs", "TableKeyRead", "TableKeyWrite":
 			continue // the platform's: Lambda's logs, and the table key as DynamoDB uses it
 		}
-		index := contains(st.Resources, "/index/"+store.GSI1)
+		index := ""
+		for _, ix := range []string{store.GSI1, store.GSI2} {
+			if contains(st.Resources, "/index/"+ix) {
+				index = ix
+			}
+		}
 		for _, a := range st.Actions {
 			switch {
 			case strings.HasPrefix(a, "xray:"), strings.HasPrefix(a, "sqs:"):
 				// Active tracing, and Lambda's on-failure destination.
-			case index:
-				out[a+"(index)"] = true
+			case index != "":
+				out[a+"(index "+index+")"] = true
 			default:
 				out[a] = true
 			}

@@ -35,7 +35,7 @@ const (
 // route's latency watch the HTTP ones.
 var LongByDesign = map[string]string{
 	"apicall":     "an api_call waits for its target up to its own timeout, at most 600 s",
-	"integration": "a provider runs up to its own time bound (an MCP tool's up to 600 s), past the function's 300 s",
+	"integration": "a provider runs up to its own time bound (an MCP tool's up to 280 s, of the function's 300 s)",
 	"api":         "an MCP tools/call waits for its execution up to SINEW_MCP_WAIT_S, which may be set up to 29 s",
 	"chat":        "a chat runs up to SINEW_CHAT_BUDGET_S, which may be set up to 29 s, before agent_loop takes over",
 }

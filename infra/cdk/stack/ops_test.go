@@ -22,19 +22,33 @@ func TestFunctionsLogJSON(t *testing.T) {
 	}
 }
 
-// TestStages: dev throws its data away with the stack and keeps logs a week; prod keeps both.
-// An explicit setting wins over the stage's default.
+// TestStages: dev throws its data away with the stack and keeps logs a week; prod keeps both and
+// has termination protection. The table's and the pool's own deletion protection is a setting, off
+// by default so that a failed first create can roll back. An explicit setting wins over the
+// stage's default.
 func TestStages(t *testing.T) {
 	dev := synth(t, map[string]any{CtxStage: StageDev})
 	check(t, "dev", func() {
 		dev.tpl.AllResources(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "Delete"})
 		dev.tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": false})
 		dev.tpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": DevLogRetentionDays})
+		if isTrue(dev.s.Stack.TerminationProtection()) {
+			t.Error("dev: termination protection on, want off")
+		}
 	})
 	check(t, "prod", func() {
 		p := defaultStack(t)
 		p.tpl.AllResources(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "RetainExceptOnCreate"})
-		p.tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": true})
+		p.tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": false})
+		p.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPool"), map[string]any{"DeletionProtection": "INACTIVE", "UserPoolTier": "LITE"})
+		if !isTrue(p.s.Stack.TerminationProtection()) {
+			t.Error("prod: termination protection off, want on")
+		}
+	})
+	guarded := synth(t, map[string]any{CtxDeletionProtection: "true"})
+	check(t, "prod with deletion protection", func() {
+		guarded.tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": true})
+		guarded.tpl.HasResourceProperties(jsii.String("AWS::Cognito::UserPool"), map[string]any{"DeletionProtection": "ACTIVE"})
 	})
 	kept := synth(t, map[string]any{CtxStage: StageDev, CtxRemovalPolicy: "retain", CtxLogRetentionDays: 90})
 	check(t, "dev with explicit settings", func() {
@@ -126,3 +140,5 @@ func TestAlarmThresholds(t *testing.T) {
 		})
 	}
 }
+
+func isTrue(b *bool) bool { return b != nil && *b }

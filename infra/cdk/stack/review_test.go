@@ -76,6 +76,9 @@ func TestSettleKeepsWhatFails(t *testing.T) {
 		}
 	}
 	for _, r := range s.resources("AWS::Events::Rule") {
+		if props(r)["ScheduleExpression"] != nil {
+			continue // the sweep's schedule: a missed one is done by the next (TestSweepRule)
+		}
 		for _, tg := range props(r)["Targets"].([]any) {
 			dlc, _ := tg.(map[string]any)["DeadLetterConfig"].(map[string]any)
 			arn, _ := json.Marshal(dlc["Arn"])

@@ -41,6 +41,7 @@ const (
 	CtxSettleReservedConcurrency = "settleReservedConcurrency" // the same for settle
 	CtxTableMaxReadUnits         = "tableMaxReadRequestUnits"  // the table's (and its index's) on-demand maximum of read units a second; 0: none
 	CtxTableMaxWriteUnits        = "tableMaxWriteRequestUnits" // the same for write units
+	CtxDeletionProtection        = "deletionProtection"        // true: the table and the user pool refuse deletion; set it after the first deploy succeeds
 )
 
 // Settings are the operator's choices for one deployment, validated.
@@ -69,6 +70,11 @@ type Settings struct {
 	// TableMaxReadUnits and TableMaxWriteUnits cap the table's and its index's on-demand request
 	// units a second; 0 is no cap.
 	TableMaxReadUnits, TableMaxWriteUnits int
+	// DeletionProtection turns on the table's and the user pool's own deletion protection. It is
+	// off by default because CloudFormation cannot delete a protected resource when a stack's first
+	// create rolls back (RetainExceptOnCreate deletes what that attempt made), which would leave the
+	// stack in ROLLBACK_FAILED; a prod stack has termination protection from the start instead.
+	DeletionProtection bool
 	// Env holds the functions' operator settings that were given (SINEW_MODEL, SINEW_APICALL_ALLOW,
 	// ...); unset ones take config's defaults in the function.
 	Env map[string]string
@@ -293,6 +299,13 @@ func parseLimits(s *Settings, str func(string) string) (errs []error) {
 	}
 	s.TableMaxReadUnits = count(CtxTableMaxReadUnits, DefaultTableMaxReadUnits, 1000000)
 	s.TableMaxWriteUnits = count(CtxTableMaxWriteUnits, DefaultTableMaxWriteUnits, 1000000)
+	switch v := strings.ToLower(str(CtxDeletionProtection)); v {
+	case "", "false":
+	case "true":
+		s.DeletionProtection = true
+	default:
+		errs = append(errs, fault.Invalid(CtxDeletionProtection, "%s=%q: want true or false", CtxDeletionProtection, v))
+	}
 	return errs
 }
 

@@ -99,6 +99,11 @@ func TestParseSettings(t *testing.T) {
 					t.Errorf("reserved %v, table maximums %d/%d", s.Reserved, s.TableMaxReadUnits, s.TableMaxWriteUnits)
 				}
 			}},
+		{"deletion protection from cdk.json", map[string]any{CtxDeletionProtection: true}, func(t *testing.T, s Settings) {
+			if !s.DeletionProtection {
+				t.Error("deletion protection off")
+			}
+		}},
 		{"cors", map[string]any{CtxCORSOrigins: "https://a.example.com, http://localhost:3000,*"}, func(t *testing.T, s Settings) {
 			if len(s.CORSOrigins) != 3 {
 				t.Errorf("origins %v", s.CORSOrigins)
@@ -126,6 +131,7 @@ func TestParseSettingsRefuses(t *testing.T) {
 	}{
 		{"removal policy", map[string]any{CtxRemovalPolicy: "snapshot"}, CtxRemovalPolicy, "retain or destroy"},
 		{"stage", map[string]any{CtxStage: "staging"}, CtxStage, "prod or dev"},
+		{"deletion protection", map[string]any{CtxDeletionProtection: "yes"}, CtxDeletionProtection, "true or false"},
 		{"tag without a value", map[string]any{CtxTags: "team"}, CtxTags, "key=value"},
 		{"aws tag", map[string]any{CtxTags: "aws:team=x"}, CtxTags, "aws:"},
 		{"chat throttle", map[string]any{CtxChatThrottleRate: 0}, CtxChatThrottleRate, "from 1"},

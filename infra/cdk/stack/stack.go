@@ -1,7 +1,9 @@
-// Package stack is sinew's CloudFormation stack in the CDK: everything `cdk deploy` creates, built
-// from the one description of the deployment (sinew/internal/deploy), the table spec
-// (sinew/internal/store) and the HTTP router (sinew/internal/httpapi), so the stack and local mode
-// agree on functions, variables, permissions, definitions and routes.
+// Package stack is sinew's CloudFormation stack in the CDK.
+//
+// It is everything `cdk deploy` creates, built from the one description of the deployment
+// (sinew/internal/deploy), the table spec (sinew/internal/store) and the HTTP router
+// (sinew/internal/httpapi), so the stack and local mode agree on functions, variables, permissions,
+// definitions and routes.
 package stack
 
 import (
@@ -145,10 +147,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		return nil, err
 	}
 
-	sp := p.StackProps
-	if sp.Description == nil {
-		sp.Description = jsii.String("sinew: the tool layer of an LLM agent platform on Step Functions, Lambda, DynamoDB and API Gateway")
-	}
+	sp := stackProps(p)
 	st := awscdk.NewStack(scope, jsii.String(id), &sp)
 	s := &Sinew{Stack: st, name: id, settings: p.Settings, Roles: map[string]awsiam.Role{}, Policies: map[string]awsiam.Policy{},
 		Functions: map[string]awslambda.Function{}, StateMachines: map[string]awsstepfunctions.StateMachine{}}
@@ -168,6 +167,7 @@ func New(scope constructs.Construct, id string, p Props) (*Sinew, error) {
 		s.stateMachine(m, defs[m.Name])
 	}
 	s.settleOnStatusChange()
+	s.sweepOnSchedule()
 	api := s.httpAPI(routes)
 	s.alarms(api)
 	s.taskResponderPolicy()
@@ -226,6 +226,20 @@ func (s *Sinew) taskResponderPolicy() {
 	awscdk.NewCfnOutput(s.Stack, jsii.String("TaskResponderPolicyArn"), &awscdk.CfnOutputProps{
 		Value: p.ManagedPolicyArn(), Description: jsii.String("the managed policy a client's role attaches to call SendTask* on sinew's state machines"),
 	})
+}
+
+// stackProps are p's stack properties with sinew's defaults: its description, and termination
+// protection for a retained stack, which guards what it keeps from a stray delete from the first
+// create on (the resources' own deletion protection waits for Settings.DeletionProtection).
+func stackProps(p Props) awscdk.StackProps {
+	sp := p.StackProps
+	if sp.Description == nil {
+		sp.Description = jsii.String("sinew: the tool layer of an LLM agent platform on Step Functions, Lambda, DynamoDB and API Gateway")
+	}
+	if sp.TerminationProtection == nil && !p.Settings.Destroy {
+		sp.TerminationProtection = jsii.Bool(true)
+	}
+	return sp
 }
 
 // removal is the removal policy the operator chose for stateful resources. Retain is
@@ -314,7 +328,7 @@ func (s *Sinew) data() {
 		Encryption:           awsdynamodb.TableEncryption_CUSTOMER_MANAGED,
 		EncryptionKey:        s.TableKey,
 		RemovalPolicy:        s.removal(),
-		DeletionProtection:   jsii.Bool(!s.settings.Destroy),
+		DeletionProtection:   jsii.Bool(s.settings.DeletionProtection),
 		MaxReadRequestUnits:  maxUnits(s.settings.TableMaxReadUnits),
 		MaxWriteRequestUnits: maxUnits(s.settings.TableMaxWriteUnits),
 	})

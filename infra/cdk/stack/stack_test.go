@@ -2,6 +2,7 @@ package stack
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,7 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::IAM::ManagedPolicy":        1, // the task responder's
 		"AWS::SNS::Topic":                1,
 		"AWS::Events::EventBus":          1,
-		"AWS::Events::Rule":              1,
+		"AWS::Events::Rule":              2,
 		"AWS::Cognito::UserPool":         1,
 		"AWS::Cognito::UserPoolClient":   1,
 		"AWS::ApiGatewayV2::Api":         1,
@@ -75,13 +76,17 @@ func TestTable(t *testing.T) {
 				"KeySchema":                        []any{map[string]any{"AttributeName": store.AttrPK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrSK, "KeyType": "RANGE"}},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": store.AttrTTL, "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
-				"DeletionProtectionEnabled":        true,
+				"DeletionProtectionEnabled":        false,
 				"SSESpecification": map[string]any{"SSEEnabled": true, "SSEType": "KMS",
 					"KMSMasterKeyId": map[string]any{"Fn::GetAtt": []any{s.logicalID(t, s.s.TableKey.Node().DefaultChild()), "Arn"}}},
 				"GlobalSecondaryIndexes": []any{map[string]any{
 					"IndexName":  *spec.GlobalSecondaryIndexes[0].IndexName,
 					"KeySchema":  []any{map[string]any{"AttributeName": store.AttrGSI1PK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrGSI1SK, "KeyType": "RANGE"}},
 					"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": asAny(spec.GlobalSecondaryIndexes[0].Projection.NonKeyAttributes)},
+				}, map[string]any{
+					"IndexName":  *spec.GlobalSecondaryIndexes[1].IndexName,
+					"KeySchema":  []any{map[string]any{"AttributeName": store.AttrGSI2PK, "KeyType": "HASH"}, map[string]any{"AttributeName": store.AttrGSI2SK, "KeyType": "RANGE"}},
+					"Projection": map[string]any{"ProjectionType": "KEYS_ONLY"},
 				}},
 			},
 		})
@@ -308,9 +313,9 @@ func TestIAM(t *testing.T) {
 				resource string // a substring every resource of the action holds
 			}
 			acc := tableAccessOf[f.Name]
-			readsIndex := acc.index
+			readsIndex := slices.Contains(acc.indexes, store.GSI1)
 			rules := []rule{
-				{"dynamodb:Query", slices.Contains(acc.actions, "dynamodb:Query") || acc.index, table},
+				{"dynamodb:Query", slices.Contains(acc.actions, "dynamodb:Query") || len(acc.indexes) > 0, table},
 				{"dynamodb:PutItem", slices.Contains(acc.actions, "dynamodb:PutItem"), table},
 				{"dynamodb:Scan", false, ""},
 				{"kms:Decrypt", f.Allows(deploy.SecretsKeyDecrypt, "") || allowsItems(deploy.TableRead) != nil, ""},
@@ -508,6 +513,29 @@ func TestHTTPAPI(t *testing.T) {
 		oidc.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
 			"DefaultRouteSettings": map[string]any{"ThrottlingRateLimit": 7, "ThrottlingBurstLimit": 9}})
 	})
+}
+
+// TestSweepRule: settle sweeps the open records on a schedule of deploy.SweepPeriod, each event
+// given up once the next is due.
+func TestSweepRule(t *testing.T) {
+	s := defaultStack(t)
+	settle := s.logicalID(t, s.s.Functions["settle"].Node().DefaultChild())
+	check(t, "rule", func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"ScheduleExpression": fmt.Sprintf("rate(%d minutes)", int(deploy.SweepPeriod.Minutes())),
+			"Targets": []any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{settle, "Arn"}},
+				"RetryPolicy": map[string]any{"MaximumEventAgeInSeconds": deploy.SweepPeriod.Seconds(), "MaximumRetryAttempts": 2}})},
+		})
+	})
+	rules := 0
+	for _, r := range s.resources("AWS::Lambda::Permission") {
+		if props(r)["Principal"] == "events.amazonaws.com" {
+			rules++
+		}
+	}
+	if rules != 2 {
+		t.Errorf("%d permissions for EventBridge to invoke a function, want settle's two rules'", rules)
+	}
 }
 
 func TestSettleRuleAndAlarms(t *testing.T) {

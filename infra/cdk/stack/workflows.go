@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -129,4 +130,29 @@ func (s *Sinew) settleOnStatusChange() {
 		OnFailure:     awslambdadestinations.NewSqsDestination(s.deadLetters("SettleFailedDLQ", "events "+settle+" failed on after Lambda's retries")),
 	})
 	s.settleRule = rule
+}
+
+// sweepOnSchedule sends the function deploy.TriggerSweep triggers a "Scheduled Event" every
+// deploy.SweepPeriod: the sweep settles, from Step Functions, the open records whose status change
+// never arrived (an event EventBridge dead-lettered, a settle that failed past its retries). A
+// missed sweep costs one period and the next one does its work, so a delivery is not retried past
+// the period and lands in no queue.
+func (s *Sinew) sweepOnSchedule() {
+	var fn string
+	for _, f := range deploy.Functions() {
+		if slices.Contains(f.Triggers, deploy.TriggerSweep) {
+			fn = f.Name
+		}
+	}
+	if fn == "" {
+		return
+	}
+	awsevents.NewRule(s.Stack, jsii.String("SweepOpenRecords"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("sinew: every %v, %s settles the records whose execution ended without its status change reaching it", deploy.SweepPeriod, fn)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(deploy.SweepPeriod.Minutes()))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[fn], &awseventstargets.LambdaFunctionProps{
+			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(deploy.SweepPeriod.Minutes())),
+			RetryAttempts: jsii.Number(2),
+		})},
+	})
 }

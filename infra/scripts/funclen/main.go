@@ -1,7 +1,9 @@
-// Command funclen lists the non-test Go functions longer than a limit (100 lines by default),
-// longest first, and exits 1 when there is one, so the limit can be enforced (make lint). A
-// function whose body is a single return of a composite literal, or a var or assignment of one,
-// with no control flow in it, is a table and is not counted.
+// Command funclen lists the non-test Go functions longer than a limit (100 lines by default) and
+// exits 1 when there is one.
+//
+// make lint runs it. It lists them longest first. A function whose body is a single return of a
+// composite literal, or a var or assignment of one, with no control flow in it, is a table and is
+// not counted.
 //
 //	go run ./infra/scripts/funclen [-max 100] [-all] [dir ...]
 package main

@@ -1,8 +1,9 @@
-// Command iamcheck is the IAM check (make iam-check): it evaluates every AWS request local mode
-// recorded (SINEW_LOCAL_IAM_RECORD, package iamrec) against the policies of the synthesized stack
-// (identity policies of each function's and state machine's role; key, function, queue, topic and
-// bus policies on the resources), conditions included, with @cloud-copilot/iam-simulate
-// (simulate.js beside this file), and prints
+// Command iamcheck is the IAM check (make iam-check).
+//
+// It evaluates every AWS request local mode recorded (SINEW_LOCAL_IAM_RECORD, package iamrec)
+// against the policies of the synthesized stack (identity policies of each function's and state
+// machine's role; key, function, queue, topic and bus policies on the resources), conditions
+// included, with @cloud-copilot/iam-simulate (simulate.js beside this file), and prints
 //
 //	N AWS requests by F functions and S state machines allowed; K statements no request used
 //

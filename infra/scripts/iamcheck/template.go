@@ -57,7 +57,7 @@ func loadStack(path string) (*stack, error) {
 	if err := s.mapByVariables(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s.mapStatusChangeRule()
+	s.mapTriggerRules()
 	for id, r := range s.resources {
 		if _, ok := s.arn[id]; !ok {
 			s.ref[id], s.arn[id] = generic(id, r)
@@ -145,20 +145,27 @@ func (s *stack) mapByVariables() error {
 	return nil
 }
 
-// mapStatusChangeRule names the rule that targets the function deploy.TriggerExecutionChanged
-// triggers as local mode's route stands for it.
-func (s *stack) mapStatusChangeRule() {
+// mapTriggerRules names the rules that target the functions deploy.TriggerExecutionChanged and
+// deploy.TriggerSweep trigger as local mode's routes stand for them: the status change's rule has
+// an event pattern, the sweep's a schedule (both target settle).
+func (s *stack) mapTriggerRules() {
+	names := map[deploy.Trigger]string{deploy.TriggerExecutionChanged: localnames.StatusChangeRule, deploy.TriggerSweep: localnames.SweepRule}
 	for _, f := range deploy.Functions() {
 		for _, t := range f.Triggers {
-			if t != deploy.TriggerExecutionChanged {
+			name, ok := names[t]
+			if !ok {
 				continue
 			}
 			for id, r := range s.resources {
+				_, scheduled := r.Properties["ScheduleExpression"]
+				if r.Type != "AWS::Events::Rule" || scheduled != (t == deploy.TriggerSweep) {
+					continue
+				}
 				targets, _ := r.Properties["Targets"].([]any)
 				for _, tg := range targets {
 					m, _ := tg.(map[string]any)
-					if r.Type == "AWS::Events::Rule" && refID(m["Arn"]) != "" && s.ref[refID(m["Arn"])] == f.Name {
-						s.ref[id], s.arn[id] = localnames.StatusChangeRule, localnames.RuleARN(localnames.StatusChangeRule)
+					if refID(m["Arn"]) != "" && s.ref[refID(m["Arn"])] == f.Name {
+						s.ref[id], s.arn[id] = name, localnames.RuleARN(name)
 					}
 				}
 			}

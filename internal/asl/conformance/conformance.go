@@ -1,7 +1,9 @@
 // Package conformance compares the engine's executions with AWS-recorded ones from the LocalStack
-// snapshots (testdata/localstack-sfn): it reads the JSON5 templates, pulls a recorded history out
-// of a snapshot, normalises our history the way the recordings were normalised, and diffs the two.
-// The manifest-driven harness over every recorded run builds on these pieces.
+// snapshots (testdata/localstack-sfn).
+//
+// It reads the JSON5 templates, pulls a recorded history out of a snapshot, normalises our history
+// the way the recordings were normalised, and diffs the two. The manifest-driven harness over every
+// recorded run builds on these pieces.
 package conformance
 
 import (

@@ -1,5 +1,7 @@
 // Package intrinsic parses and evaluates the intrinsic functions of Amazon States Language
-// (JSONPath mode): States.Format, StringToJson, JsonToString, Array, ArrayPartition, ArrayContains,
+// (JSONPath mode).
+//
+// It covers States.Format, StringToJson, JsonToString, Array, ArrayPartition, ArrayContains,
 // ArrayRange, ArrayGetItem, ArrayLength, ArrayUnique, Base64Encode, Base64Decode, Hash, JsonMerge,
 // MathRandom, MathAdd, StringSplit and UUID, with AWS's recorded quirks (see functions.go).
 //

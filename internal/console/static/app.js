@@ -97,6 +97,12 @@ function execStatusBadge(x) {
   return x.waiting && x.status === 'RUNNING' ? badge('waiting for a call', 'waiting') : badge(x.status);
 }
 
+// outcomeBadge is the tool's outcome as sinew's record says it (GET /executions), which may differ
+// from Step Functions' status: a call answered with an error is "failed" here and SUCCEEDED there.
+function outcomeBadge(x) {
+  return x.outcome ? badge(x.outcome.replace('_', ' '), x.outcome === 'awaiting_input' ? 'waiting' : x.outcome) : el('span', { class: 'muted' }, '—');
+}
+
 function visibility(x) {
   return x.visibility === 'yours' ? badge('yours', 'yours') : badge('not sinew\'s: every local token sees it', 'everyone');
 }
@@ -303,7 +309,7 @@ async function executionsPage(gen) {
     el('div', { class: 'filters' },
       el('label', {}, 'State machine ', el('select', { id: 'f-machine', onchange: setFilter }, el('option', { value: '' }, 'all'),
         machines.map(m => el('option', { value: m.name, selected: m.name === machine }, m.name)))),
-      el('label', {}, 'Status ', el('select', { id: 'f-status', onchange: setFilter }, el('option', { value: '' }, 'all'),
+      el('label', {}, 'Step Functions status ', el('select', { id: 'f-status', onchange: setFilter }, el('option', { value: '' }, 'all'),
         STATUSES.map(s => el('option', { value: s, selected: s === status }, s))))),
     table);
   const load = async () => {
@@ -313,10 +319,11 @@ async function executionsPage(gen) {
     const { items } = await api('GET', '/console/api/executions?' + p);
     if (gen !== generation) return false;
     table.replaceChildren(items.length === 0 ? el('p', { class: 'muted', id: 'no-executions' }, 'No executions yet.') :
-      el('table', {}, el('tr', {}, ['Execution', 'State machine', 'Status', 'Whose', 'Started', 'Took'].map(h => el('th', {}, h))),
+      el('table', {}, el('tr', {}, ['Execution', 'State machine', 'Step Functions', 'Outcome (sinew)', 'Whose', 'Started', 'Took'].map(h => el('th', {}, h))),
         items.map(x => el('tr', { class: 'clickable', 'data-execution': x.name, onclick: () => { location.hash = execHref(x.machine, x.name); } },
           el('td', {}, el('a', { href: execHref(x.machine, x.name) }, el('code', {}, x.name))),
-          el('td', {}, x.machine), el('td', {}, execStatusBadge(x)), el('td', {}, visibility(x)),
+          el('td', {}, x.machine), el('td', { 'data-status': x.status }, execStatusBadge(x)),
+          el('td', { class: 'outcome', 'data-outcome': x.outcome || '' }, outcomeBadge(x)), el('td', {}, visibility(x)),
           el('td', {}, when(x.start)), el('td', {}, took(x.start, x.stop))))));
     return true;
   };
@@ -404,7 +411,8 @@ async function executionPage(gen, machine, name) {
   main.replaceChildren(head, pending, el('div', { class: 'grid' }, el('div', {}, legend(), wrap), side), calls, events);
   const render = () => {
     head.replaceChildren(el('h1', {}, 'Execution ', el('code', {}, x.name)),
-      el('div', { class: 'kv' }, el('div', {}, 'status'), el('div', { id: 'exec-status', 'data-status': x.status }, execStatusBadge(x)),
+      el('div', { class: 'kv' }, el('div', {}, 'Step Functions status'), el('div', { id: 'exec-status', 'data-status': x.status }, execStatusBadge(x)),
+        x.sinew ? [el('div', {}, 'outcome (sinew)'), el('div', { id: 'exec-outcome', 'data-outcome': x.outcome || '' }, outcomeBadge(x))] : null,
         el('div', {}, 'state machine'), el('div', {}, el('a', { href: '#/machines/' + encodeURIComponent(x.machine) }, x.machine)),
         el('div', {}, 'whose'), el('div', {}, visibility(x)),
         el('div', {}, 'started'), el('div', {}, when(x.start), x.stop ? ' · took ' + took(x.start, x.stop) : ''),

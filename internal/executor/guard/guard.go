@@ -1,7 +1,8 @@
-// Package guard runs a tool call once per (developer, call id): a repeated invocation of the same
-// call (a Lambda retry, a crash and restart, the chat path trying again) answers the recorded
-// result instead of sending the email twice. Its claim format is shared with the route that writes
-// a call's first claim with its execution's record (Running).
+// Package guard runs a tool call once per (developer, call id).
+//
+// A repeated invocation of the same call (a Lambda retry, a crash and restart, the chat path trying
+// again) answers the recorded result instead of sending the email twice. Its claim format is shared
+// with the route that writes a call's first claim with its execution's record (Running).
 package guard
 
 import (

@@ -1,8 +1,9 @@
-// Package model is the model Lambda: agent_loop's model step (statemachines/agent_loop.asl.json,
-// package agentloop), which feeds the previous turn's results, prompts the model once and answers
-// the calls to run next or the loop's output; and the configured model and tool formatter that the
-// chat service shares with it. The functions that link the model clients are the ones that import
-// it.
+// Package model is the model Lambda.
+//
+// It is agent_loop's model step (statemachines/agent_loop.asl.json, package agentloop), which feeds
+// the previous turn's results, prompts the model once and answers the calls to run next or the
+// loop's output; and the configured model and tool formatter that the chat service shares with it.
+// The functions that link the model clients are the ones that import it.
 package model
 
 import (

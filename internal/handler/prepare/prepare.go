@@ -1,9 +1,11 @@
-// Package prepare is the prepare Lambda: tool_call's Prepare, which turns a request naming only the
-// tool into a call (package workflow) and answers it, for the state machine to invoke the call's
-// function. Invoked by Dispatch with its token for such a request, it answers the token at once
-// with Sinew.Prepare, which sends the execution to the Prepare state: prepare waits on no other
-// function. Executions of the earlier definitions, whose Dispatch gave prepare the request with the
-// token, still get their call handed on, as an Event invocation that prepare does not wait for.
+// Package prepare is the prepare Lambda.
+//
+// It is tool_call's Prepare, which turns a request naming only the tool into a call (package
+// workflow) and answers it, for the state machine to invoke the call's function. Invoked by
+// Dispatch with its token for such a request, it answers the token at once with Sinew.Prepare,
+// which sends the execution to the Prepare state: prepare waits on no other function. Executions of
+// the earlier definitions, whose Dispatch gave prepare the request with the token, still get their
+// call handed on, as an Event invocation that prepare does not wait for.
 package prepare
 
 import (

@@ -62,7 +62,7 @@ func TestHandler(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.ID != call.ID || res.Type != "system" || res.Name != "agent.get" || res.Output["id"] != agent.ID || res.Output["name"] != "helper" {
+	if res.ID != call.ID || res.Type != "system" || res.Name != "get_agent" || res.Output["id"] != agent.ID || res.Output["name"] != "helper" {
 		t.Errorf("result %s", out)
 	}
 

@@ -1,7 +1,9 @@
-// Package integrationstest helps provider tests: it starts a local server that plays the provider's
-// service on 127.0.0.1, and builds a registry whose guard lets exactly that server through (the
-// allowlist, never a disabled guard), with the netguardtest tripwire so nothing leaves loopback, and
-// whose SINEW_<PROVIDER>_BASE_URL points at the server.
+// Package integrationstest helps provider tests.
+//
+// It starts a local server that plays the provider's service on 127.0.0.1, and builds a registry
+// whose guard lets exactly that server through (the allowlist, never a disabled guard), with the
+// netguardtest tripwire so nothing leaves loopback, and whose SINEW_<PROVIDER>_BASE_URL points at
+// the server.
 package integrationstest
 
 import (

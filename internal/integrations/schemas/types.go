@@ -1,9 +1,11 @@
-// Package schemas is the integration catalogue as data: every provider's info and the JSON Schemas
-// of its setup, arguments and outputs, generated from the provider registry (go generate) into
-// catalogue.json and embedded. The functions that only show schemas (the catalogue routes, the
-// tools a model is shown) read it instead of linking every provider, its client libraries and a
-// schema compiler; the integration function, which runs providers, keeps the registry. A test
-// checks that the file is what the registry generates now.
+// Package schemas is the integration catalogue as data.
+//
+// It holds every provider's info and the JSON Schemas of its setup, arguments and outputs,
+// generated from the provider registry (go generate) into catalogue.json and embedded. The
+// functions that only show schemas (the catalogue routes, the tools a model is shown) read it
+// instead of linking every provider, its client libraries and a schema compiler; the integration
+// function, which runs providers, keeps the registry. A test checks that the file is what the
+// registry generates now.
 package schemas
 
 import (

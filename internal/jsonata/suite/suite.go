@@ -1,6 +1,8 @@
 // Package suite reads the official JSONata test suite (test/test-suite of
-// https://github.com/jsonata-js/jsonata, described by its TESTSUITE.md): the cases of every group
-// and the shared datasets, as raw JSON for each evaluator to decode its own way.
+// https://github.com/jsonata-js/jsonata, described by its TESTSUITE.md).
+//
+// It gives the cases of every group and the shared datasets, as raw JSON for each evaluator to
+// decode its own way.
 package suite
 
 import (

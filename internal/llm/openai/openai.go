@@ -1,8 +1,10 @@
 // Package openai is the llm.Model adapter for any OpenAI-compatible chat completions endpoint
-// (OpenAI, vLLM, Ollama, a LiteLLM proxy): one POST {base}/chat/completions in the documented wire
-// form (https://platform.openai.com/docs/api-reference/chat/create), over net/http and
-// encoding/json. It keeps no retry loop: a Transient error goes back to the caller, whose retry
-// policy is the one place that decides.
+// (OpenAI, vLLM, Ollama, a LiteLLM proxy).
+//
+// It sends one POST {base}/chat/completions in the documented wire form
+// (https://platform.openai.com/docs/api-reference/chat/create), over net/http and encoding/json. It
+// keeps no retry loop: a Transient error goes back to the caller, whose retry policy is the one
+// place that decides.
 //
 // It speaks the wire form itself rather than through a client library: the one request and answer
 // it needs are a few structs, and the official client's package initialisation alone added about

@@ -1,6 +1,7 @@
-// Package scripted is an llm.Model that plays a conversation from a JSON script: it stands in for a
-// real model in tests and in the offline demo, and says so: every Response has Model
-// "scripted" and Scripted true.
+// Package scripted is an llm.Model that plays a conversation from a JSON script.
+//
+// It stands in for a real model in tests and in the offline demo, and says so: every Response has
+// Model "scripted" and Scripted true.
 //
 // The script is a list of turns. Which turn answers a request is the number of assistant messages
 // the request already holds, so the model keeps no state between calls and works the same when

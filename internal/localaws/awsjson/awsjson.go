@@ -1,7 +1,9 @@
 // Package awsjson is the small part of AWS's JSON 1.0/1.1 protocol that local mode's stand-in
-// endpoints share: route a POST by its X-Amz-Target header to an operation, decode the body with a
-// bound, and answer results and errors in the shape the AWS SDKs and CLI parse
-// (`{"__type": "...", "message": "..."}` with the service's HTTP status).
+// endpoints share.
+//
+// It routes a POST by its X-Amz-Target header to an operation, decode the body with a bound, and
+// answer results and errors in the shape the AWS SDKs and CLI parse (`{"__type": "...", "message":
+// "..."}` with the service's HTTP status).
 package awsjson
 
 import (

@@ -1,7 +1,9 @@
-// Package awsrouter serves several AWS APIs on one endpoint, as AWS_ENDPOINT_URL (one URL for
-// every service) expects: each request goes to the API it was signed for, read from its SigV4
-// credential scope (".../REGION/SERVICE/aws4_request", in the Authorization header or a presigned
-// URL's X-Amz-Credential), else from its X-Amz-Target prefix, else from a Lambda API path.
+// Package awsrouter serves several AWS APIs on one endpoint, as AWS_ENDPOINT_URL (one URL for every
+// service) expects.
+//
+// Each request goes to the API it was signed for, read from its SigV4 credential scope
+// (".../REGION/SERVICE/aws4_request", in the Authorization header or a presigned URL's
+// X-Amz-Credential), else from its X-Amz-Target prefix, else from a Lambda API path.
 package awsrouter
 
 import (

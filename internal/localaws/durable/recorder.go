@@ -49,6 +49,7 @@ type Recorder struct {
 	mu       sync.Mutex
 	execs    map[string]*execState
 	tokens   map[string]tokenRef // every token a running execution's calls were given
+	closed   closedSet           // the tokens of ended executions, kept TombstoneSpan
 	deliver  func(token string, o Outcome) error
 	dirty    map[string]*execState // executions with entries queued for the background writer
 	flushing bool                  // the background writer runs
@@ -78,8 +79,10 @@ func NewRecorder(st *Store, inner asl.LambdaInvoker, clock asl.Clock, log *slog.
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{},
+	r := &Recorder{st: st, inner: inner, clock: clock, log: log, execs: map[string]*execState{}, tokens: map[string]tokenRef{},
 		dirty: map[string]*execState{}}
+	r.loadClosed()
+	return r
 }
 
 // SetDeliver sets how a journaled answer reaches the engine on replay (the engine's SendTask*).
@@ -122,16 +125,19 @@ func (r *Recorder) addToken(arn string, es *execState, tok, key string) {
 // its own list: a scan of every token would cost each end as many steps as executions wait.
 func (r *Recorder) End(arn string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var ended []string
 	if es := r.execs[arn]; es != nil {
 		for _, tok := range es.tokens {
 			if r.tokens[tok].exec == arn {
 				delete(r.tokens, tok)
+				ended = append(ended, tok)
 			}
 		}
 	}
 	delete(r.execs, arn)
 	delete(r.dirty, arn) // its journal is gone
+	r.mu.Unlock()
+	r.closeTokens(arn, ended)
 }
 
 // Invoke implements asl.LambdaInvoker: a journaled invocation is answered from the journal, any
@@ -255,7 +261,11 @@ func (r *Recorder) Answer(token string, o Outcome, probe func(current string) er
 	ref, ok := r.tokens[token]
 	es := r.execs[ref.exec]
 	if !ok || es == nil {
+		_, ended := r.closed.tokens[token]
 		r.mu.Unlock()
+		if ended {
+			return true, ErrAnswered // its execution ended: AWS answers TaskTimedOut
+		}
 		return false, nil
 	}
 	if _, answered := es.j.Outcomes[ref.key]; answered {
@@ -383,12 +393,16 @@ func (r *Recorder) EventTime(ctx context.Context, id int64, typ string, now time
 }
 
 // Child gives the name of the child execution that the execution of ctx starts now with a
-// states:startExecution task of machine with input: name, or a new one when name is "". When the
-// execution is replayed, it is the name of the child that the same start gave the first time, and
-// replayed is true: the child is the one started before. The name is journaled before the child
-// starts, so a crash in between starts it on replay, and never twice.
-func (r *Recorder) Child(ctx context.Context, machine, input, name string) (child string, replayed bool, err error) {
+// states:startExecution task of machine: name, or a new one when name is "". key is the start's
+// place in its execution (asl.StartInput.Key). When the execution is replayed, it is the name of
+// the child that the same start gave the first time, and replayed is true: the task re-attaches
+// to the child it started before, even when its input differs now (a time in it). The name is
+// journaled before the child starts, so a crash in between starts it on replay, and never twice.
+// A task token in input (.waitForTaskToken) is journaled with it: the child answers the token it
+// was given, which then reaches the replayed task's token.
+func (r *Recorder) Child(ctx context.Context, machine, input, name, key string) (child string, replayed bool, err error) {
 	arn := ExecutionOf(ctx)
+	tok := tokenRE.FindString(input)
 	r.mu.Lock()
 	es := r.execs[arn]
 	if es == nil {
@@ -398,30 +412,79 @@ func (r *Recorder) Child(ctx context.Context, machine, input, name string) (chil
 		}
 		return name, false, nil
 	}
-	h := sha256.New()
-	for _, part := range []string{machine, name, input} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
+	jkey := childKey(es, machine, input, name, key)
+	got, ok := es.j.Children[jkey]
+	var pending *Outcome
+	if ok && tok != "" {
+		pending = r.reattachLocked(arn, es, jkey, tok)
 	}
-	base := "x" + hex.EncodeToString(h.Sum(nil)[:16])
-	es.occ[base]++
-	key := fmt.Sprintf("%s#%d", base, es.occ[base])
-	got, ok := es.j.Children[key]
+	deliver := r.deliver
 	r.mu.Unlock()
 	if ok {
+		if pending != nil && deliver != nil {
+			if err := deliver(tok, *pending); err != nil {
+				r.log.Warn("replaying a task answer", "execution", arn, "error", err)
+			}
+		}
 		return got, true, nil
 	}
 	if name == "" {
 		name = uuid.NewString()
 	}
 	r.syncCalls(arn, es)
-	if err := r.st.RecordChild(arn, key, name); err != nil {
+	if tok != "" {
+		// The token is a promise to the child: journaled before the child can answer it.
+		if err := r.st.RecordCall(arn, jkey, Call{Token: tok}); err != nil {
+			return "", false, err
+		}
+	}
+	if err := r.st.RecordChild(arn, jkey, name); err != nil {
 		return "", false, err
 	}
 	r.mu.Lock()
-	es.j.Children[key] = name
+	es.j.Children[jkey] = name
+	if tok != "" {
+		es.j.Calls[jkey] = Call{Token: tok}
+		es.current[jkey] = tok
+		r.addToken(arn, es, tok, jkey)
+	}
 	r.mu.Unlock()
 	return name, false, nil
+}
+
+// childKey is the journal key of a child's start: by its place (key), or, without one, by its
+// machine, name and input and how many identical starts came before it in this run.
+func childKey(es *execState, machine, input, name, key string) string {
+	h := sha256.New()
+	parts := []string{machine, name, input}
+	if key != "" {
+		parts = []string{machine, name, "\x00at", key}
+	}
+	for _, part := range parts {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	base := "x" + hex.EncodeToString(h.Sum(nil)[:16])
+	if key != "" {
+		return base
+	}
+	es.occ[base]++
+	return fmt.Sprintf("%s#%d", base, es.occ[base])
+}
+
+// reattachLocked points the journaled child start jkey at tok, the token its replayed task has
+// now, and gives the child's answer to deliver to it, if one was journaled and not delivered yet.
+// Call with r.mu held.
+func (r *Recorder) reattachLocked(arn string, es *execState, jkey, tok string) *Outcome {
+	es.current[jkey] = tok
+	if _, known := r.tokens[tok]; !known {
+		r.addToken(arn, es, tok, jkey)
+	}
+	if o, ok := es.j.Outcomes[jkey]; ok && !es.delivered[jkey] {
+		es.delivered[jkey] = true
+		return &o
+	}
+	return nil
 }
 
 // pendLocked queues a journal entry for the background writer. Call with r.mu held.

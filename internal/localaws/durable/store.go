@@ -1,15 +1,15 @@
-// Package durable keeps local mode's Step Functions state across restarts and crashes:
-// state machines, executions (their records, and the history once closed), and, for every running
-// execution, a journal of what it has done — each Lambda invocation's answer, each timer's deadline
-// (Wait states, retry back-offs, task timeouts and heartbeats), each task token's answer, the name
-// of each child execution it started and the time of each history event. After a restart the
-// execution runs again from its start and the Recorder replays the journal: completed invocations
-// are answered from it (nothing runs twice), timers end at their recorded deadlines, answers given
-// to tokens are delivered again, a states:startExecution task finds the child it started before,
-// events keep their first times, and tokens issued before the crash keep working as aliases of the
-// new ones. The
-// invocation that was running at the crash has no answer in the journal, so it runs again
-// (at-least-once), which the executors' idempotency by call id absorbs.
+// Package durable keeps local mode's Step Functions state across restarts and crashes.
+//
+// It keeps state machines, executions (their records, and the history once closed), and, for every
+// running execution, a journal of what it has done — each Lambda invocation's answer, each timer's
+// deadline (Wait states, retry back-offs, task timeouts and heartbeats), each task token's answer,
+// the name of each child execution it started and the time of each history event. After a restart
+// the execution runs again from its start and the Recorder replays the journal: completed
+// invocations are answered from it (nothing runs twice), timers end at their recorded deadlines,
+// answers given to tokens are delivered again, a states:startExecution task finds the child it
+// started before, events keep their first times, and tokens issued before the crash keep working as
+// aliases of the new ones. The invocation that was running at the crash has no answer in the
+// journal, so it runs again (at-least-once), which the executors' idempotency by call id absorbs.
 //
 // Journal writes are group commits. A completed invocation without a task token joins its
 // execution's next durable write (and is durable before the execution makes another invocation,

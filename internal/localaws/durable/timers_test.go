@@ -284,7 +284,7 @@ func TestChildNameJournaled(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 {
-			n, replayed, err := rec.Child(ctx, "arn:m", `{"a":1}`, "")
+			n, replayed, err := rec.Child(ctx, "arn:m", `{"a":1}`, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,8 +300,43 @@ func TestChildNameJournaled(t *testing.T) {
 		t.Errorf("replay got %v, first run %v", second, first)
 	}
 	// Not under an execution (an Express parent): a fresh name, never journaled.
-	n, replayed, err := NewRecorder(st, nil, nil, nil).Child(context.Background(), "arn:m", `{}`, "given")
+	n, replayed, err := NewRecorder(st, nil, nil, nil).Child(context.Background(), "arn:m", `{}`, "given", "")
 	if err != nil || n != "given" || replayed {
 		t.Errorf("Child outside an execution = %q, %v, %v", n, replayed, err)
+	}
+}
+
+// A start with its place (asl.StartInput.Key) gets its child back on replay by that place alone:
+// the input may differ (a time in it), and two starts at different places with the same input
+// are two children.
+func TestChildKeyedByPlace(t *testing.T) {
+	st := openStore(t)
+	if err := st.PutExecution(Execution{Arn: execArn, Status: asl.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithExecution(context.Background(), execArn)
+	run := func(input string) (out []string) {
+		rec := NewRecorder(st, newCounting(), nil, nil)
+		if err := rec.Begin(execArn); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"x\x00Run\x001.0", "x\x00Run\x001.1"} {
+			n, replayed, err := rec.Child(ctx, "arn:m", input, "", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n+map[bool]string{true: "/replayed", false: ""}[replayed])
+		}
+		return out
+	}
+	first := run(`{"at":"2026-01-01T00:00:00Z"}`)
+	second := run(`{"at":"2026-01-01T00:00:07Z"}`)
+	if first[0] == first[1] {
+		t.Errorf("two places got one child: %v", first)
+	}
+	for i := range first {
+		if second[i] != first[i]+"/replayed" {
+			t.Errorf("replay with another input got %v, first run %v", second, first)
+		}
 	}
 }

@@ -46,6 +46,7 @@ const (
 	bExecs    byte = 'x' // records without their events
 	bDefs     byte = 'd' // definitions by SHA-256: a running execution's record names its definition
 	bEvents   byte = 'e' // closed executions' histories, read from the file when asked
+	bClosed   byte = 'k' // the task tokens of ended executions, by execution (closedTokens)
 )
 
 type op struct {
@@ -96,13 +97,13 @@ type span struct{ off, n int64 }
 
 // state is the store's content: what every durable commit so far has made.
 type state struct {
-	kv       map[byte]map[string][]byte // machines, executions, definitions
+	kv       map[byte]map[string][]byte // machines, executions, definitions, closed tokens
 	events   map[string]span
 	journals map[string]map[string][]byte
 }
 
 func newState() *state {
-	return &state{kv: map[byte]map[string][]byte{bMachines: {}, bExecs: {}, bDefs: {}}, events: map[string]span{},
+	return &state{kv: map[byte]map[string][]byte{bMachines: {}, bExecs: {}, bDefs: {}, bClosed: {}}, events: map[string]span{},
 		journals: map[string]map[string][]byte{}}
 }
 
@@ -248,7 +249,7 @@ func rewrite(path string, st *state, events func(span) ([]byte, error)) (*logFil
 		at  int
 		n   int
 	}
-	for _, b := range []byte{bDefs, bMachines, bExecs} {
+	for _, b := range []byte{bDefs, bMachines, bExecs, bClosed} {
 		for k, v := range st.kv[b] {
 			p, _ = appendOp(p, op{kind: opPut, bucket: b, a: k, v: v})
 		}

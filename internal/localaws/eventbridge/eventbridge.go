@@ -1,9 +1,12 @@
-// Package eventbridge is local mode's stand-in for EventBridge's PutEvents: the JSON 1.1
-// protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates it, with every accepted
-// event appended to a feed — an append-only JSON-lines file under the local directory that users
-// read, plus in-memory subscribers through which local mode routes events (Step Functions'
-// "Execution Status Change", sinew's "ToolCallPending") to handlers, matched with EventBridge
-// patterns.
+// Package eventbridge is local mode's stand-in for EventBridge's PutEvents.
+//
+// It speaks the JSON 1.1 protocol (`X-Amz-Target: AWSEvents.PutEvents`), validated as AWS validates
+// it, with every accepted event appended to a feed — an append-only JSON-lines file under the local
+// directory that users read. Events reach handlers, matched with EventBridge patterns, two ways:
+// durable targets (AddTarget: the rule targets local mode routes Step Functions' "Execution Status
+// Change" to), whose events are journaled before PutEvents answers and delivered, with
+// EventBridge's retry policy and a dead-letter file, across crashes and restarts; and in-memory
+// subscribers (Subscribe), which see only what is put while they listen.
 package eventbridge
 
 import (
@@ -27,6 +30,7 @@ import (
 	"github.com/google/uuid"
 
 	"sinew/internal/localaws/awsjson"
+	"sinew/internal/localaws/outbox"
 )
 
 // FeedFileName is the feed's file under the local directory.
@@ -79,12 +83,17 @@ type Service struct {
 	now             func() time.Time
 	http            *awsjson.Service
 
-	mu   sync.Mutex // serialises appends to the feed file and the subscriber list
-	feed *os.File   // the feed, open for appending from the first event until Close
-	subs map[*subscriber]struct{}
+	mu     sync.Mutex // serialises appends to the feed file and the subscriber list
+	feed   *os.File   // the feed, open for appending from the first event until Close
+	subs   map[*subscriber]struct{}
+	closed bool // no target can be added
+
+	targets map[string]Rule // the durable targets' rules, by name (s.mu)
+	outbox  *outbox.Outbox  // the events they have still to receive
 }
 
-// Open prepares the feed under opts.Dir (the file is created on the first event).
+// Open prepares the feed under opts.Dir (the file is created on the first event) and reads the
+// journal: the events it holds are delivered to their targets once those are added again.
 func Open(opts Options) (*Service, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("eventbridge: Options.Dir is required")
@@ -100,6 +109,7 @@ func Open(opts Options) (*Service, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		subs:    map[*subscriber]struct{}{},
+		targets: map[string]Rule{},
 	}
 	if s.region == "" {
 		s.region = "us-east-1"
@@ -118,6 +128,12 @@ func Open(opts Options) (*Service, error) {
 			return nil, fmt.Errorf("eventbridge: bus name %q is not valid", b)
 		}
 		s.buses[b] = true
+	}
+	var err error
+	s.outbox, err = outbox.Open(filepath.Join(opts.Dir, JournalFileName), outbox.Options{
+		DeadLetterPath: filepath.Join(opts.Dir, DeadLetterFileName), Logger: s.log, Now: s.now})
+	if err != nil {
+		return nil, fmt.Errorf("eventbridge: %w", err)
 	}
 	s.http = &awsjson.Service{
 		Name:         "events",
@@ -283,8 +299,9 @@ func (s *Service) busName(ref string) (string, bool) {
 	return name, s.buses[name]
 }
 
-// publish appends the events to the feed file, then hands them to matching subscribers. The file
-// comes first: an event a handler saw is always in the feed.
+// publish appends the events to the feed file, journals those that durable targets match, then
+// hands them to matching subscribers; once the journal is durable it answers, and the targets'
+// deliveries start. The file comes first: an event a handler saw is always in the feed.
 func (s *Service) publish(events []FeedEntry) error {
 	if len(events) == 0 {
 		return nil
@@ -300,10 +317,39 @@ func (s *Service) publish(events []FeedEntry) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
+	// The envelope as patterns see it is made once per event, from its feed line, for all the
+	// subscribers and targets: made for each subscriber from a second encoding, it was 3% of
+	// local mode's CPU under load.
+	envs := make([]map[string]any, len(events))
+	envelope := func(i int) func() map[string]any {
+		return func() map[string]any {
+			if envs[i] == nil {
+				envs[i] = envelopeMap(lines[i])
+			}
+			return envs[i]
+		}
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	// The file stays open: opening and closing it for every event was 2% of local mode's CPU
-	// under load.
+	if err := s.appendFeed(buf.Bytes()); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	durable := s.journalFor(events, lines, envelope)
+	for sub := range s.subs {
+		for i, e := range events {
+			sub.offer(e, envelope(i))
+		}
+	}
+	s.mu.Unlock()
+	if err := s.outbox.Put(durable...); err != nil {
+		return fmt.Errorf("eventbridge: journal events: %w", err)
+	}
+	return nil
+}
+
+// appendFeed writes to the feed file (s.mu held). The file stays open: opening and closing it
+// for every event was 2% of local mode's CPU under load.
+func (s *Service) appendFeed(b []byte) error {
 	if s.feed == nil {
 		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
@@ -311,34 +357,26 @@ func (s *Service) publish(events []FeedEntry) error {
 		}
 		s.feed = f
 	}
-	if _, err := s.feed.Write(buf.Bytes()); err != nil {
+	if _, err := s.feed.Write(b); err != nil {
 		return fmt.Errorf("append to event feed: %w", err)
-	}
-	// The envelope as patterns see it is made once per event, from its feed line, for all the
-	// subscribers: made for each subscriber from a second encoding, it was 3% of local mode's CPU
-	// under load.
-	envs := make([]map[string]any, len(events))
-	for sub := range s.subs {
-		for i, e := range events {
-			sub.offer(e, func() map[string]any {
-				if envs[i] == nil {
-					envs[i] = envelopeMap(lines[i])
-				}
-				return envs[i]
-			})
-		}
 	}
 	return nil
 }
 
-// Close closes the feed file; an event published after Close opens it again.
+// Close stops the targets' deliveries (those under way stay journaled, for the next start),
+// closes the journal and the feed file; an event published after Close opens the feed again, and
+// is journaled for no target.
 func (s *Service) Close() error {
+	s.mu.Lock()
+	s.closed, s.targets = true, map[string]Rule{}
+	s.mu.Unlock()
+	err := s.outbox.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.feed == nil {
-		return nil
+		return err
 	}
-	err := s.feed.Close()
+	err = errors.Join(err, s.feed.Close())
 	s.feed = nil
 	return err
 }
@@ -370,14 +408,19 @@ type subscriber struct {
 	notify chan struct{}
 }
 
-// offer queues e if it matches. Queues are unbounded so a slow handler never blocks PutEvents or
-// loses an event; local mode's event volume is a person's.
-func (sub *subscriber) offer(fe FeedEntry, envelope func() map[string]any) {
-	bus := sub.rule.Bus
+// matches reports whether an event put on its bus matches the rule.
+func (r Rule) matches(fe FeedEntry, envelope func() map[string]any) bool {
+	bus := r.Bus
 	if bus == "" {
 		bus = "default"
 	}
-	if fe.EventBusName != bus || !sub.rule.Pattern.Match(envelope()) {
+	return fe.EventBusName == bus && r.Pattern.Match(envelope())
+}
+
+// offer queues e if it matches. Queues are unbounded so a slow handler never blocks PutEvents or
+// loses an event; local mode's event volume is a person's.
+func (sub *subscriber) offer(fe FeedEntry, envelope func() map[string]any) {
+	if !sub.rule.matches(fe, envelope) {
 		return
 	}
 	sub.mu.Lock()

@@ -2,108 +2,113 @@ package lambdaapi
 
 import (
 	"context"
-	"log/slog"
-	"sync"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"time"
+
+	"github.com/google/uuid"
+
+	"sinew/internal/localaws/outbox"
 )
 
-// DefaultAsyncConcurrency bounds an Async queue's invocations running at once when its options
-// give none: enough that one slow invocation does not hold back the events behind it, few enough
-// that a burst of events does not flood what the function calls (DynamoDB Local).
-const DefaultAsyncConcurrency = 16
+// Files of the Event invocations' journal under the local directory (StartAsync).
+const (
+	AsyncJournalFileName    = "lambda-async.journal"
+	AsyncDeadLetterFileName = "lambda-async-dead-letter.jsonl"
+)
 
 // LambdaRetryDelays are Lambda's waits before the two retries of a failed asynchronous invocation
 // (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
 var LambdaRetryDelays = []time.Duration{time.Minute, 2 * time.Minute}
 
-// AsyncOptions configure an Async queue.
+// DefaultAsyncRetry is Lambda's default asynchronous invocation configuration: two retries, and
+// an event kept six hours at most.
+var DefaultAsyncRetry = outbox.RetryPolicy{MaximumRetryAttempts: 2, MaximumEventAge: 6 * time.Hour}
+
+// AsyncOptions configure the journaled Event invocations.
 type AsyncOptions struct {
-	Name        string          // the function's name, for the log
-	Concurrency int             // invocations running at once; 0 is DefaultAsyncConcurrency
-	RetryDelays []time.Duration // the wait before each retry; nil is LambdaRetryDelays
-	Logger      *slog.Logger
+	Retry       *outbox.RetryPolicy       // nil: DefaultAsyncRetry
+	Backoff     func(n int) time.Duration // the wait before retry n; nil: LambdaRetryDelays
+	Concurrency int                       // invocations running at once; 0: outbox.DefaultConcurrency
 }
 
-// Async invokes a function as Lambda runs asynchronous invocations (an EventBridge rule's Lambda
-// target): Invoke queues the event and returns at once; the events run side by side, so a slow one
-// holds back no other; one that fails, with a function error (a timeout included) or unable to run,
-// is run again after each of RetryDelays, then dropped with an error logged (where a deployed
-// function's event goes to its on-failure destination). It is safe for concurrent use.
-type Async struct {
-	inv    Invoker
-	name   string
-	delays []time.Duration
-	log    *slog.Logger
-	slots  chan struct{}
-	wg     sync.WaitGroup
+// asyncEvent is an Event invocation as the journal keeps it.
+type asyncEvent struct {
+	Function string          `json:"function"`
+	Payload  json.RawMessage `json:"payload"`
 }
 
-// NewAsync makes an Async queue in front of inv.
-func NewAsync(inv Invoker, opts AsyncOptions) *Async {
-	n := opts.Concurrency
-	if n <= 0 {
-		n = DefaultAsyncConcurrency
+const asyncConsumer = "lambda-async"
+
+// StartAsync journals the Event invocations in dir from now on: one is durable (fdatasync) before
+// its 202, runs until the function succeeds, with Lambda's retries (then it goes to the dead-letter
+// file), and one a crash or a stop cut off runs after the next start; the invocations journaled
+// before this start run now. Call it once the functions are registered, before the endpoint
+// serves. Without it, Event invocations are kept in memory only.
+func (s *Service) StartAsync(dir string, o AsyncOptions) error {
+	if o.Retry == nil {
+		o.Retry = &DefaultAsyncRetry
 	}
-	a := &Async{inv: inv, name: opts.Name, delays: opts.RetryDelays, log: opts.Logger, slots: make(chan struct{}, n)}
-	if a.delays == nil {
-		a.delays = LambdaRetryDelays
+	if o.Backoff == nil {
+		o.Backoff = func(n int) time.Duration { return LambdaRetryDelays[min(n, len(LambdaRetryDelays))-1] }
 	}
-	if a.log == nil {
-		a.log = slog.Default()
+	ob, err := outbox.Open(filepath.Join(dir, AsyncJournalFileName), outbox.Options{
+		DeadLetterPath: filepath.Join(dir, AsyncDeadLetterFileName), Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("lambdaapi: %w", err)
 	}
-	return a
+	err = ob.AddConsumer(outbox.Consumer{Name: asyncConsumer, Retry: *o.Retry, Backoff: o.Backoff, Concurrency: o.Concurrency,
+		Deliver: s.deliverEvent})
+	if err != nil {
+		_ = ob.Close()
+		return fmt.Errorf("lambdaapi: %w", err)
+	}
+	s.mu.Lock()
+	s.outbox = ob
+	s.mu.Unlock()
+	return nil
 }
 
-// Invoke queues one invocation with payload; it runs until it succeeds, its retries are spent, or
-// ctx ends.
-func (a *Async) Invoke(ctx context.Context, payload []byte) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		a.deliver(ctx, payload)
-	}()
+// queueEvent accepts an Event invocation: journaled when StartAsync ran, else run in memory.
+func (s *Service) queueEvent(ctx context.Context, name string, inv Invoker, payload []byte) error {
+	s.mu.RLock()
+	ob := s.outbox
+	s.mu.RUnlock()
+	if ob == nil {
+		s.async.Add(1)
+		go s.runEvent(context.WithoutCancel(ctx), name, inv, payload)
+		return nil
+	}
+	data, err := json.Marshal(asyncEvent{Function: name, Payload: payload})
+	if err != nil {
+		return err
+	}
+	return ob.Put(outbox.Entry{ID: uuid.NewString(), Data: data, Consumers: []string{asyncConsumer}})
 }
 
-// Wait waits until every queued invocation has ended.
-func (a *Async) Wait() { a.wg.Wait() }
-
-func (a *Async) deliver(ctx context.Context, payload []byte) {
-	for attempt := 0; ; attempt++ {
-		ferr, err := a.attempt(ctx, payload)
-		if ferr == nil && err == nil {
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		// A function error's message may quote the event: only its type is logged.
-		why := slog.Group("failure", "error", err)
-		if ferr != nil {
-			why = slog.Group("failure", "error_type", ferr.Type)
-		}
-		if attempt >= len(a.delays) {
-			a.log.ErrorContext(ctx, "lambda event invocation dropped after its retries", "function", a.name, "attempts", attempt+1, why)
-			return
-		}
-		a.log.WarnContext(ctx, "lambda event invocation failed; retrying", "function", a.name, "attempt", attempt+1,
-			"retry_in", a.delays[attempt].String(), why)
-		// The wait holds no slot: events behind this one run meanwhile.
-		select {
-		case <-time.After(a.delays[attempt]):
-		case <-ctx.Done():
-			return
-		}
+// deliverEvent runs a journaled Event invocation once, within the function's timeout; a function
+// error is an error, to retry (its message may quote the payload: only its type is told).
+func (s *Service) deliverEvent(ctx context.Context, id string, data json.RawMessage) error {
+	var ev asyncEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Errorf("a journaled invocation is not one: %w", err)
 	}
-}
-
-// attempt runs the function once, in one of the queue's slots.
-func (a *Async) attempt(ctx context.Context, payload []byte) (*FunctionError, error) {
-	select {
-	case a.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	inv, name, aerr := s.resolve(ev.Function, "")
+	if aerr != nil {
+		return errors.New(aerr.message)
 	}
-	defer func() { <-a.slots }()
-	_, ferr, err := a.inv.Invoke(ctx, payload)
-	return ferr, err
+	bounded := WithTimeout(InvokerFunc(func(ctx context.Context, p []byte) ([]byte, *FunctionError, error) {
+		return s.run(ctx, name, inv, p)
+	}), s.timeoutOf(name))
+	_, ferr, err := bounded.Invoke(WithEvent(ctx), ev.Payload)
+	switch {
+	case err != nil:
+		return err
+	case ferr != nil:
+		return fmt.Errorf("function error %s", ferr.Type)
+	}
+	s.log.InfoContext(ctx, "lambda event invocation done", "function", name, "id", id)
+	return nil
 }

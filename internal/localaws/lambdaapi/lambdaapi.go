@@ -1,10 +1,11 @@
-// Package lambdaapi is local mode's stand-in for the Lambda Invoke API:
-// `POST /2015-03-31/functions/{FunctionName}/invocations` over a registry of in-process handlers, so
-// the chat path's dispatcher reaches the executors through the same SDK call locally as in AWS
-// (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function error as
-// 200 with `X-Amz-Function-Error: Unhandled` and `{"errorType", "errorMessage"}`; Event runs the
-// function in the background (202); DryRun answers 204; LogType Tail returns the last 4 KB of the
-// invocation's log (Lambda's START/END/REPORT lines around what the function logged with its
+// Package lambdaapi is local mode's stand-in for the Lambda Invoke API.
+//
+// It serves `POST /2015-03-31/functions/{FunctionName}/invocations` over a registry of in-process
+// handlers, so the chat path's dispatcher reaches the executors through the same SDK call locally
+// as in AWS (AWS_ENDPOINT_URL_LAMBDA). RequestResponse answers the function's payload, a function
+// error as 200 with `X-Amz-Function-Error: Unhandled` and `{"errorType", "errorMessage"}`; Event
+// runs the function in the background (202); DryRun answers 204; LogType Tail returns the last 4 KB
+// of the invocation's log (Lambda's START/END/REPORT lines around what the function logged with its
 // context, see TeeLogs). ListFunctions and GetFunction describe the registered functions; any other
 // operation answers UnknownOperationException. Service errors use Lambda's codes and statuses.
 package lambdaapi
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"sinew/internal/localaws/awsjson"
+	"sinew/internal/localaws/outbox"
 
 	"github.com/google/uuid"
 )
@@ -85,9 +87,10 @@ type Service struct {
 
 	started time.Time // the functions' LastModified
 
-	async   sync.WaitGroup // Event invocations still running
+	async   sync.WaitGroup // Event invocations still running, when not journaled
 	closing chan struct{}
 	once    sync.Once
+	outbox  *outbox.Outbox // the Event invocations' journal (StartAsync), or nil (s.mu)
 }
 
 // New makes an endpoint with no functions; Register adds them.
@@ -129,9 +132,18 @@ func (s *Service) Register(name string, inv Invoker) error {
 	return nil
 }
 
-// Close stops accepting Event invocations and waits for the running ones, or for ctx.
+// Close stops accepting Event invocations and waits for the running ones, or for ctx; journaled
+// ones still running are stopped, and run again after the next start.
 func (s *Service) Close(ctx context.Context) error {
 	s.once.Do(func() { close(s.closing) })
+	s.mu.RLock()
+	ob := s.outbox
+	s.mu.RUnlock()
+	if ob != nil {
+		if err := ob.Close(); err != nil {
+			return fmt.Errorf("lambdaapi: %w", err)
+		}
+	}
 	done := make(chan struct{})
 	go func() { s.async.Wait(); close(done) }()
 	select {
@@ -277,8 +289,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, attrs *[]any) (i
 			return s.writeError(w, errorf(http.StatusServiceUnavailable, "ServiceException", "local mode is shutting down"))
 		default:
 		}
-		s.async.Add(1)
-		go s.runEvent(context.WithoutCancel(r.Context()), name, inv, payload)
+		if err := s.queueEvent(r.Context(), name, inv, payload); err != nil {
+			s.log.ErrorContext(r.Context(), "journaling an event invocation", "function", name, "error", err)
+			return s.writeError(w, errorf(http.StatusInternalServerError, "ServiceException", "the invocation could not be queued"))
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return http.StatusAccepted, "queued"
 	}
@@ -305,6 +319,10 @@ func (s *Service) invokeSync(w http.ResponseWriter, r *http.Request, name string
 	} else {
 		// No log to answer: copying every line of it was CPU spent for nothing.
 		out, ferr, err = bounded.Invoke(context.WithoutCancel(r.Context()), payload)
+	}
+	var th *Throttled
+	if errors.As(err, &th) {
+		return s.writeThrottled(w, th)
 	}
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "lambda invoker failed", "function", name, "error", err)
@@ -351,7 +369,7 @@ func (s *Service) run(ctx context.Context, name string, inv Invoker, payload []b
 
 func (s *Service) runEvent(ctx context.Context, name string, inv Invoker, payload []byte) {
 	defer s.async.Done()
-	_, ferr, err := s.run(ctx, name, inv, payload)
+	_, ferr, err := s.run(WithEvent(ctx), name, inv, payload)
 	switch {
 	case err != nil:
 		s.log.ErrorContext(ctx, "lambda event invocation could not run", "function", name, "error", err)
@@ -420,3 +438,38 @@ func (s *Service) writeError(w http.ResponseWriter, e *apiError) (int, string) {
 	_, _ = w.Write(body)
 	return e.status, e.code
 }
+
+// Throttled is an invoker's refusal for want of concurrency (local mode's emulated account
+// concurrency): Invoke answers 429 TooManyRequestsException with its Reason, as Lambda does, and
+// the caller's SDK retries it.
+type Throttled struct {
+	Reason  string // ConcurrentInvocationLimitExceeded, ...
+	Message string
+}
+
+func (e *Throttled) Error() string {
+	return "TooManyRequestsException: " + e.Message + " (" + e.Reason + ")"
+}
+
+func (s *Service) writeThrottled(w http.ResponseWriter, th *Throttled) (int, string) {
+	body, _ := json.Marshal(struct {
+		Type     string `json:"Type"`
+		CodeType string `json:"__type"`
+		Message  string `json:"message"`
+		Reason   string `json:"Reason"`
+	}{"User", "TooManyRequestsException", th.Message, th.Reason})
+	w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(body)
+	return http.StatusTooManyRequests, "TooManyRequestsException"
+}
+
+type eventKey struct{}
+
+// WithEvent marks ctx as an Event (asynchronous) invocation's: Lambda queues those, so an
+// invoker that would refuse a synchronous one for want of concurrency waits instead.
+func WithEvent(ctx context.Context) context.Context { return context.WithValue(ctx, eventKey{}, true) }
+
+// IsEvent reports whether ctx is an Event invocation's (WithEvent).
+func IsEvent(ctx context.Context) bool { v, _ := ctx.Value(eventKey{}).(bool); return v }

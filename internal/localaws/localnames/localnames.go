@@ -1,7 +1,9 @@
 // Package localnames holds the names local mode (infra/local) gives what internal/deploy describes,
-// where a deployment gets them from its stack: the account and Region, the table, the event bus,
-// the secrets key's alias, the ARNs of functions and state machines. Local mode runs with them and
-// the IAM check (infra/scripts/iamcheck) maps a synthesized template onto them, so the two agree.
+// where a deployment gets them from its stack.
+//
+// They are the account and Region, the table, the event bus, the secrets key's alias, the ARNs of
+// functions and state machines. Local mode runs with them and the IAM check
+// (infra/scripts/iamcheck) maps a synthesized template onto them, so the two agree.
 package localnames
 
 import (
@@ -20,6 +22,9 @@ const (
 	// StatusChangeRule stands for the EventBridge rule that sends Execution Status Change events to
 	// the function triggered by deploy.TriggerExecutionChanged: local mode delivers them itself.
 	StatusChangeRule = "sinew-" + string(deploy.TriggerExecutionChanged)
+	// SweepRule stands for the schedule rule that invokes the function triggered by
+	// deploy.TriggerSweep: local mode runs it on its own timer (--sweep-period).
+	SweepRule = "sinew-" + string(deploy.TriggerSweep)
 )
 
 // FunctionARN is the ARN of function name.

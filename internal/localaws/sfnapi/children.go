@@ -33,7 +33,7 @@ func (s *Service) StartChild(ctx context.Context, in asl.StartInput) (asl.Child,
 	if strings.TrimSpace(input) == "" {
 		input = "{}"
 	}
-	name, replayed, err := s.opts.Recorder.Child(ctx, m.rec.Arn, input, in.Name)
+	name, replayed, err := s.opts.Recorder.Child(ctx, m.rec.Arn, input, in.Name, in.Key)
 	if err != nil {
 		return nil, err
 	}

@@ -636,8 +636,18 @@ func (s *Service) stopExecution(ctx context.Context, body []byte) (any, error) {
 		// AWS answers a closed execution's stop with its stop date.
 		return map[string]any{"stopDate": epoch(rec.Stop)}, nil
 	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
 	if err := s.opts.Engine.Stop(in.Arn, in.Error, in.Cause); err != nil {
 		return nil, engineErr(err)
+	}
+	// Answered once the end is durable: a stop taken is never undone by a crash (the restart would
+	// run the execution on).
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	return map[string]any{"stopDate": epoch(x.Describe().StopDate)}, nil
 }
@@ -737,6 +747,12 @@ func (s *Service) sendTaskHeartbeat(ctx context.Context, body []byte) (any, erro
 	}
 	if err := s.opts.Engine.SendTaskHeartbeat(tok); err != nil {
 		return nil, engineErr(err)
+	}
+	// The renewed deadline is journaled in the background: made durable before the answer, a
+	// heartbeat taken is never lost to a crash (the restart would time the task out at the
+	// deadline before it).
+	if err := s.opts.Recorder.Flush(); err != nil {
+		return nil, err
 	}
 	return struct{}{}, nil
 }

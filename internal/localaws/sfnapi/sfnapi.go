@@ -1,10 +1,11 @@
-// Package sfnapi is local mode's Step Functions API: the JSON 1.0 protocol
-// (`X-Amz-Target: AWSStepFunctions.<Operation>`) over the embedded engine (internal/asl), with
-// AWS's error codes and messages, paging, StartExecution's idempotency rules, StartSyncExecution
-// (served on the same endpoint, so clients that drop the `sync-` host prefix reach it), and the
-// "Step Functions Execution Status Change" events EventBridge would deliver. State machines and
-// executions are kept durable by internal/localaws/durable: after a restart every running
-// execution goes on.
+// Package sfnapi is local mode's Step Functions API.
+//
+// It speaks the JSON 1.0 protocol (`X-Amz-Target: AWSStepFunctions.<Operation>`) over the embedded
+// engine (internal/asl), with AWS's error codes and messages, paging, StartExecution's idempotency
+// rules, StartSyncExecution (served on the same endpoint, so clients that drop the `sync-` host
+// prefix reach it), and the "Step Functions Execution Status Change" events EventBridge would
+// deliver. State machines and executions are kept durable by internal/localaws/durable: after a
+// restart every running execution goes on.
 package sfnapi
 
 import (
@@ -49,6 +50,9 @@ type Options struct {
 	Region   string // default us-east-1
 	Account  string // default 000000000000
 	Logger   *slog.Logger
+	// Throttle, when set, is asked before each API operation: an error (AWS's
+	// ThrottlingException, as an *awsjson.Error) answers it in place of the operation.
+	Throttle func(op string) error
 }
 
 // Service is the endpoint. It is safe for concurrent use.
@@ -116,6 +120,16 @@ func New(opts Options) *Service {
 			"SendTaskFailure":                s.sendTaskFailure,
 			"SendTaskHeartbeat":              s.sendTaskHeartbeat,
 		},
+	}
+	if opts.Throttle != nil {
+		for name, op := range s.http.Ops {
+			s.http.Ops[name] = func(ctx context.Context, body []byte) (any, error) {
+				if err := opts.Throttle(name); err != nil {
+					return nil, err
+				}
+				return op(ctx, body)
+			}
+		}
 	}
 	if opts.Recorder != nil {
 		opts.Recorder.SetDeliver(s.deliver)
@@ -231,9 +245,12 @@ func (s *Service) run(ctx context.Context, e *execution, m *asl.Machine) error {
 	return nil
 }
 
-// watch records the execution's end and announces it. The end is shown (DescribeExecution,
-// ListExecutions, a parent's wait) once its record is durable: a result shown is never one that a
-// restart would compute again.
+// watch announces the execution's end and records it. The status change goes out first: the
+// local EventBridge makes it durable before Put answers, so an end that is recorded always has
+// its event, for settle, across a crash; a crash in between runs the end again after the restart
+// and sends the event again, which settle takes twice without harm. The end is shown
+// (DescribeExecution, ListExecutions, a parent's wait) once its record is durable: a result shown
+// is never one that a restart would compute again.
 func (s *Service) watch(e *execution, x *asl.Execution) {
 	defer s.watchers.Done()
 	<-x.Done()
@@ -249,21 +266,20 @@ func (s *Service) watch(e *execution, x *asl.Execution) {
 	rec.Status, rec.Stop, rec.Output, rec.Error, rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
 	rec.Events = events
 	rec.Definition = "" // only a running execution needs it
+	if e.announced != nil {
+		<-e.announced // its end follows its start on the bus
+	}
+	s.publish(rec)
 	if err := s.opts.Store.PutExecution(rec); err != nil {
 		s.log.Error("recording an execution's end; it will run again after a restart", "execution", x.ARN, "error", err)
 	}
 	e.mu.Lock()
 	e.rec.Status, e.rec.Stop, e.rec.Output, e.rec.Error, e.rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
-	rec = e.rec
 	e.x = nil
 	close(e.closed)
 	e.mu.Unlock()
 	s.opts.Recorder.End(x.ARN)
 	s.opts.Engine.Forget(x.ARN)
-	if e.announced != nil {
-		<-e.announced // its end follows its start on the bus
-	}
-	s.publish(rec)
 }
 
 // Wait blocks until every execution watcher has recorded its end (for a clean shutdown in tests).
@@ -356,7 +372,8 @@ func (s *Service) publish(rec durable.Execution) {
 		return
 	}
 	if _, err := s.opts.Events.Put(context.Background(), "default", "aws.states", "Step Functions Execution Status Change", data, []string{rec.Arn}); err != nil {
-		s.log.Warn("publishing an execution status change", "execution", rec.Arn, "error", err)
+		// Its record is settled all the same, when read or by the sweep (package workflow's Reconciler).
+		s.log.Error("publishing an execution status change", "execution", rec.Arn, "status", rec.Status, "error", err)
 	}
 }
 

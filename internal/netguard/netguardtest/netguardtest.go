@@ -1,7 +1,9 @@
-// Package netguardtest holds what tests of guarded clients share: loopback "canary" listeners that
-// the refused targets would reach, and count every connection they accept; the table of SSRF targets;
-// a static resolver for names that lead to internal addresses; and a tripwire that keeps any test from
-// connecting off loopback even if the guard were broken.
+// Package netguardtest holds what tests of guarded clients share.
+//
+// They are loopback "canary" listeners that the refused targets would reach, and count every
+// connection they accept; the table of SSRF targets; a static resolver for names that lead to
+// internal addresses; and a tripwire that keeps any test from connecting off loopback even if the
+// guard were broken.
 package netguardtest
 
 import (

@@ -1,8 +1,10 @@
 // Package envelope is the KMS envelope Sealer the store seals setup secrets with (package secrets
-// tells where they are opened): a data key from KMS per value, AES-256-GCM over the value, both
-// bound to an encryption context naming the developer and the value's place. It is apart from
-// package secrets, which every function links for its redactor, because only the functions that
-// seal or open setup (api, system, integration, apicall) hold the key and link the KMS client.
+// tells where they are opened).
+//
+// It takes a data key from KMS per value, AES-256-GCM over the value, both bound to an encryption
+// context naming the developer and the value's place. It is apart from package secrets, which every
+// function links for its redactor, because only the functions that seal or open setup (api, system,
+// integration, apicall) hold the key and link the KMS client.
 package envelope
 
 import (

@@ -1,8 +1,10 @@
 // Package rotate is the body of the rotate-secrets command (`go run ./infra/local rotate-secrets`,
-// or run against AWS with the same environment): after the secrets key has a new version
-// (automatic or on-demand rotation in AWS, kms.Service.Rotate locally), it moves every sealed value
-// in the table to that version with KMS ReEncrypt, so values no longer depend on older key
-// material. The data keys never leave KMS in the clear, and no plaintext is read.
+// or run against AWS with the same environment).
+//
+// After the secrets key has a new version (automatic or on-demand rotation in AWS,
+// kms.Service.Rotate locally), it moves every sealed value in the table to that version with KMS
+// ReEncrypt, so values no longer depend on older key material. The data keys never leave KMS in the
+// clear, and no plaintext is read.
 package rotate
 
 import (

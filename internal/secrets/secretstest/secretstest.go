@@ -1,6 +1,8 @@
-// Package secretstest helps tests prove that secret values leak nowhere: a local KMS on loopback
-// for the envelope sealer, a dump of a table's raw items, a log capture, and AssertNoLeak, which
-// searches any set of texts (API answers, log lines, execution histories, raw items) for values.
+// Package secretstest helps tests prove that secret values leak nowhere.
+//
+// It offers a local KMS on loopback for the envelope sealer, a dump of a table's raw items, a log
+// capture, and AssertNoLeak, which searches any set of texts (API answers, log lines, execution
+// histories, raw items) for values.
 package secretstest
 
 import (

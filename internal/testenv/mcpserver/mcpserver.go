@@ -1,6 +1,7 @@
-// Package mcpserver is a real MCP server for tests (the official Go SDK) on loopback, serving the
-// same tools over streamable HTTP (/mcp) and SSE (/sse), with a small page size so clients must
-// follow pagination, and optionally a bearer token it requires.
+// Package mcpserver is a real MCP server for tests (the official Go SDK) on loopback.
+//
+// It serves the same tools over streamable HTTP (/mcp) and SSE (/sse), with a small page size so
+// clients must follow pagination, and optionally a bearer token it requires.
 package mcpserver
 
 import (

@@ -1,6 +1,7 @@
 // Package modelsrv is a scripted OpenAI-compatible chat completions endpoint on loopback, for the
-// tests that drive the model-tool loop through the real OpenAI adapter: it answers the scripted
-// turns in order and keeps every request it got.
+// tests that drive the model-tool loop through the real OpenAI adapter.
+//
+// It answers the scripted turns in order and keeps every request it got.
 package modelsrv
 
 import (

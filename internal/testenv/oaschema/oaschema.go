@@ -1,6 +1,7 @@
-// Package oaschema checks an OpenAPI 3.1 document in tests: the document against the OpenAPI
-// Initiative's schema for it, and each schema within it as JSON Schema 2020-12 whose references
-// to #/components/schemas/ resolve within the document.
+// Package oaschema checks an OpenAPI 3.1 document in tests.
+//
+// It checks the document against the OpenAPI Initiative's schema for it, and each schema within it
+// as JSON Schema 2020-12 whose references to #/components/schemas/ resolve within the document.
 package oaschema
 
 import (

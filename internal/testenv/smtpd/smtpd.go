@@ -1,6 +1,7 @@
-// Package smtpd is a real SMTP server for tests (github.com/emersion/go-smtp) on loopback, with
-// STARTTLS on a certificate generated for 127.0.0.1, ::1 and localhost, and AUTH PLAIN and LOGIN
-// offered only after STARTTLS. It keeps every message it accepts so a test can check what arrived.
+// Package smtpd is a real SMTP server for tests (github.com/emersion/go-smtp) on loopback.
+//
+// It offers STARTTLS on a certificate generated for 127.0.0.1, ::1 and localhost, and AUTH PLAIN
+// and LOGIN only after STARTTLS. It keeps every message it accepts so a test can check what arrived.
 package smtpd
 
 import (

@@ -1,8 +1,10 @@
-// Command sinewbench measures sinew and writes BENCHMARKS.md: it runs the Go benchmarks
-// of the packages that own each figure, the peer engine (aws-local-stepfunctions, bench/peer) and
-// sinew's engine on the same definitions in one run, the Lambda bootstraps' sizes and cold starts
-// under the Runtime Interface Emulator, and turns what a call does (counted and measured) and what
-// the stack's template says into the cost of a million calls and of an idle month.
+// Command sinewbench measures sinew and writes BENCHMARKS.md.
+//
+// It runs the Go benchmarks of the packages that own each figure, the peer engine
+// (aws-local-stepfunctions, bench/peer) and sinew's engine on the same definitions in one run, the
+// Lambda bootstraps' sizes and cold starts under the Runtime Interface Emulator, and turns what a
+// call does (counted and measured) and what the stack's template says into the cost of a million
+// calls and of an idle month.
 //
 //	go run ./infra/bench/cmd/sinewbench            # full run, writes BENCHMARKS.md (make bench)
 //	go run ./infra/bench/cmd/sinewbench -smoke     # each part for a few iterations (make bench-smoke)
@@ -42,7 +44,7 @@ func main() {
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
 	flag.StringVar(&o.template, "template", "", "infra/cdk's synthesized template for the cost part (default: synthesize it)")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load,chat,toolsearch)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load,chat,quotas,toolsearch)")
 	flag.StringVar(&only, "only", "", "comma-separated parts to run, the others left out (e.g. -only peer)")
 	flag.Parse()
 	o.skip = map[string]bool{}
@@ -98,6 +100,7 @@ func run(ctx context.Context, o options) error {
 		{"memory", partMemory},
 		{"load", partLoad},
 		{"chat", partChat},
+		{"quotas", partQuotas},
 		{"toolsearch", partToolSearch},
 	}
 	failed := 0

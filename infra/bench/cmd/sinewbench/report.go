@@ -37,7 +37,8 @@ var titles = map[string]string{
 	"memory":     "7. Memory per function-tool execution waiting on its token",
 	"load":       "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
 	"chat":       "9. Chat turn: DynamoDB requests and the turn's own time",
-	"toolsearch": "10. Tool search: a right tool among the first five",
+	"quotas":     "10. AWS's quotas emulated (local mode's --quotas): the retries' shape at twice each quota",
+	"toolsearch": "11. Tool search: a right tool among the first five",
 }
 
 func newReport(o options) *report {
@@ -176,7 +177,7 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.figure, g.now, g.goal, met)
 		}
 	}
-	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "toolsearch"} {
+	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "quotas", "toolsearch"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
 		if s, ok := r.sections[part]; ok {
 			b.WriteString(s.String())

@@ -1,7 +1,9 @@
-// Package algolia is the algolia integration: search one index through Algolia's Search API (POST
-// /1/indexes/*/queries, the multi-query endpoint the Python client's search() calls), with the
-// application id and key in the X-Algolia-* headers. The host is
-// https://<APP_ID>-dsn.algolia.net unless SINEW_ALGOLIA_BASE_URL says otherwise.
+// Package algolia is the algolia integration.
+//
+// It searches one index through Algolia's Search API (POST /1/indexes/*/queries, the multi-query
+// endpoint the Python client's search() calls), with the application id and key in the X-Algolia-*
+// headers. The host is https://<APP_ID>-dsn.algolia.net unless SINEW_ALGOLIA_BASE_URL says
+// otherwise.
 //
 // Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/algolia.py
 package algolia

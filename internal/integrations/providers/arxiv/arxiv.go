@@ -1,8 +1,9 @@
-// Package arxiv is the arxiv integration: search arXiv through its Atom API (GET /api/query on
-// export.arxiv.org) and return the results as Julep's arxiv provider does, with the option of
-// downloading each result's PDF. The Atom feed is parsed here; results are paged
-// 100 at a time like the arxiv PyPI client. Unlike Julep, id_list is passed to the API (Julep's
-// model has it and its code drops it).
+// Package arxiv is the arxiv integration.
+//
+// It searches arXiv through its Atom API (GET /api/query on export.arxiv.org) and returns the
+// results as Julep's arxiv provider does, with the option of downloading each result's PDF. The
+// Atom feed is parsed here; results are paged 100 at a time like the arxiv PyPI client. Unlike
+// Julep, id_list is passed to the API (Julep's model has it and its code drops it).
 //
 // Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/arxiv.py
 package arxiv

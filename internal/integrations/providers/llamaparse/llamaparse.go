@@ -1,12 +1,14 @@
-// Package llamaparse is the llama_parse integration: parse documents with LlamaParse through the
-// LlamaCloud parsing API v1, which Julep's llama-parse client uses: upload
-// (POST /api/v1/parsing/upload, multipart `file`, or `input_url` for a URL, with the parse
-// parameters as form fields, Bearer key), poll the job (GET /api/v1/parsing/job/<id>) until it
-// succeeds or fails, then read the result (GET /api/v1/parsing/job/<id>/result/<text|markdown|json>).
-// Parameters are setup.params merged with arguments.params (the arguments win); result_type (text,
-// markdown or json; default text) picks the result and split_by_page (default true) splits it into
-// one document per page, as the client does. Polling is part of one call, not a retry: the poll
-// interval is SINEW_LLAMA_PARSE_POLL_INTERVAL (default 1s) and the call's context bounds it.
+// Package llamaparse is the llama_parse integration.
+//
+// It parses documents with LlamaParse through the LlamaCloud parsing API v1, which Julep's
+// llama-parse client uses: upload (POST /api/v1/parsing/upload, multipart `file`, or `input_url`
+// for a URL, with the parse parameters as form fields, Bearer key), poll the job (GET
+// /api/v1/parsing/job/<id>) until it succeeds or fails, then read the result (GET
+// /api/v1/parsing/job/<id>/result/<text|markdown|json>). Parameters are setup.params merged with
+// arguments.params (the arguments win); result_type (text, markdown or json; default text) picks
+// the result and split_by_page (default true) splits it into one document per page, as the client
+// does. Polling is part of one call, not a retry: the poll interval is
+// SINEW_LLAMA_PARSE_POLL_INTERVAL (default 1s) and the call's context bounds it.
 //
 // Differences from Julep: a file that is not base64 must be an http(s) URL, which LlamaCloud fetches
 // (Julep would read a path on its own host); a list of files is a list of URLs (or of base64 files

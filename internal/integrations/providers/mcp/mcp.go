@@ -1,8 +1,9 @@
-// Package mcp is the mcp integration: list_tools (the default method) and
-// call_tool against a Model Context Protocol server over streamable HTTP ("http") or SSE ("sse"),
-// with the official Go SDK as client. There is no stdio transport, as in Julep (it was removed for
-// security): the stdio fields of the setup are refused if set, so no caller can make sinew run a
-// program.
+// Package mcp is the mcp integration.
+//
+// It offers list_tools (the default method) and call_tool against a Model Context Protocol server
+// over streamable HTTP ("http") or SSE ("sse"), with the official Go SDK as client. There is no
+// stdio transport, as in Julep (it was removed for security): the stdio fields of the setup are
+// refused if set, so no caller can make sinew run a program.
 //
 // Every HTTP request goes through the network guard, redirects included. Where sinew differs from
 // Julep: failures are typed errors (an unreachable server or a 5xx/429 is Sinew.Transient, an HTTP
@@ -68,7 +69,7 @@ type ListToolsOutput struct {
 type CallToolArguments struct {
 	ToolName       string         `json:"tool_name" jsonschema_description:"name of the tool to call"`
 	Arguments      map[string]any `json:"arguments,omitempty" jsonschema_description:"the tool's arguments"`
-	TimeoutSeconds *int           `json:"timeout_seconds,omitempty" jsonschema:"minimum=0,maximum=600,default=60" jsonschema_description:"bound on the call in seconds; 0 means the provider's own bound"`
+	TimeoutSeconds *int           `json:"timeout_seconds,omitempty" jsonschema:"minimum=0,maximum=280,default=60" jsonschema_description:"bound on the call in seconds; 0 means the provider's own bound"`
 }
 
 // CallToolOutput is call_tool's result, normalised as Julep's: the text items joined by "\n" (null
@@ -94,8 +95,10 @@ type Env struct {
 
 const (
 	defaultCallTimeout = 60 * time.Second
-	maxCallTimeout     = 600 * time.Second
-	maxTools           = 10000
+	// maxCallTimeout leaves the integration function (300 s, internal/deploy) time to store the
+	// result after the longest call: a longer bound would be cut by Lambda, not by the provider.
+	maxCallTimeout = 280 * time.Second
+	maxTools       = 10000
 )
 
 // Validate checks the setup, naming the field at fault.

@@ -30,7 +30,8 @@ import (
 // address unless the operator allows it), and only http, https, data:, blob: of a permitted origin
 // and about:blank URLs (no file:, chrome:, view-source:, javascript: ...). The browser runs
 // elsewhere and resolves names itself, so this is what a CDP client can enforce, not a
-// confinement: the browser's own network must keep it from internal addresses (see the README).
+// confinement: the browser's own network must keep it from internal addresses
+// (internal/sandbox/README.md).
 type pageGuard struct {
 	guard *netguard.Policy
 	mu    sync.Mutex

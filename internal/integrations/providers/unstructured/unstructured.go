@@ -1,11 +1,13 @@
-// Package unstructured is the unstructured integration: partition a document into elements through
-// the Unstructured Partition API (POST /general/v0/general, multipart with the file in `files` and
-// each partition parameter as a form field, key in the unstructured-api-key header), as Julep does
-// with unstructured_client. The method is named `parse`, as the service registers
-// it (the typespec card says `partition`). The server is setup.server_url when given, else
-// SINEW_UNSTRUCTURED_BASE_URL, else https://api.unstructuredapp.io; either way the connection goes
-// through the guard. setup.timeout_ms bounds the call; server, url_params and retry_config are
-// accepted for compatibility and not used (retries are sinew's).
+// Package unstructured is the unstructured integration.
+//
+// It partitions a document into elements through the Unstructured Partition API (POST
+// /general/v0/general, multipart with the file in `files` and each partition parameter as a form
+// field, key in the unstructured-api-key header), as Julep does with unstructured_client. The
+// method is named `parse`, as the service registers it (the typespec card says `partition`). The
+// server is setup.server_url when given, else SINEW_UNSTRUCTURED_BASE_URL, else
+// https://api.unstructuredapp.io; either way the connection goes through the guard.
+// setup.timeout_ms bounds the call; server, url_params and retry_config are accepted for
+// compatibility and not used (retries are sinew's).
 //
 // Julep's provider, which this one ports: https://github.com/julep-ai/julep/blob/5371a620af2582868eb121e6489a8cc14836fd50/src/integrations-service/integrations/utils/integrations/unstructured.py
 package unstructured
