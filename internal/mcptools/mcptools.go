@@ -1,8 +1,8 @@
-// Package mcptools makes a remote MCP server's tools an agent's (or task's) own: one integration
-// tool per remote tool (provider mcp, method call_tool, the remote name fixed in its arguments, the
-// remote input schema as its params_schema), so a chat, POST /tool-calls and sinew's own MCP
-// server show and call them like any tool. Importing again refreshes them: the tools an earlier
-// import with the same prefix and server made (marked by integration.origin) are updated or
+// Package mcptools makes a remote MCP server's tools an agent's (or task's) own integration tools.
+// There is one tool per remote tool (provider mcp, method call_tool, the remote name fixed in its
+// arguments, the remote input schema as its params_schema), so a chat, POST /tool-calls and sinew's
+// own MCP server show and call them like any tool. Importing again refreshes them: the tools an
+// earlier import with the same prefix and server made (marked by integration.origin) are updated or
 // removed to match the server; a name held by any other tool is a Conflict and nothing changes.
 package mcptools
 

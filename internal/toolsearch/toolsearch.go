@@ -1,6 +1,6 @@
-// Package toolsearch ranks an agent's tools against a text, for agents with more tools than a
-// model should be shown at once: a chat sends the model the tools most relevant to the turn plus
-// sinew_search_tools, and sinew's MCP server offers the same search.
+// Package toolsearch ranks an agent's tools against a text, for agents with too many to show at once.
+// A chat sends the model the tools most relevant to the turn plus sinew_search_tools, and sinew's
+// MCP server offers the same search.
 //
 // Ranking is BM25 (as package docsearch ranks documents) over each tool's name (split at "_" and
 // case changes), description and parameter names and descriptions, weighted by field (a word of
