@@ -41,7 +41,6 @@ import (
 	"net/http/httputil"
 	neturl "net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -169,6 +168,7 @@ type options struct {
 	rieBin        string
 	sweepPeriod   time.Duration
 	quotas        *quota.Limits // AWS's quotas, applied with --quotas
+	lambdaTools   []lambdaTool
 }
 
 // endpoint names: the keys of endpoints.json.
@@ -189,6 +189,7 @@ func serve(args []string) error {
 	fs.StringVar(&o.rieBin, "rie-bin", "", "the emulator binary (default: aws-lambda-rie on PATH)")
 	fs.DurationVar(&o.sweepPeriod, "sweep-period", DefaultSweepPeriod, "how often settle sweeps the execution records whose status change was lost (0: never)")
 	quotas := fs.String("quotas", "off", quotasUsage)
+	fs.Func("lambda-tool", "NAME=BOOTSTRAP: a developer's Lambda function that aws_lambda tools may invoke, its bootstrap run under the emulator (repeatable)", lambdaToolFlag(&o.lambdaTools))
 	for _, n := range endpointNames {
 		if n == "aws" {
 			continue // its own default, below
@@ -322,6 +323,9 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *iamRecorder, d handlerDeps) (fns *functions, stopRIE func(), err error) {
 	fns = &functions{region: region, account: account, api: lambdaSvc, m: map[string]lambdaapi.Invoker{}, iam: iam, quota: o.quotas}
 	stopRIE = func() {}
+	if err := allowLambdaTools(o.lambdaTools); err != nil {
+		return nil, stopRIE, err
+	}
 	if err := fns.registerDescribed(d); err != nil {
 		return nil, stopRIE, err
 	}
@@ -330,6 +334,13 @@ func startFunctions(o options, dir string, lambdaSvc *lambdaapi.Service, iam *ia
 			return nil, func() {}, err
 		}
 	}
+	stopTools, err := registerLambdaTools(d.ctx, o, fns, d.log)
+	if err != nil {
+		stopRIE()
+		return nil, func() {}, err
+	}
+	stopOwn := stopRIE
+	stopRIE = func() { stopTools(); stopOwn() }
 	if o.testFunctions {
 		if err := registerTestFunctions(fns, dir); err != nil {
 			stopRIE()
@@ -621,11 +632,9 @@ func setEnv(url func(string) string, dynamoDB string, creds awsauth.Credentials)
 // registerRIE starts each function's real bootstrap under the Lambda Runtime Interface Emulator
 // (--rie) and registers it in place of the in-process handler; stop ends them.
 func registerRIE(ctx context.Context, o options, dir string, fns *functions, log *slog.Logger) (stop func(), err error) {
-	bin := o.rieBin
-	if bin == "" {
-		if bin, err = exec.LookPath("aws-lambda-rie"); err != nil {
-			return nil, fmt.Errorf("--rie: aws-lambda-rie is not on PATH (install it: GOBIN=<dir> go install %s, or give --rie-bin)", RIEModule)
-		}
+	bin, err := emulatorBinary(o)
+	if err != nil {
+		return nil, fmt.Errorf("--rie: %w", err)
 	}
 	root, err := filepath.Abs(o.root)
 	if err != nil {

@@ -6,11 +6,14 @@ import (
 	"log/slog"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/catalogue"
 	"sinew/internal/chat"
 	"sinew/internal/config"
+	"sinew/internal/dispatch"
+	"sinew/internal/dispatch/lambdainvoke"
 	"sinew/internal/executions"
 	"sinew/internal/httpapi"
 	"sinew/internal/julep/pyexpr"
@@ -19,11 +22,13 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/mcpserver"
+	"sinew/internal/mcptools"
 	"sinew/internal/openapitools"
 	"sinew/internal/resources"
 	"sinew/internal/secretsapi"
 	"sinew/internal/store"
 	"sinew/internal/system"
+	"sinew/internal/tool"
 )
 
 // Deps is what the routes need.
@@ -54,9 +59,14 @@ func APIRouter(d Deps) *httpapi.Router {
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
+		// The listing of a remote MCP server runs in the integration function, which alone may
+		// open the setup's secrets.
+		mcptools.Register(rt, mcptools.Deps{Store: d.Store, Logger: d.Logger, Executor: &dispatch.Dispatcher{
+			Invoker:   &lambdainvoke.Invoker{Client: lambdasvc.NewFromConfig(d.AWS)},
+			Functions: map[tool.Type]string{tool.TypeIntegration: cfg.FunctionNames["integration"]}}})
 		ex := executions.NewDeps(cfg, d.AWS, d.Store)
 		executions.Register(rt, ex)
-		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger,
+		mcpserver.Register(rt, mcpserver.Deps{Store: d.Store, Workflow: ex.Workflow, Wait: cfg.MCPWait, Issuer: cfg.JWTIssuer, Logger: d.Logger, ToolSearchThreshold: cfg.ToolSearchThreshold,
 			Formatter: &toolfmt.Formatter{Integrations: d.Integrations, System: system.Schema}})
 		executions.RegisterTaskExecutions(rt, &agentloop.Starter{Store: d.Store, SFN: sfnc, ARN: cfg.AgentLoopARN}, ex.Tasks)
 		taskexec.Register(rt, ex.Tasks)

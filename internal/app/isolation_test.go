@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	lambdasdk "github.com/aws/aws-sdk-go-v2/service/lambda"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/system"
+	"sinew/internal/testenv/mcpserver"
 	"sinew/internal/tool"
 )
 
@@ -28,6 +32,8 @@ var validBodies = map[string][]string{
 	"POST /tasks/{task_id}/tools":                            {`{"name":"b_tool","type":"function","function":{}}`},
 	"POST /agents/{agent_id}/tools/openapi":                  {openAPIBody},
 	"POST /tasks/{task_id}/tools/openapi":                    {openAPIBody},
+	"POST /agents/{agent_id}/tools/mcp":                      {mcpImportBody()},
+	"POST /tasks/{task_id}/tools/mcp":                        {mcpImportBody()},
 	"PUT /tasks/{task_id}/tools/{tool_id}":                   {`{"name":"task_echo","type":"integration","integration":{"provider":"dummy"}}`},
 	"PATCH /tasks/{task_id}/tools/{tool_id}":                 {`{"description":"changed by b"}`},
 	"POST /agents/{agent_id}/tasks":                          {`{"name":"task by b"}`},
@@ -53,6 +59,17 @@ var validBodies = map[string][]string{
 // openAPIBody imports one operation.
 const openAPIBody = `{"document":{"openapi":"3.1.0","info":{"title":"t","version":"1"},"servers":[{"url":"https://api.example.com"}],` +
 	`"paths":{"/ping":{"get":{"operationId":"ping"}}}},"prefix":"b_"}`
+
+// isoMCP is an MCP server for the import routes' control; local mode allows its address only.
+var isoMCP = func() *httptest.Server {
+	get := func(*http.Request) *sdkmcp.Server { return mcpserver.New() }
+	return httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(get, nil))
+}()
+
+// mcpImportBody imports isoMCP's tools.
+func mcpImportBody() string {
+	return `{"prefix":"b_","setup":{"transport":"http","http_url":"` + isoMCP.URL + `/mcp"}}`
+}
 
 // TestIsolation: developer B, with a valid token of its own, can neither read, change, start,
 // resume nor list anything of developer A through any route, naming A's real ids (agents, tools,

@@ -99,6 +99,8 @@ func startLocal() (*localMode, error) {
 			env = append(env, kv)
 		}
 	}
+	// The MCP import's control reaches isoMCP, and nothing else on loopback.
+	env = append(env, config.EnvAPICallAllow+"="+strings.TrimPrefix(isoMCP.URL, "http://"))
 	env = append(env, config.EnvModel+"=scripted:"+filepath.Join(root, "events/models/echo_demo.json"))
 	if l.Proc, err = localmode.Start(l.bin, filepath.Join(tmp, "data"), []string{"--in-memory", "--root", root}, env); err != nil {
 		return nil, err

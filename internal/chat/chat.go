@@ -58,6 +58,9 @@ type Deps struct {
 	// SINEW_MAX_CALLS_PER_REPLY and SINEW_MAX_CALLS_PER_TURN), their defaults when 0.
 	MaxCallsPerReply int
 	MaxCallsPerTurn  int
+	// ToolSearchThreshold: an agent with more tools is shown sinew_search_tools and the tools most
+	// relevant to the turn, this many in all (toolsearch.DefaultThreshold when 0).
+	ToolSearchThreshold int
 }
 
 // Service runs chats.

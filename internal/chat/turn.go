@@ -206,6 +206,11 @@ func (r *chatRun) newLoop(ctx context.Context) (*loop.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	ts := newToolSearch(formatted, s.d.ToolSearchThreshold)
+	var offer func(*loop.State) []llm.Function
+	if ts != nil {
+		formatted, offer = ts.withSearch(formatted), ts.offer
+	}
 	r.auto = req.AutoRunTools
 	if r.auto == nil {
 		v, set := r.flags[FlagAutoRun]
@@ -229,8 +234,12 @@ func (r *chatRun) newLoop(ctx context.Context) (*loop.Loop, error) {
 	}
 	r.budget = r.newBudget()
 	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth, TurnID: r.turnID}
+	var runner = s.runner(cc)
+	if ts != nil {
+		runner = ts.runner(runner)
+	}
 	return loop.New(loop.Config{
-		Model: s.d.Model, Runner: r.savingEach(s.runner(cc)), Tools: formatted, ModelID: model,
+		Model: s.d.Model, Runner: r.savingEach(runner), Tools: formatted, ModelID: model, Offer: offer,
 		ToolChoice: req.ToolChoice, Settings: settings, AutoRun: *r.auto,
 		MaxIterations: req.MaxIterations, Log: s.d.Log, MaxCallsPerReply: s.d.MaxCallsPerReply,
 		Budget: r.budget,

@@ -34,16 +34,22 @@ const (
 	EnvOpenAIKey          = "SINEW_OPENAI_KEY_SECRET"
 	EnvOpenAIAPIKey       = "SINEW_OPENAI_API_KEY"
 	EnvAPICallAllow       = "SINEW_APICALL_ALLOW"
-	EnvFlagDefaults       = "SINEW_FLAG_DEFAULTS"
-	EnvJWTClaim           = "SINEW_JWT_CLAIM"
-	EnvChatBudget         = "SINEW_CHAT_BUDGET_S"
-	EnvMCPWait            = "SINEW_MCP_WAIT_S"
-	EnvJWTIssuer          = "SINEW_JWT_ISSUER"
-	EnvSecretsKey         = "SINEW_SECRETS_KEY"
-	EnvEventBus           = "SINEW_EVENT_BUS"
+	// EnvLambdaTools names the developers' Lambda functions aws_lambda tools may invoke (the stack
+	// grants lambda:InvokeFunction on exactly these).
+	EnvLambdaTools  = "SINEW_AWS_LAMBDA_FUNCTIONS"
+	EnvFlagDefaults = "SINEW_FLAG_DEFAULTS"
+	EnvJWTClaim     = "SINEW_JWT_CLAIM"
+	EnvChatBudget   = "SINEW_CHAT_BUDGET_S"
+	EnvMCPWait      = "SINEW_MCP_WAIT_S"
+	EnvJWTIssuer    = "SINEW_JWT_ISSUER"
+	EnvSecretsKey   = "SINEW_SECRETS_KEY"
+	EnvEventBus     = "SINEW_EVENT_BUS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
-	EnvMaxCallsPerTurn  = "SINEW_MAX_CALLS_PER_TURN"
+	// EnvToolSearchThreshold is how many tools an agent has before a chat and the MCP server offer
+	// sinew_search_tools and the most relevant tools instead of all of them.
+	EnvToolSearchThreshold = "SINEW_TOOL_SEARCH_THRESHOLD"
+	EnvMaxCallsPerTurn     = "SINEW_MAX_CALLS_PER_TURN"
 )
 
 // The largest values the call bounds accept: generous, but bounded, so a typo cannot switch the
@@ -113,6 +119,9 @@ type Config struct {
 	// MCPWait is how long an MCP tools/call waits for its execution before it answers with the
 	// execution id instead.
 	MCPWait time.Duration
+	// ToolSearchThreshold: past this many tools a model (or an MCP client) is shown a search tool
+	// and the most relevant tools, at most this many in all.
+	ToolSearchThreshold int
 	// JWTIssuer is the issuer of the API's bearer tokens, named by the OAuth protected-resource
 	// metadata; empty leaves it out (local mode mints its own tokens).
 	JWTIssuer string
@@ -163,6 +172,7 @@ func Variables() []Var {
 		Var{EnvJWTIssuer, "", "the issuer of the API's bearer tokens, named in /.well-known/oauth-protected-resource"},
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
+		Var{EnvToolSearchThreshold, "30", "past this many tools, a chat shows the model sinew_search_tools and the tools most relevant to the turn, and the MCP server lists the search tool first, this many tools in all (2 to 128)"},
 		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
 		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 1500, which keeps an agent_loop turn under Step Functions' 25,000 history events)"},
 	)
@@ -175,6 +185,7 @@ func Variables() []Var {
 // providerSettings are the providers' own settings beyond their base URLs (read by the providers
 // through integrations.Env, listed here so internal/config/README.md documents them).
 var providerSettings = []Var{
+	{EnvLambdaTools, "", "the Lambda functions aws_lambda tools may invoke, comma-separated: names, name:qualifier or ARNs, each may end in * for a prefix (deployed, the stack grants lambda:InvokeFunction on exactly these)"},
 	{"SINEW_EMAIL_CA_FILE", "", "a PEM file of extra CAs the email provider trusts for STARTTLS (certificates are always verified)"},
 	{"SINEW_FFMPEG_PATH", "ffmpeg on PATH (/opt/bin in the layer)", "the ffmpeg binary the ffmpeg provider runs"},
 	{"SINEW_GOOGLE_SHEETS_TOKEN_URL", "the service account's token_uri", "where google_sheets exchanges its service-account JWT for a token"},
@@ -189,7 +200,7 @@ var providerSettings = []Var{
 func urlProviders() []string {
 	var out []string
 	for _, p := range tool.Providers {
-		if p != "dummy" {
+		if p != "dummy" && p != "aws_lambda" { // no base URL: they call no web service of their own
 			out = append(out, p)
 		}
 	}
@@ -276,6 +287,12 @@ func Load(lookup LookupFunc) (*Config, error) {
 		errs = append(errs, err)
 	}
 	if c.MaxCallsPerTurn, err = parseCount(EnvMaxCallsPerTurn, get(EnvMaxCallsPerTurn), MaxCallsPerTurnLimit); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ToolSearchThreshold, err = parseCount(EnvToolSearchThreshold, get(EnvToolSearchThreshold), 128); err == nil && c.ToolSearchThreshold < 2 {
+		err = fault.Invalid(EnvToolSearchThreshold, "%s=%d: at least 2 (the search tool and one more)", EnvToolSearchThreshold, c.ToolSearchThreshold)
+	}
+	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, p := range urlProviders() {

@@ -64,6 +64,7 @@ const (
 	TableRead          Action = "table:read"          // Items: the item kinds read
 	TableWrite         Action = "table:write"         // Items: the item kinds written (put, update, delete)
 	InvokeFunction     Action = "lambda:invoke"       // Target: a function's name
+	InvokeToolFunction Action = "lambda:invoke-tools" // the developers' functions the operator named (SINEW_AWS_LAMBDA_FUNCTIONS), for aws_lambda tools
 	StartExecution     Action = "states:start"        // Target: a state machine's name
 	StartSyncExecution Action = "states:start-sync"   // Target: an Express state machine; start and wait for its end
 	ManageExecution    Action = "states:manage"       // Target: a state machine; stop its executions
@@ -176,7 +177,7 @@ func invokes(names ...string) []Permission {
 }
 
 // modelEnv is what a function that prompts a model needs, the bounds on the calls it starts included.
-var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey, config.EnvMaxCallsPerReply, config.EnvMaxCallsPerTurn}
+var modelEnv = []string{config.EnvModel, config.EnvOpenAIBaseURL, config.EnvOpenAIKey, config.EnvMaxCallsPerReply, config.EnvMaxCallsPerTurn, config.EnvToolSearchThreshold}
 
 // executors are the functions that run a tool call of each automatic type.
 var executors = []string{"integration", "apicall", "system"}
@@ -190,8 +191,11 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvToolCallExpressARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN, config.EnvToolSearchThreshold, config.FunctionEnv("integration")),
 			Permissions: []Permission{
+				// POST .../tools/mcp lists a remote server's tools through the integration function,
+				// which opens the setup's secrets; the api function never unseals.
+				{Action: InvokeFunction, Target: "integration"},
 				{Action: TableRead, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: TableWrite, Items: append(slices.Clone(resourceItems), ItemSecrets, ItemSetup, ItemExecutions, ItemPendingCalls, ItemIdempotency, ItemPayloads)},
 				{Action: SecretsKeyEncrypt}, // seals setup and secrets as they are written; never unseals
@@ -261,7 +265,7 @@ func Functions() []Function {
 				"records the result by call id",
 			MemoryMB: 1536, // ffmpeg and the remote browser work on media and pages in memory
 			Timeout:  300 * time.Second,
-			Env:      env(append([]string{config.EnvSecretsKey, config.EnvAPICallAllow}, config.ProviderEnvs()...)...),
+			Env:      env(append([]string{config.EnvSecretsKey, config.EnvAPICallAllow, config.EnvLambdaTools}, config.ProviderEnvs()...)...),
 			Permissions: []Permission{
 				// A tool_call's claim and outcome are on its execution's record; the chat path's claims
 				// are idempotency records.
@@ -269,6 +273,7 @@ func Functions() []Function {
 				{Action: TableWrite, Items: []ItemKind{ItemIdempotency, ItemPayloads, ItemExecutions}},
 				{Action: SecretsKeyDecrypt},
 				{Action: AnswerOwnTask, Target: ToolCall}, // answers tool_call's Dispatch token
+				{Action: InvokeToolFunction},              // aws_lambda tools: only the functions the operator named
 			},
 		},
 		{

@@ -99,6 +99,8 @@ import (
 	"strings"
 	"sync"
 
+	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+
 	"sinew/internal/fault"
 	"sinew/internal/integrations/schemas"
 	"sinew/internal/jsonv"
@@ -208,6 +210,9 @@ type Env struct {
 	BaseURL string
 	// Log carries provider and method; never give it setup values.
 	Log *slog.Logger
+	// AWS is the function's own AWS configuration (WithAWS), for providers that call AWS APIs with
+	// the function's role (aws_lambda); nil when the registry was given none.
+	AWS *awsv2.Config
 
 	getenv func(string) string
 }
@@ -248,6 +253,7 @@ type Registry struct {
 	client *http.Client
 	getenv func(string) string
 	log    *slog.Logger
+	aws    *awsv2.Config
 }
 
 // Option configures a Registry.
@@ -256,6 +262,9 @@ type Option func(*Registry)
 // WithGetenv replaces os.Getenv for the SINEW_<PROVIDER>_* settings (tests point providers at their
 // local servers with it).
 func WithGetenv(f func(string) string) Option { return func(r *Registry) { r.getenv = f } }
+
+// WithAWS gives providers that call AWS APIs (aws_lambda) the function's AWS configuration.
+func WithAWS(cfg awsv2.Config) Option { return func(r *Registry) { r.aws = &cfg } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Registry) { r.log = l } }
@@ -491,6 +500,7 @@ func (r *Registry) env(p *Provider, m *Method) Env {
 		Guard:        r.guard,
 		BaseURL:      strings.TrimRight(base, "/"),
 		Log:          r.log.With("provider", p.Name, "method", m.Name),
+		AWS:          r.aws,
 		getenv:       r.getenv,
 	}
 }

@@ -156,7 +156,11 @@ type Config struct {
 	// crash reach the executors under the same ids, which answer what already ran instead of
 	// running it twice. Nil: a random id (tool.NewCallID).
 	CallID func(iteration int, modelCallID string) string
-	Log    *slog.Logger
+	// Offer, when set, chooses the functions each model call is shown from the state (an agent
+	// with many tools is shown a search tool and the most relevant ones); every tool of Tools
+	// can still be called. Nil: all of Tools.
+	Offer func(st *State) []llm.Function
+	Log   *slog.Logger
 }
 
 // MaxToolContent bounds the text of one tool message, in bytes. An executor may return up to
@@ -341,8 +345,12 @@ func (l *Loop) Prompt(ctx context.Context, st *State) error {
 		return nil
 	}
 	choice := l.choiceAt(st.Iterations + 1)
+	offered := l.functions
+	if l.cfg.Offer != nil {
+		offered = l.cfg.Offer(st)
+	}
 	res, err := l.cfg.Model.Converse(ctx, llm.Request{
-		Model: l.cfg.ModelID, Messages: st.Messages, Tools: l.functions,
+		Model: l.cfg.ModelID, Messages: st.Messages, Tools: offered,
 		ToolChoice: choice, Settings: l.cfg.Settings,
 	})
 	if err != nil {

@@ -5,7 +5,9 @@
 // github.com/modelcontextprotocol/go-sdk, does the protocol).
 //
 //   - tools/list gives the agent's integration, api_call and system tools as a model sees them in
-//     a chat (package toolfmt); function tools are the client's own and are not listed.
+//     a chat (package toolfmt); function tools are the client's own and are not listed. Past
+//     Deps.ToolSearchThreshold tools it lists sinew_search_tools first and that many in all
+//     (package toolsearch); every tool stays callable by name.
 //   - tools/call starts the call as POST /tool-calls does (package workflow: same envelope, merge,
 //     Step Functions execution and Idempotency-Key), waits for its result up to Deps.Wait, and
 //     answers it as MCP content; a call that outlives the wait answers with its execution id and
@@ -46,6 +48,9 @@ type Deps struct {
 	// protected-resource metadata; "" leaves it out.
 	Issuer string
 	Logger *slog.Logger // slog.Default() when nil
+	// ToolSearchThreshold: an agent with more tools is listed as sinew_search_tools and its first
+	// tools, this many in all (toolsearch.DefaultThreshold when 0); all stay callable.
+	ToolSearchThreshold int
 }
 
 const tag = "mcp"

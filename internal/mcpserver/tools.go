@@ -81,6 +81,7 @@ func (s *service) server(sc *scope) *mcp.Server {
 				return s.call(ctx, sc, f, req)
 			})
 	}
+	names = s.addSearch(srv, sc, names) // past the threshold: tools/list answers sinew_search_tools first
 	srv.AddReceivingMiddleware(unknownTools(sc.agentName, names))
 	return srv
 }

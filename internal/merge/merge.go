@@ -20,6 +20,9 @@ func union(levels ...map[string]any) map[string]any {
 // Integration gives an integration call's arguments and setup:
 //
 //	arguments = call ∪ definition.arguments ∪ metadata args
+//
+// (a definition with a params_schema takes call as {"arguments": call})
+//
 //	setup     = definition.setup ∪ metadata setup
 //
 // right winning, key by key; the metadata entry is the task's or session's for the tool when it has
@@ -29,6 +32,10 @@ func Integration(call map[string]any, def *tool.IntegrationDef, src Sources) (ar
 	var defArgs map[string]any
 	if def != nil {
 		defArgs = def.Arguments
+		if def.ParamsSchema != nil {
+			// The model called the remote tool by its own schema: its arguments are call_tool's.
+			call = map[string]any{"arguments": union(call)}
+		}
 	}
 	return union(call, defArgs, src.Metadata(KeyIntegrationArgs)),
 		union(src.ToolSetup, src.Metadata(KeyIntegrationSetup))

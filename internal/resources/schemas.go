@@ -159,10 +159,13 @@ func toolProps() map[string]any {
 			"heartbeat_seconds": map[string]any{"type": "integer", "minimum": 1},
 		}),
 		"integration": obj([]string{"provider"}, map[string]any{
-			"provider":  map[string]any{"type": "string", "enum": providers},
-			"method":    str("the provider's method; its first when absent"),
-			"setup":     freeObj("secrets: stored encrypted apart from the tool, answered as \"<redacted>\"; \"<redacted>\" written back keeps the stored value"),
-			"arguments": freeObj("pre-applied arguments"),
+			"provider":      map[string]any{"type": "string", "enum": providers},
+			"method":        str("the provider's method; its first when absent"),
+			"setup":         freeObj("secrets: stored encrypted apart from the tool, answered as \"<redacted>\"; \"<redacted>\" written back keeps the stored value"),
+			"arguments":     freeObj("pre-applied arguments"),
+			"params_schema": freeObj("mcp call_tool with arguments.tool_name only: the remote tool's input schema, shown to the model; the call's arguments go to the remote tool whole"),
+			"origin": map[string]any{"type": "object", "description": "set by an import (POST .../tools/mcp): where the tool came from", "properties": map[string]any{
+				"kind": str("mcp"), "server": str("the server's URL, without its query"), "prefix": str("the import's prefix"), "remote": str("the remote tool's name")}},
 		}),
 		"system": obj([]string{"resource", "operation"}, map[string]any{
 			"resource":    map[string]any{"type": "string", "enum": enum(tool.SystemResources)},

@@ -234,3 +234,15 @@ func (s *Store) rollbackTools(ctx context.Context, dev string, o Owner, tools []
 		s.log.ErrorContext(ctx, "rolling back an import of tools failed", "owner", ownerTag(o.Kind, o.ID), "tools", len(tools), "err", err)
 	}
 }
+
+// AllTools is every tool of an owner, in the order they were made: what an import compares
+// against to know which names are taken and which tools it made before.
+func (s *Store) AllTools(ctx context.Context, dev string, o Owner) ([]tool.Tool, error) {
+	if err := checkDev(dev); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(o, OwnerAgent, OwnerTask); err != nil {
+		return nil, err
+	}
+	return s.allTools(ctx, dev, o)
+}

@@ -73,6 +73,21 @@ type IntegrationDef struct {
 	Method    string         `json:"method,omitempty"`
 	Setup     map[string]any `json:"setup,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty"`
+	// ParamsSchema (sinew's addition) is what the model sees as the call's arguments, for an mcp
+	// call_tool whose tool_name is fixed: the call's arguments then go to the remote tool whole,
+	// as call_tool's arguments, so the model calls the remote tool as if it were sinew's.
+	ParamsSchema map[string]any `json:"params_schema,omitempty"`
+	// Origin marks a tool an import made, so a later import from the same source knows its own.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin is where an imported tool came from: for kind "mcp", the server's URL (without its query,
+// which may carry a credential) and the import's prefix, and the remote tool's name.
+type Origin struct {
+	Kind   string `json:"kind"`
+	Server string `json:"server"`
+	Prefix string `json:"prefix"`
+	Remote string `json:"remote"`
 }
 
 // Providers is Julep's provider enum.
@@ -80,6 +95,7 @@ var Providers = []string{
 	"dummy", "weather", "wikipedia", "spider", "brave", "browserbase", "email", "mailgun",
 	"remote_browser", "llama_parse", "ffmpeg", "cloudinary", "arxiv", "unstructured", "algolia",
 	"mcp", "google_sheets",
+	"aws_lambda", // sinew's own: a developer's Lambda function
 }
 
 // SystemDef names one of sinew's own resource operations; Arguments are defaults the call overrides.

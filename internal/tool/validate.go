@@ -122,6 +122,20 @@ func (d *IntegrationDef) validate() error {
 	if d.Method != "" && !namePattern().MatchString(d.Method) {
 		return fault.Invalid("integration.method", "integration.method %q is not a method name", d.Method)
 	}
+	if d.ParamsSchema != nil {
+		if d.Provider != "mcp" || d.Method != "call_tool" {
+			return fault.Invalid("integration.params_schema", "integration.params_schema is only for provider mcp, method call_tool")
+		}
+		if name, _ := d.Arguments["tool_name"].(string); name == "" {
+			return fault.Invalid("integration.params_schema", "integration.params_schema needs integration.arguments.tool_name: the remote tool the call reaches")
+		}
+		if ty, ok := d.ParamsSchema["type"]; ok && ty != "object" {
+			return fault.Invalid("integration.params_schema.type", "integration.params_schema must be a JSON Schema of type object")
+		}
+	}
+	if o := d.Origin; o != nil && (o.Kind == "" || o.Server == "") {
+		return fault.Invalid("integration.origin", "integration.origin needs kind and server")
+	}
 	return nil
 }
 

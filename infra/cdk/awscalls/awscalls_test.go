@@ -61,9 +61,11 @@ func TestExecutorCalls(t *testing.T) {
 		// call to its executor (an Event invocation).
 		"prepare": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/UpdateItem", "lambda/Invoke", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}},
 		// The merge, the call's claim, a large output as a payload, setup opened (never sealed), and
-		// the answer to the call's own task token when it was dispatched with one.
-		"integration": {ops: executor},
-		"apicall":     {ops: executor},
+		// the answer to the call's own task token when it was dispatched with one; aws_lambda tools
+		// invoke the developers' functions the operator named (lambda:invoke-tools).
+		"integration": {ops: []string{"dynamodb/BatchGetItem", "dynamodb/BatchWriteItem", "dynamodb/GetItem", "dynamodb/PutItem",
+			"dynamodb/UpdateItem", "kms/Decrypt", "lambda/Invoke", "sfn/SendTaskFailure", "sfn/SendTaskSuccess"}},
+		"apicall": {ops: executor},
 		// Settles calls and executions, a success with its call in one transaction of updates; finds
 		// the tool again (BatchGetItem) for a failed request that named only the tool; on a
 		// schedule, asks Step Functions how the open records' executions ended (the sweep).

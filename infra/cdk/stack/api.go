@@ -190,8 +190,9 @@ func mcpMetadata(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteInt
 }
 
 // mcpRoutes give MCP's endpoints routes of their own to the api function, behind the authorizer
-// like $default: a tools/call waits for its execution up to SINEW_MCP_WAIT_S by design, so apart
-// from $default its answers do not make the latency of the quick routes.
+// like $default: a tools/call waits for its execution up to SINEW_MCP_WAIT_S, and an import waits
+// for a remote MCP server's listing, by design, so apart from $default their answers do not make
+// the latency of the quick routes.
 func mcpRoutes(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteIntegration) {
 	for _, path := range mcpPaths {
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{Path: jsii.String(path),
@@ -199,8 +200,9 @@ func mcpRoutes(api awsapigatewayv2.HttpApi, integ awsapigatewayv2.HttpRouteInteg
 	}
 }
 
-// mcpPaths are the api function's MCP endpoints (internal/mcpserver; not imported, as above).
-var mcpPaths = []string{"/agents/{agent_id}/mcp", "/sessions/{session_id}/mcp"}
+// mcpPaths are the api function's MCP endpoints (internal/mcpserver; not imported, as above) and
+// its imports of a remote MCP server's tools (internal/mcptools).
+var mcpPaths = []string{"/agents/{agent_id}/mcp", "/sessions/{session_id}/mcp", "/agents/{agent_id}/tools/mcp", "/tasks/{task_id}/tools/mcp"}
 
 // mcpMetadataPath is mcpserver.MetadataPath (not imported: it would bring the MCP SDK into this module).
 const mcpMetadataPath = "/.well-known/oauth-protected-resource"

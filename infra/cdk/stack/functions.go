@@ -213,6 +213,11 @@ func (s *Sinew) Statements(f deploy.Function) []awsiam.PolicyStatement {
 			// tableStatements: the actions the code calls.
 		case deploy.InvokeFunction:
 			add("Invoke"+logicalID(p.Target), []string{"lambda:InvokeFunction"}, []*string{s.functionARN(p.Target)}, nil)
+		case deploy.InvokeToolFunction:
+			// Only the developers' functions the operator named; none named, no statement.
+			if arns := s.toolFunctionARNs(); len(arns) > 0 {
+				add("InvokeToolFunctions", []string{"lambda:InvokeFunction"}, arns, nil)
+			}
 		case deploy.StartExecution:
 			add("Start"+logicalID(p.Target), []string{"states:StartExecution"}, []*string{s.stateMachineARN(p.Target)}, nil)
 		case deploy.StartSyncExecution:
@@ -387,6 +392,7 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 		nagExecutions(perms, f)
 		nagTaskMachines(perms, f)
 		nagBedrock(perms, f, s.settings.BedrockModels)
+		nagToolFunctions(perms, f)
 	}
 	// Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*" to the role's
 	// default policy: X-Ray has no resource-level permissions.
@@ -410,4 +416,29 @@ func (s *Sinew) ffmpegLayer() *[]awslambda.ILayerVersion {
 		})}
 	}
 	return nil
+}
+
+// toolFunctionARNs are the ARNs of the functions SINEW_AWS_LAMBDA_FUNCTIONS names (settings
+// checked them): a name or name prefix in the stack's account and Region, each with its
+// qualifiers (":*"), or an ARN as given.
+func (s *Sinew) toolFunctionARNs() []*string {
+	var out []*string
+	for _, e := range ToolFunctions(s.settings.Env[config.EnvLambdaTools]) {
+		if strings.HasPrefix(e, "arn:") {
+			out = append(out, jsii.String(e))
+			if !strings.HasSuffix(e, "*") && strings.Count(e, ":") == 6 {
+				out = append(out, jsii.String(e+":*"))
+			}
+			continue
+		}
+		arn := func(name string) *string {
+			return s.Stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("lambda"), Resource: jsii.String("function"),
+				ResourceName: jsii.String(name), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME})
+		}
+		out = append(out, arn(e))
+		if !strings.HasSuffix(e, "*") && !strings.Contains(e, ":") {
+			out = append(out, arn(e+":*"))
+		}
+	}
+	return out
 }

@@ -27,8 +27,10 @@ func TestGrantsMatchCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every optional grant switched on: an OpenAI-compatible endpoint's key and a Bedrock model.
-	s := synth(t, map[string]any{"SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1", CtxBedrockModels: "amazon.nova-micro-v1:0,eu.anthropic.claude-haiku-4-5-20251001-v1:0"})
+	// Every optional grant switched on: an OpenAI-compatible endpoint's key, a Bedrock model and
+	// developers' functions for aws_lambda tools.
+	s := synth(t, map[string]any{"SINEW_OPENAI_BASE_URL": "https://llm.example.com/v1", CtxBedrockModels: "amazon.nova-micro-v1:0,eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+		config.EnvLambdaTools: "tools-*"})
 	pols := s.rolePolicies(t)
 	for _, f := range deploy.Functions() {
 		t.Run(f.Name, func(t *testing.T) {

@@ -70,3 +70,15 @@ func nagBedrock(c constructs.IConstruct, f deploy.Function, models []string) {
 		"A geographic cross-Region inference profile routes each request to one of its destination Regions, which Bedrock picks per request and AWS extends over time; Bedrock requires InvokeModel on the profile's foundation model in the Region it lands in. The Region is therefore a wildcard, the model is named, and the statement's bedrock:InferenceProfileArn condition admits only requests made through the configured profile.",
 		`/^Resource::arn:<AWS::Partition>:bedrock:\*::foundation-model\/.+$/`)
 }
+
+// nagToolFunctions acknowledges the wildcards of the developers' functions aws_lambda tools may
+// invoke: a function's qualifiers (":*") and the name prefixes the operator chose in
+// SINEW_AWS_LAMBDA_FUNCTIONS (settings refuse a bare "*").
+func nagToolFunctions(c constructs.IConstruct, f deploy.Function) {
+	if !slices.ContainsFunc(Permissions(f), func(p deploy.Permission) bool { return p.Action == deploy.InvokeToolFunction }) {
+		return
+	}
+	nagOn(c, "AwsSolutions-IAM5",
+		"aws_lambda tools invoke only the functions the operator names in SINEW_AWS_LAMBDA_FUNCTIONS; each is granted with its versions and aliases (name:*), and an entry the operator writes as a name prefix (tools-*) is granted as that prefix. The executor refuses any function the setting does not name before it calls.",
+		`/^Resource::arn:(<AWS::Partition>|aws[a-z-]*):lambda:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):function:[A-Za-z0-9_:$-]*\*$/`)
+}

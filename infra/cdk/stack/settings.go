@@ -330,6 +330,7 @@ func parseFunctionEnv(s *Settings, str func(string) string, keys []string) (cfg 
 	if err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, checkToolFunctions(s.Env[config.EnvLambdaTools])...)
 	return cfg, errs
 }
 
@@ -400,4 +401,31 @@ func geographyPrefixes() []string {
 		out = append(out, regexp.QuoteMeta(g.Prefix))
 	}
 	return out
+}
+
+// toolFunctionRE is an entry of SINEW_AWS_LAMBDA_FUNCTIONS: a function name, name:qualifier or ARN,
+// or a name or ARN prefix ending in "*".
+var toolFunctionRE = regexp.MustCompile(`^(arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:function:)?([a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?|[a-zA-Z0-9_-]{0,63}\*)$`)
+
+// ToolFunctions splits SINEW_AWS_LAMBDA_FUNCTIONS into its entries.
+func ToolFunctions(v string) []string {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkToolFunctions refuses entries that are not functions, and a bare "*", which would let
+// aws_lambda tools invoke every function of the account, sinew's own included.
+func checkToolFunctions(v string) []error {
+	var errs []error
+	for _, e := range ToolFunctions(v) {
+		if !toolFunctionRE.MatchString(e) || e == "*" || strings.HasSuffix(e, ":function:*") {
+			errs = append(errs, fault.Invalid(config.EnvLambdaTools, "%s: %q is not a function; want a name, name:qualifier, ARN, or a name prefix ending in * (not * alone)", config.EnvLambdaTools, e))
+		}
+	}
+	return errs
 }

@@ -48,8 +48,9 @@ func TestResourceCounts(t *testing.T) {
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::ApiGatewayV2::Authorizer":  1,
-		// $default to api, the two public routes, the chat route, the MCP metadata's two, MCP's two
-		"AWS::ApiGatewayV2::Route":       8,
+		// $default to api, the two public routes, the chat route, the MCP metadata's two, MCP's two,
+		// the MCP imports' two
+		"AWS::ApiGatewayV2::Route":       10,
 		"AWS::ApiGatewayV2::Integration": 2,
 		"AWS::SecretsManager::Secret":    0, // no OpenAI-compatible endpoint by default
 		"AWS::Lambda::LayerVersion":      0,
@@ -468,6 +469,9 @@ func TestHTTPAPI(t *testing.T) {
 		// MCP's endpoints, apart from $default for their waits.
 		"POST /agents/{agent_id}/mcp":     {api, "JWT"},
 		"POST /sessions/{session_id}/mcp": {api, "JWT"},
+		// The MCP imports wait for a remote server's listing: apart too.
+		"POST /agents/{agent_id}/tools/mcp": {api, "JWT"},
+		"POST /tasks/{task_id}/tools/mcp":   {api, "JWT"},
 		// MCP clients read the protected-resource metadata before they hold a token.
 		"GET /.well-known/oauth-protected-resource":          {api, "NONE"},
 		"GET /.well-known/oauth-protected-resource/{proxy+}": {api, "NONE"},
@@ -707,7 +711,7 @@ func TestRoutesFromRouter(t *testing.T) {
 	}
 	tpl := assertions.Template_FromStack(s.Stack, nil)
 	check(t, "routes", func() {
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(10)) // and the MCP metadata's and endpoints' four
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(12)) // and the MCP metadata's, endpoints' and imports' six
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /status", "AuthorizationType": "NONE"})
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "POST /tasks/{task_id}/chat", "AuthorizationType": "JWT"})
 		tpl.ResourcePropertiesCountIs(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"RouteKey": "GET /agents"}, jsii.Number(0))

@@ -63,11 +63,12 @@ func Service(ctx context.Context, l *handler.Loaded, log *slog.Logger) (*chatpkg
 			tool.TypeAPICall:     cfg.FunctionNames["apicall"],
 			tool.TypeSystem:      cfg.FunctionNames["system"],
 		}},
-		FlagDefaults:     cfg.FlagDefaults,
-		Budget:           cfg.ChatBudget,
-		Log:              log,
-		MaxCallsPerReply: cfg.MaxCallsPerReply,
-		MaxCallsPerTurn:  cfg.MaxCallsPerTurn,
+		FlagDefaults:        cfg.FlagDefaults,
+		Budget:              cfg.ChatBudget,
+		Log:                 log,
+		MaxCallsPerReply:    cfg.MaxCallsPerReply,
+		MaxCallsPerTurn:     cfg.MaxCallsPerTurn,
+		ToolSearchThreshold: cfg.ToolSearchThreshold,
 	})
 	return svc, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sinew/internal/executor"
 	"sinew/internal/handler"
 	"sinew/internal/handler/sealer"
+	"sinew/internal/integrations"
 	"sinew/internal/integrations/all"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/netguard"
@@ -23,7 +24,7 @@ func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := all.NewLazy(netguard.New(netguard.WithAllowlist(l.Config.APICallAllow)))
+	reg := all.NewLazy(netguard.New(netguard.WithAllowlist(l.Config.APICallAllow)), integrations.WithAWS(l.AWS))
 	sl, err := sealer.New(l)
 	if err != nil {
 		return nil, err

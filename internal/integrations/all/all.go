@@ -6,6 +6,7 @@ import (
 	"sinew/internal/integrations"
 	"sinew/internal/integrations/providers/algolia"
 	"sinew/internal/integrations/providers/arxiv"
+	awslambda "sinew/internal/integrations/providers/aws_lambda"
 	"sinew/internal/integrations/providers/brave"
 	"sinew/internal/integrations/providers/browserbase"
 	"sinew/internal/integrations/providers/cloudinary"
@@ -52,6 +53,7 @@ func Providers() []*integrations.Provider {
 		ffmpeg.Provider,
 		mcp.Provider,
 		remotebrowser.Provider,
+		awslambda.Provider,
 	}
 }
 

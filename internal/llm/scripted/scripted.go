@@ -12,7 +12,7 @@
 //	{
 //	  "description": "what the conversation shows",
 //	  "turns": [
-//	    {"expect": {"last_role": "user", "contains": "Paris", "tools": ["weather"]},
+//	    {"expect": {"last_role": "user", "contains": "Paris", "tools": ["weather"], "max_tools": 30},
 //	     "reply": {"content": "", "tool_calls": [{"id": "tc1", "name": "weather", "arguments": {"city": "Paris"}}],
 //	               "usage": {"prompt_tokens": 12, "completion_tokens": 7}}},
 //	    {"expect": {"last_role": "tool", "tool_results": {"tc1": "sunny"}},
@@ -62,6 +62,9 @@ type Expect struct {
 	Contains string `json:"contains,omitempty"`
 	// Tools must all be among the tools offered.
 	Tools []string `json:"tools,omitempty"`
+	// MaxTools, when set, bounds how many tools may be offered (an agent with many tools is shown
+	// a search tool and a few).
+	MaxTools *int `json:"max_tools,omitempty"`
 	// ToolResults maps a model call id to a substring of the tool message answering it.
 	ToolResults map[string]string `json:"tool_results,omitempty"`
 }
@@ -214,6 +217,9 @@ func (e *Expect) check(req llm.Request) error {
 	offered := make([]string, len(req.Tools))
 	for i, f := range req.Tools {
 		offered[i] = f.Name
+	}
+	if e.MaxTools != nil && len(offered) > *e.MaxTools {
+		return fmt.Errorf("expected at most %d tools offered, got %d", *e.MaxTools, len(offered))
 	}
 	for _, name := range e.Tools {
 		if !slices.Contains(offered, name) {

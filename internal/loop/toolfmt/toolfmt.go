@@ -1,8 +1,8 @@
 // Package toolfmt presents sinew's tools to a model as functions, each by the tool's
 // own name (Julep names integrations "<provider>_<method>", so two tools of one method collide):
 //   - function: its parameters;
-//   - integration: its method's argument schema from the provider registry; the description is
-//     the tool's own, else the method's;
+//   - integration: its method's argument schema from the provider registry, or its params_schema
+//     when it has one (an imported MCP tool); the description is the tool's own, else the method's;
 //   - api_call: its params_schema as it is, as Julep shows it: the request's parameters (the
 //     executor takes them at the top level of the call as well as in params and path), or, when
 //     every property names a request part, the request parts the call may carry;
@@ -69,6 +69,10 @@ func (f *Formatter) Format(t *tool.Tool, metaArgs map[string]any) (llm.Function,
 		}
 	case tool.TypeIntegration:
 		d := t.Integration
+		if d.ParamsSchema != nil {
+			fn.Parameters = clone(d.ParamsSchema)
+			break
+		}
 		if f.Integrations == nil {
 			return fn, fault.New(fault.Internal, "toolfmt: no integration registry to format tool %q", t.Name)
 		}

@@ -22,6 +22,8 @@ type Server struct {
 	// StreamableURL and SSEURL are the two transports' endpoints.
 	StreamableURL string
 	SSEURL        string
+	// SDK is the server itself: a test adds or removes tools between calls (AddTool, RemoveTools).
+	SDK *mcp.Server
 	// Requests counts HTTP requests that reached the server.
 	Requests atomic.Int64
 	// probes counts requests that carried an X-Probe header.
@@ -107,7 +109,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(get, nil))
 	mux.Handle("/sse", mcp.NewSSEHandler(get, nil))
-	s := &Server{}
+	s := &Server{SDK: srv}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.Requests.Add(1)
 		if r.Header.Get("X-Probe") != "" {

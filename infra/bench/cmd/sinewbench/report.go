@@ -28,16 +28,17 @@ type report struct {
 var engineProfiles string
 
 var titles = map[string]string{
-	"dispatch": "1. Dispatch overhead per tool call, in-process, beside the JSON floor",
-	"engine":   "2. The engine",
-	"peer":     "3. Peer engine: aws-local-stepfunctions 3.0.0, same definitions, same run",
-	"local":    "4. Local mode: StartExecution → result, SendTaskSuccess → completion",
-	"cost":     "5. What one tool call does and costs: a million calls by service, and the stack idle for a month",
-	"lambda":   "6. Lambda: bootstrap size and cold start",
-	"memory":   "7. Memory per function-tool execution waiting on its token",
-	"load":     "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
-	"chat":     "9. Chat turn: DynamoDB requests and the turn's own time",
-	"quotas":   "10. AWS's quotas emulated (local mode's --quotas): the retries' shape at twice each quota",
+	"dispatch":   "1. Dispatch overhead per tool call, in-process, beside the JSON floor",
+	"engine":     "2. The engine",
+	"peer":       "3. Peer engine: aws-local-stepfunctions 3.0.0, same definitions, same run",
+	"local":      "4. Local mode: StartExecution → result, SendTaskSuccess → completion",
+	"cost":       "5. What one tool call does and costs: a million calls by service, and the stack idle for a month",
+	"lambda":     "6. Lambda: bootstrap size and cold start",
+	"memory":     "7. Memory per function-tool execution waiting on its token",
+	"load":       "8. Local mode under load (make soak) and DynamoDB Local's ceiling",
+	"chat":       "9. Chat turn: DynamoDB requests and the turn's own time",
+	"quotas":     "10. AWS's quotas emulated (local mode's --quotas): the retries' shape at twice each quota",
+	"toolsearch": "11. Tool search: a right tool among the first five",
 }
 
 func newReport(o options) *report {
@@ -176,7 +177,7 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.figure, g.now, g.goal, met)
 		}
 	}
-	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "quotas"} {
+	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "quotas", "toolsearch"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
 		if s, ok := r.sections[part]; ok {
 			b.WriteString(s.String())
