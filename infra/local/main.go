@@ -36,36 +36,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"sinew/internal/asl"
-	"sinew/internal/asl/jsonata"
 	"sinew/internal/awscount"
 	"sinew/internal/config"
-	"sinew/internal/console"
 	"sinew/internal/deploy"
-	"sinew/internal/httpapi"
 	"sinew/internal/localaws/awsauth"
-	"sinew/internal/localaws/awsrouter"
-	"sinew/internal/localaws/browserguard"
-	"sinew/internal/localaws/durable"
 	"sinew/internal/localaws/eventbridge"
 	"sinew/internal/localaws/jwtlocal"
 	"sinew/internal/localaws/kms"
 	"sinew/internal/localaws/lambdaapi"
 	"sinew/internal/localaws/localnames"
 	"sinew/internal/localaws/quota"
-	"sinew/internal/localaws/sfnapi"
 	"sinew/internal/secrets"
 	"sinew/internal/secrets/rotate"
 	"sinew/internal/store"
@@ -382,153 +368,6 @@ func setUpAWSClients(log *slog.Logger, dir string, q *quota.Limits) (self *selfC
 	return self, iam, stopStats, nil
 }
 
-// shutdown stops the servers and the Lambda service, giving requests in flight 10 s.
-func shutdown(running []*http.Server, lambdaSvc *lambdaapi.Service) {
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, srv := range running {
-		_ = srv.Shutdown(sctx)
-	}
-	_ = lambdaSvc.Close(sctx)
-}
-
-// announce writes the endpoints to dir's endpoints.json and prints them.
-func announce(dir, dynamoDB string, url func(string) string) error {
-	eps := map[string]string{"dynamodb": dynamoDB, "pid": strconv.Itoa(os.Getpid())}
-	for _, n := range endpointNames {
-		eps[n] = url(n)
-	}
-	if err := writeEndpoints(dir, eps); err != nil {
-		return err
-	}
-	printEndpoints(os.Stdout, eps, dir)
-	return nil
-}
-
-// listen opens each endpoint's listener on 127.0.0.1, at its --<name>-port or a free port; on
-// an error, the listeners opened so far come back with it, for the caller to close. A port in use
-// is one line saying which flag moves it.
-func listen(o options) (map[string]net.Listener, error) {
-	listeners := map[string]net.Listener{}
-	for _, n := range endpointNames {
-		port := *o.ports[n]
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return listeners, fmt.Errorf("port %d (the %s endpoint) is in use, perhaps by another local mode: stop it, or choose another port with --%s-port N (0 picks a free one)", port, n, n)
-		}
-		if err != nil {
-			return listeners, fmt.Errorf("listen for %s: %w", n, err)
-		}
-		listeners[n] = l
-	}
-	return listeners, nil
-}
-
-// awsServices are the AWS APIs local mode serves, DynamoDB Local by its endpoint.
-type awsServices struct {
-	sfn, lambda, events, kms http.Handler
-	dynamoDB                 string
-}
-
-// endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
-// the one AWS endpoint, routed by signing name, and the HTTP API behind the console; guarded adds
-// the checks of requests from outside.
-func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, sfnURL string, creds awsauth.Credentials, log *slog.Logger) (map[string]http.Handler, error) {
-	ddbProxy, err := proxyTo(svc.dynamoDB, fns.quota)
-	if err != nil {
-		return nil, err
-	}
-	all := awsrouter.New(map[string]http.Handler{awsrouter.StepFunctions: svc.sfn, awsrouter.Lambda: svc.lambda,
-		awsrouter.EventBridge: svc.events, awsrouter.KMS: svc.kms, awsrouter.DynamoDB: ddbProxy})
-	rt := httpapi.HTTPHandler(func(ctx context.Context, ev httpapiEvent) (httpapiResponse, error) {
-		return serveAPI(ctx, fns, ev)
-	}, signer.Claims)
-	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region, creds.Provider()), Claims: signer.Claims, Logger: log})}, nil
-}
-
-// endpointServices are the signing names each AWS endpoint accepts: a request signed for another
-// service is refused there, as AWS refuses it at that service's endpoint.
-var endpointServices = map[string][]string{
-	"aws":           {awsrouter.StepFunctions, awsrouter.Lambda, awsrouter.EventBridge, awsrouter.KMS, awsrouter.DynamoDB},
-	"stepfunctions": {awsrouter.StepFunctions},
-	"lambda":        {awsrouter.Lambda},
-	"events":        {awsrouter.EventBridge},
-	"kms":           {awsrouter.KMS},
-}
-
-// guarded wraps each endpoint's handler in the checks a request from outside the process passes:
-// every endpoint refuses what a web browser sends on a page's behalf (browserguard), and the AWS
-// endpoints accept only requests signed with creds (awsauth), as IAM would in an account.
-func guarded(handlers map[string]http.Handler, creds awsauth.Credentials) map[string]http.Handler {
-	out := make(map[string]http.Handler, len(handlers))
-	for n, h := range handlers {
-		if svcs, ok := endpointServices[n]; ok {
-			h = awsauth.New(creds, awsauth.Options{Region: region, Services: svcs}).Wrap(h)
-		}
-		out[n] = browserguard.Wrap(h)
-	}
-	return out
-}
-
-// proxyTo forwards requests to endpoint (DynamoDB Local), unchanged: DynamoDB Local does not
-// check the signature, whose Host the proxy would otherwise have to keep. With quotas, each
-// partition's throughput is q's.
-func proxyTo(endpoint string, q *quota.Limits) (http.Handler, error) {
-	u, err := neturl.Parse(endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("the DynamoDB endpoint %q: %w", endpoint, err)
-	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	if q != nil {
-		p.Transport = q.Transport(store.AttrPK, nil)
-	}
-	return p, nil
-}
-
-// startWorkflows routes the status changes of executions to settle, then starts Step Functions,
-// which may end executions as soon as it recovers them, and the sweep of open records.
-func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	if err := routeStatusChanges(events, fns, eventbridge.Target{}, log); err != nil {
-		return nil, err
-	}
-	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
-	if err != nil {
-		return nil, err
-	}
-	sweepOpenRecords(ctx, fns, o.sweepPeriod, log)
-	return sfn, nil
-}
-
-// startStepFunctions is the local Step Functions: the engine over the durable store's recorder
-// (which journals every Lambda call and timer), its executions recovered from the store, and the
-// state machines of statemachines/ loaded.
-func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
-	direct := directIntegrations(o.quotas)
-	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
-	fns.iam.useTokens(rec)
-	var sfn *sfnapi.Service
-	eng := asl.New(asl.Config{Clock: rec, Lambda: rec, Region: region, Account: account, Logger: log,
-		Integrations: journaledIntegrations(rec, direct),
-		Machines:     func(arn string) (*asl.Machine, bool) { return sfn.Resolve(arn) },
-		// Child executions are executions of their own, journaled, and found again by a replayed parent.
-		StartChild: func(ctx context.Context, in asl.StartInput) (asl.Child, error) {
-			fns.iam.engineStartChild(ctx, in.StateMachineArn)
-			return sfn.StartChild(ctx, in)
-		},
-		Transition: engineTransitions(o.quotas)})
-	sfn = sfnapi.New(sfnapi.Options{Store: st, Recorder: rec, Engine: eng, Events: events, JSONata: jsonata.New(),
-		Region: region, Account: account, Logger: log, Throttle: sfnThrottle(o.quotas)})
-	logQuotas(log, o.quotas)
-	if err := sfn.Recover(ctx); err != nil {
-		return nil, err
-	}
-	if err := loadStateMachines(o.root, sfn, fns, log); err != nil {
-		return nil, err
-	}
-	return sfn, nil
-}
-
 // startDynamoDB starts DynamoDB Local with its data under dir (in memory with --in-memory),
 // waits for it and makes sinew's table. It stops with this process (its JVM also dies with it
 // on kill -9: ddblocal sets the parent-death signal).
@@ -556,39 +395,6 @@ func startDynamoDB(ctx context.Context, o options, dir string, creds awsauth.Cre
 		return nil, fmt.Errorf("create the table: %w", err)
 	}
 	return ddb, nil
-}
-
-// openSFNStore opens Step Functions' durable store under dir (in a temporary directory with
-// --in-memory); closeStore closes it and removes the temporary directory.
-func openSFNStore(o options, dir string) (st *durable.Store, closeStore func(), err error) {
-	sfnPath := filepath.Join(dir, "stepfunctions.log")
-	tmp := ""
-	if o.inMemory {
-		if tmp, err = os.MkdirTemp("", "sinew-local-sfn-"); err != nil {
-			return nil, nil, err
-		}
-		sfnPath = filepath.Join(tmp, "stepfunctions.log")
-	}
-	removeTmp := func() {
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
-	}
-	if st, err = durable.Open(sfnPath); err != nil {
-		removeTmp()
-		return nil, nil, err
-	}
-	return st, func() { st.Close(); removeTmp() }, nil
-}
-
-// warnOldJournal says when dir holds the journal of an older local mode (a bbolt file), whose
-// executions this one does not resume: their records in DynamoDB stay as they were.
-func warnOldJournal(log *slog.Logger, dir string) {
-	old := filepath.Join(dir, "stepfunctions.db")
-	if _, err := os.Stat(old); err == nil {
-		log.Warn("an older local mode's Step Functions journal is not read: executions it had running are not resumed; remove the file to silence this",
-			"file", old)
-	}
 }
 
 // setEnv sets the environment the in-process handlers read their configuration and endpoints
@@ -651,139 +457,4 @@ func registerRIE(ctx context.Context, o options, dir string, fns *functions, log
 		}
 	}
 	return func() { stopRIE(rie) }, nil
-}
-
-// serveEndpoints serves each endpoint's handler on its listener under httpapi's limits (time for
-// headers, body and answer, idle time, connections at once); errc hears a server that fails. A
-// synchronous Lambda Invoke may take a function's whole timeout, so the endpoints that serve it
-// give an answer that long.
-func serveEndpoints(servers map[string]http.Handler, listeners map[string]net.Listener) (running []*http.Server, errc chan error) {
-	errc = make(chan error, len(servers))
-	for n, h := range servers {
-		lim := httpapi.DefaultLimits
-		if n == "lambda" || n == "aws" {
-			lim.WriteTimeout = maxFunctionTimeout + time.Minute
-		}
-		srv := httpapi.NewServer(h, lim)
-		running = append(running, srv)
-		go func() {
-			if err := srv.Serve(httpapi.LimitListener(listeners[n], lim)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("%s endpoint: %w", n, err)
-			}
-		}()
-	}
-	return running, errc
-}
-
-// maxFunctionTimeout is Lambda's longest function timeout.
-const maxFunctionTimeout = 15 * time.Minute
-
-func machineArn(name string) string { return localnames.StateMachineARN(name) }
-
-// loadStateMachines loads statemachines/ with local substitutions, from the description infra/cdk
-// reads.
-func loadStateMachines(root string, sfn *sfnapi.Service, fns *functions, log *slog.Logger) error {
-	resolve := func(v deploy.Value) (string, error) {
-		if v.Kind == deploy.FunctionARN {
-			return fns.arn(v.Target), nil
-		}
-		return localnames.Value(v)
-	}
-	for _, m := range deploy.StateMachines() {
-		def, err := os.ReadFile(filepath.Join(root, m.File))
-		if errors.Is(err, os.ErrNotExist) {
-			log.Warn("state machine file not present yet; not loaded", "state_machine", m.Name, "file", m.File)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		rendered, err := m.Render(def, resolve)
-		if err != nil {
-			return err
-		}
-		arn, err := sfn.LoadMachine(m.Name, m.Type, rendered)
-		if err != nil {
-			return err
-		}
-		log.Info("state machine loaded", "arn", arn)
-	}
-	return nil
-}
-
-// routeStatusChanges sends Step Functions' "Execution Status Change" events of sinew's state
-// machines to the settle function, as the deployed EventBridge rule does, through a durable target
-// of the local EventBridge: each event is journaled before the engine records the execution's end,
-// and is marked delivered only once settle has succeeded on it, so one that a crash, or a settle
-// that failed, left undelivered reaches settle after the restart (at least once: settle is
-// idempotent). Deliveries run side by side (a slow settle holds back no other event); a failed one
-// is retried with EventBridge's retry policy (in AWS, Lambda also retries a function error twice
-// and then the event goes to settle's on-failure queue: here every failure is the rule's to retry)
-// and, once that runs out, goes to the dead-letter file. Call it before the engine recovers: an
-// execution that ends as it resumes must find the target there.
-func routeStatusChanges(events *eventbridge.Service, fns *functions, t eventbridge.Target, log *slog.Logger) error {
-	fns.mu.RLock()
-	settle := fns.iam.asRule(localnames.StatusChangeRule, "settle", fns.m["settle"])
-	fns.mu.RUnlock()
-	if settle == nil {
-		log.Warn("no settle handler yet: Execution Status Change events are kept in the feed only")
-		return nil
-	}
-	var arns []any
-	for _, m := range deploy.StateMachines() {
-		arns = append(arns, machineArn(m.Name))
-	}
-	// Julep tasks' machines, made at run time, as the deployed rule names them.
-	arns = append(arns, map[string]any{"prefix": machineArn(strings.TrimSuffix(deploy.TaskMachines, "*"))})
-	pat, _ := json.Marshal(map[string]any{"source": []any{"aws.states"}, "detail-type": []any{"Step Functions Execution Status Change"},
-		"detail": map[string]any{"stateMachineArn": arns, "status": []any{"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}}})
-	p, err := eventbridge.ParsePattern(pat)
-	if err != nil {
-		return fmt.Errorf("the status change pattern: %w", err)
-	}
-	t.Name, t.Rule = localnames.StatusChangeRule, eventbridge.Rule{Pattern: p}
-	t.Deliver = func(ctx context.Context, ev eventbridge.Event) error {
-		data, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		_, ferr, err := settle.Invoke(ctx, data)
-		if ferr != nil {
-			// A function error's message may quote the event: only its type is told.
-			return fmt.Errorf("settle failed: %s", ferr.Type)
-		}
-		return err
-	}
-	return events.AddTarget(t)
-}
-
-func writeEndpoints(dir string, eps map[string]string) error {
-	data, err := json.MarshalIndent(eps, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, ".endpoints.json.tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "endpoints.json"))
-}
-
-func printEndpoints(w *os.File, eps map[string]string, dir string) {
-	fmt.Fprintf(w, "sinew local mode is up (data in %s)\n", dir)
-	for _, n := range []string{"aws", "stepfunctions", "lambda", "http", "events", "kms"} {
-		fmt.Fprintf(w, "  %-14s %s\n", n, eps[n])
-	}
-	// DynamoDB Local's own port checks no signature, so it is not offered: DynamoDB answers on
-	// the aws endpoint like every other AWS API.
-	fmt.Fprintf(w, "  %-14s %s (on the aws endpoint)\n", "dynamodb", eps["aws"])
-	fmt.Fprintf(w, "  %-14s %s%s (in a browser on this machine)\n", "console", eps["http"], console.Prefix)
-	fmt.Fprintln(w, "Point the AWS SDKs and the AWS CLI at it (every AWS API answers on the one endpoint, to requests signed with this directory's credentials):")
-	fmt.Fprintf(w, "  eval \"$(go run ./infra/local env --dir %s)\"\n", dir)
-	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
-	// AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> are honoured from AWS CLI 1.29 and 2.13 and
-	// the SDKs of 2023 on; an older CLI (Debian's awscli 2.9) needs --endpoint-url on each command.
-	fmt.Fprintf(w, "(An AWS CLI older than 1.29 or 2.13 ignores AWS_ENDPOINT_URL: pass --endpoint-url %s.)\n", eps["aws"])
-	fmt.Fprintln(w, "A token for the HTTP API: go run ./infra/local token DEVELOPER_ID")
-	fmt.Fprintln(w, "ready")
 }
