@@ -198,7 +198,8 @@ func (c *console) sfnStatuses(ctx context.Context, arns map[string]string, machi
 }
 
 // describeStatus is one execution's status in Step Functions, or "UNKNOWN" when it cannot be read
-// (the record names an execution that never started).
+// (the record names an execution that never started, or one of tool_call_express, which Step
+// Functions does not keep).
 func (c *console) describeStatus(ctx context.Context, arn string) string {
 	d, err := c.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 	if err != nil {
@@ -271,7 +272,9 @@ func (c *console) getExecution(ctx context.Context, r *httpapi.Request) (*httpap
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) && v.Record != nil {
 		// A call that ran on tool_call_express: Step Functions keeps no Express execution, so
-		// sinew's record is all there is to show (its failures are in the state machine's log).
+		// sinew's record is all there is to show (its failures are in the state machine's log),
+		// and Step Functions' status is unknown, as in the list (describeStatus).
+		v.Status = "UNKNOWN"
 		v.States, v.Calls, v.Events = map[string]*StateView{}, []Call{}, []Event{}
 		return httpapi.OK(v), nil
 	}
