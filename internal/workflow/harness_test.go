@@ -355,11 +355,16 @@ type harness struct {
 	api      *httptest.Server // the api_call target
 	apiHits  int
 	apiMu    sync.Mutex
-	handler  map[string]lambda.Handler
-	tokens   *executor.Tokens
-	red      *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
-	db       *dynamodb.Client
-	table    string
+	// deliveries guards ended (the test is over: no status change is delivered any more) and the
+	// start of a delivery, which inFlight counts.
+	deliveries sync.Mutex
+	ended      bool
+	inFlight   sync.WaitGroup
+	handler    map[string]lambda.Handler
+	tokens     *executor.Tokens
+	red        *secrets.Redactor // the executors' redactor, as functions/integration and apicall wire it
+	db         *dynamodb.Client
+	table      string
 	// machines are the engine's state machines by ARN (add before starting executions).
 	machines map[string]*asl.Machine
 	// beforeDDB, when set, is called with each DynamoDB operation's name before it is sent.
@@ -440,10 +445,27 @@ func newHarness(t testing.TB) *harness {
 		// The deployed EventBridge rule: every final status goes to the settle function. Express
 		// executions send none.
 		OnStatus: func(d asl.Description) {
-			if d.Status != asl.StatusRunning && !strings.Contains(d.ExecutionArn, ":express:") {
-				h.deliver(d)
+			if d.Status == asl.StatusRunning || strings.Contains(d.ExecutionArn, ":express:") {
+				return
 			}
+			h.deliveries.Lock()
+			if h.ended {
+				h.deliveries.Unlock()
+				return
+			}
+			h.inFlight.Add(1)
+			h.deliveries.Unlock()
+			defer h.inFlight.Done()
+			h.deliver(d)
 		}})
+	// An execution a test left running may end after it: its status change is not delivered once
+	// the test is over, and one being delivered is waited for, before the table goes.
+	t.Cleanup(func() {
+		h.deliveries.Lock()
+		h.ended = true
+		h.deliveries.Unlock()
+		h.inFlight.Wait()
+	})
 	h.svc = &workflow.Service{Store: h.store, SFN: &engineSFN{eng: h.eng, machines: machines}, ToolCallARN: toolCallARN}
 
 	h.function = &executor.Function{Store: h.store, Events: eventbus.Bus{Client: ebc}, EventBus: "default"}
