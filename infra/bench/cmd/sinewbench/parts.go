@@ -229,7 +229,7 @@ func peerVerdict(r *report, ours map[string]samples, peer map[string][]float64) 
 
 func partLocal(ctx context.Context, o options, r *report) error {
 	t, n := bt(o, "200x", 1)
-	g := goBench{pkg: "./infra/local", bench: "^Benchmark(StartToResult|TaskSuccessToCompletion|SelfCall)$", benchtime: t, count: n, ddb: true}
+	g := goBench{pkg: "./infra/local", bench: "^Benchmark(StartToResult|TaskSuccessToCompletion|SelfCall|ToolCallToResult)$", benchtime: t, count: n, ddb: true}
 	res, err := g.run(ctx)
 	if err != nil {
 		return err
