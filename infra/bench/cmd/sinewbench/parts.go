@@ -247,7 +247,9 @@ func partLocal(ctx context.Context, o options, r *report) error {
 	}
 	p50, p99 := res.get("BenchmarkTaskSuccessToCompletion", "p50-ms"), res.get("BenchmarkTaskSuccessToCompletion", "p99-ms")
 	r.printf("local", "| SendTaskSuccess → completion | %.2f | %.2f |\n", p50.median(), p99.median())
-	toolCallLatency(r, res)
+	if err := toolCallLatency(r, res); err != nil {
+		return err
+	}
 	r.printf("local", "Command:\n\n```\n%s\n```\n", g.command())
 	return nil
 }
@@ -255,16 +257,20 @@ func partLocal(ctx context.Context, o options, r *report) error {
 // toolCallLatency is a server-side call (dummy echo) from POST /tool-calls to the caller holding
 // its result, through local mode's HTTP API: answered in the request (tool_call_express) beside
 // 202 then GET /executions/{id} until it has ended (tool_call), measured in the same run.
-func toolCallLatency(r *report, res benchResults) {
+func toolCallLatency(r *report, res benchResults) error {
 	sync50, sync99 := res.get("BenchmarkToolCallToResult/sync", "p50-ms"), res.get("BenchmarkToolCallToResult/sync", "p99-ms")
 	poll50, poll99 := res.get("BenchmarkToolCallToResult/poll", "p50-ms"), res.get("BenchmarkToolCallToResult/poll", "p99-ms")
+	if len(sync50) == 0 || len(poll50) == 0 {
+		// Rows of zeros would pass for figures: a benchmark left out of the part's -bench pattern
+		// fails the run instead.
+		return fmt.Errorf("BenchmarkToolCallToResult gave no figures (sync %d, poll %d runs): is it in the part's -bench pattern?", len(sync50), len(poll50))
+	}
 	r.printf("local", "| POST /tool-calls → result, server-side, in one request (tool_call_express) | %.2f | %.2f |\n", sync50.median(), sync99.median())
 	r.printf("local", "| POST /tool-calls → 202, then GET /executions/{id} until it has ended (tool_call; polled at 5 ms doubling to 200 ms) | %.2f | %.2f |\n\n",
 		poll50.median(), poll99.median())
-	if len(sync50) > 0 && len(poll50) > 0 {
-		r.headline("POST /tool-calls to result, server-side: p50 %.0f ms, p99 %.0f ms in one request; 202 then poll: p50 %.0f ms",
-			sync50.median(), sync99.median(), poll50.median())
-	}
+	r.headline("POST /tool-calls to result, server-side: p50 %.0f ms, p99 %.0f ms in one request; 202 then poll: p50 %.0f ms",
+		sync50.median(), sync99.median(), poll50.median())
+	return nil
 }
 
 func partMemory(ctx context.Context, o options, r *report) error {
