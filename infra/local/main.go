@@ -276,7 +276,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 	}
 	defer stopRIE()
 
-	sfn, err := startWorkflows(ctx, o, st, fns, events, log)
+	sfn, err := startWorkflows(ctx, o, dir, st, fns, events, log)
 	if err != nil {
 		return err
 	}

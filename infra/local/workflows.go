@@ -25,11 +25,11 @@ import (
 
 // startWorkflows routes the status changes of executions to settle, then starts Step Functions,
 // which may end executions as soon as it recovers them, and the sweep of open records.
-func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
+func startWorkflows(ctx context.Context, o options, dir string, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
 	if err := routeStatusChanges(events, fns, eventbridge.Target{}, log); err != nil {
 		return nil, err
 	}
-	sfn, err := startStepFunctions(ctx, o, st, fns, events, log)
+	sfn, err := startStepFunctions(ctx, o, dir, st, fns, events, log)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func startWorkflows(ctx context.Context, o options, st *durable.Store, fns *func
 // startStepFunctions is the local Step Functions: the engine over the durable store's recorder
 // (which journals every Lambda call and timer), its executions recovered from the store, and the
 // state machines of statemachines/ loaded.
-func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
+func startStepFunctions(ctx context.Context, o options, dir string, st *durable.Store, fns *functions, events *eventbridge.Service, log *slog.Logger) (*sfnapi.Service, error) {
 	direct := directIntegrations(o.quotas)
 	rec := durable.NewRecorder(st, withIntegrations{fns: fns, direct: direct, iam: fns.iam}, asl.RealClock{}, log)
 	fns.iam.useTokens(rec)
@@ -61,6 +61,11 @@ func startStepFunctions(ctx context.Context, o options, st *durable.Store, fns *
 		return nil, err
 	}
 	if err := loadStateMachines(o.root, sfn, fns, log); err != nil {
+		return nil, err
+	}
+	// Asynchronous Express starts are journaled from here on; those of before a restart run now
+	// that their machines are loaded.
+	if err := sfn.StartExpressJournal(dir); err != nil {
 		return nil, err
 	}
 	return sfn, nil

@@ -140,6 +140,9 @@ type StartInput struct {
 	// Express: an Express execution, whose ARN is AWS's express:<machine>:<name>:<id>, so a name
 	// may be used again (Step Functions checks no Express name for uniqueness).
 	Express bool
+	// ExpressID, for an Express execution, is the id its ARN ends with ("": a random one), so a
+	// caller that journaled a start can answer its ARN first and run it again after a crash.
+	ExpressID string
 }
 
 // Execution is one run of a machine.
@@ -234,7 +237,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (*Execution, error) {
 	if smArn == "" {
 		smArn = e.defaultMachineArn
 	}
-	execArn, name := executionArn(smArn, in.Name, in.Express)
+	execArn, name := executionArn(smArn, in.Name, in.Express, in.ExpressID)
 
 	x := &Execution{eng: e, ARN: execArn, Name: name, MachineARN: smArn, machine: in.Machine, input: input,
 		inputJSON: raw, startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{})}
@@ -510,7 +513,7 @@ func abortOf(ctx context.Context) *abortCause {
 // executionArn is the ARN of the execution name of machine smArn, and the name: a random id when
 // name is "" (the runtime's random source: a name is not a secret), made inside the ARN's text
 // (one allocation for both). An Express execution's ARN is express:<machine>:<name>:<id>.
-func executionArn(smArn, name string, express bool) (arn, execName string) {
+func executionArn(smArn, name string, express bool, expressID string) (arn, execName string) {
 	pre, mid, post := smArn, "", ""
 	if i := strings.Index(smArn, ":stateMachine:"); i >= 0 {
 		pre, mid, post = smArn[:i], ":execution:", smArn[i+len(":stateMachine:"):]
@@ -522,6 +525,9 @@ func executionArn(smArn, name string, express bool) (arn, execName string) {
 		if name == "" {
 			id := randomUUIDBytes()
 			name = string(id[:])
+		}
+		if expressID != "" {
+			return pre + mid + post + ":" + name + ":" + expressID, name
 		}
 		id := randomUUIDBytes()
 		return pre + mid + post + ":" + name + ":" + string(id[:]), name

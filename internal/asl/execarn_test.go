@@ -19,7 +19,7 @@ func TestExecutionArn(t *testing.T) {
 		{"arn:aws:states:us-east-1:1:stateMachine:m", "", `^arn:aws:states:us-east-1:1:express:m:` + uuid + `:` + uuid + `$`, true},
 	}
 	for _, tt := range tests {
-		arn, name := executionArn(tt.machine, tt.name, tt.express)
+		arn, name := executionArn(tt.machine, tt.name, tt.express, "")
 		if !regexp.MustCompile(tt.arn).MatchString(arn) {
 			t.Errorf("executionArn(%q, %q) = %q, want %s", tt.machine, tt.name, arn, tt.arn)
 		}
@@ -31,15 +31,24 @@ func TestExecutionArn(t *testing.T) {
 			t.Errorf("executionArn(%q, %q) name %q, want the ARN's last part", tt.machine, tt.name, name)
 		}
 	}
-	a, _ := executionArn("m", "", false)
-	b, _ := executionArn("m", "", false)
+	a, _ := executionArn("m", "", false, "")
+	b, _ := executionArn("m", "", false, "")
 	if a == b {
 		t.Errorf("two generated names are the same: %s", a)
 	}
 	// Step Functions does not keep Express names unique: the same name twice is two executions.
-	c, _ := executionArn("arn:aws:states:us-east-1:1:stateMachine:m", "run", true)
-	d, _ := executionArn("arn:aws:states:us-east-1:1:stateMachine:m", "run", true)
+	c, _ := executionArn("arn:aws:states:us-east-1:1:stateMachine:m", "run", true, "")
+	d, _ := executionArn("arn:aws:states:us-east-1:1:stateMachine:m", "run", true, "")
 	if c == d {
 		t.Errorf("two Express executions of one name share an ARN: %s", c)
+	}
+}
+
+// A journaled Express start names its id, so the ARN answered before it runs is the one it runs
+// under, after a restart too.
+func TestExpressARNWithID(t *testing.T) {
+	arn, name := executionArn("arn:aws:states:us-east-1:1:stateMachine:m", "run", true, "id-1")
+	if arn != "arn:aws:states:us-east-1:1:express:m:run:id-1" || name != "run" {
+		t.Errorf("executionArn with an id = %q, %q", arn, name)
 	}
 }

@@ -61,14 +61,14 @@ func walkExpress(node map[string]any, at string) error {
 	return nil
 }
 
-// startExpress starts an Express execution of m on the engine alone (nothing journaled: after a
-// restart it is gone, as a crashed Express execution's state is in AWS).
-func (s *Service) startExpress(ctx context.Context, m *machine, name, input string) (*asl.Execution, error) {
+// startExpress starts an Express execution of m on the engine alone: its state is not journaled
+// (an asynchronous start is: StartExpressJournal). id is its ARN's last part ("": a random one).
+func (s *Service) startExpress(ctx context.Context, m *machine, name, input, id string) (*asl.Execution, error) {
 	// Not journaled (no execution of the recorder's is begun under this name), but named by its
 	// machine, so what it calls is recorded as its machine's role calls it.
 	ctx = durable.WithExecution(context.WithoutCancel(ctx), strings.Replace(m.rec.Arn, ":stateMachine:", ":express:", 1)+":"+name)
 	x, err := s.opts.Engine.Start(ctx, asl.StartInput{Machine: m.m, StateMachineArn: m.rec.Arn,
-		Name: orName(name), Input: input, RoleArn: m.rec.RoleArn, Express: true})
+		Name: orName(name), Input: input, RoleArn: m.rec.RoleArn, Express: true, ExpressID: id})
 	if err != nil {
 		return nil, engineErr(err)
 	}

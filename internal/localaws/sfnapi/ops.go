@@ -308,13 +308,8 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 		return nil, err
 	}
 	if m.rec.Type == "EXPRESS" {
-		// An asynchronous Express execution: run it, keep nothing (AWS keeps no history either).
-		x, err := s.startExpress(ctx, m, in.Name, input)
-		if err != nil {
-			return nil, err
-		}
-		go s.runSync(ctx, x)
-		return map[string]any{"executionArn": x.ARN, "startDate": epoch(x.Describe().StartDate)}, nil
+		// An asynchronous Express execution: run at least once, with no history (as AWS).
+		return s.startExpressAsync(ctx, m, in.Name, input)
 	}
 	name := orName(in.Name)
 	arn := strings.Replace(m.rec.Arn, ":stateMachine:", ":execution:", 1) + ":" + name
@@ -410,7 +405,7 @@ func (s *Service) startSyncExecution(ctx context.Context, body []byte) (any, err
 	if m.rec.Type != "EXPRESS" {
 		return nil, apiErr("StateMachineTypeNotSupported", "This operation is not supported by this type of state machine")
 	}
-	x, err := s.startExpress(ctx, m, in.Name, input)
+	x, err := s.startExpress(ctx, m, in.Name, input, "")
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"sinew/internal/jsonv"
 	"sinew/internal/localaws/awsjson"
 	"sinew/internal/localaws/durable"
+	"sinew/internal/localaws/outbox"
 )
 
 // Limits of the service.
@@ -66,6 +67,8 @@ type Service struct {
 	execs    map[string]*execution // by ARN, Standard executions only
 	seq      uint64
 	watchers sync.WaitGroup
+	// expressJournal journals asynchronous Express starts (StartExpressJournal); nil: in memory.
+	expressJournal *outbox.Outbox
 }
 
 type machine struct {
