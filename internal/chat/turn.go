@@ -18,6 +18,7 @@ import (
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/store"
 	"sinew/internal/tool"
+	"sinew/internal/toolsearch"
 	"sinew/internal/workflow"
 )
 
@@ -206,10 +207,10 @@ func (r *chatRun) newLoop(ctx context.Context) (*loop.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := newToolSearch(formatted, s.d.ToolSearchThreshold)
+	ts := toolsearch.NewSelector(formatted, s.d.ToolSearchThreshold)
 	var offer func(*loop.State) []llm.Function
 	if ts != nil {
-		formatted, offer = ts.withSearch(formatted), ts.offer
+		formatted, offer = ts.WithSearch(formatted), ts.Offer
 	}
 	r.auto = req.AutoRunTools
 	if r.auto == nil {
@@ -236,7 +237,7 @@ func (r *chatRun) newLoop(ctx context.Context) (*loop.Loop, error) {
 	cc := workflow.Context{DeveloperID: dev, AgentID: agent.ID, SessionID: r.sessionID, Depth: r.c.Depth, TurnID: r.turnID}
 	var runner = s.runner(cc)
 	if ts != nil {
-		runner = ts.runner(runner)
+		runner = ts.Runner(runner)
 	}
 	return loop.New(loop.Config{
 		Model: s.d.Model, Runner: r.savingEach(runner), Tools: formatted, ModelID: model, Offer: offer,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,15 +53,7 @@ func TestToolSearchChatAndMCP(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	limit := 30
-	script := map[string]any{"turns": []any{
-		map[string]any{"expect": map[string]any{"last_role": "user", "max_tools": limit, "tools": []string{"sinew_search_tools", "t_weather_forecast"}},
-			"reply": map[string]any{"content": "", "tool_calls": []any{scriptCall("s1", "sinew_search_tools", map[string]any{"query": "translate text into German"})}}},
-		map[string]any{"expect": map[string]any{"last_role": "tool", "max_tools": limit, "tool_results": map[string]any{"s1": "t_translate_text"},
-			"tools": []string{"sinew_search_tools", "t_translate_text"}},
-			"reply": map[string]any{"content": "", "tool_calls": []any{scriptCall("c1", "t_translate_text", map[string]any{"json": map[string]any{"text": "hello", "target_language": "de"}})}}},
-		map[string]any{"expect": map[string]any{"last_role": "tool", "max_tools": limit, "tool_results": map[string]any{"c1": "Hallo"}},
-			"reply": map[string]any{"content": "It will rain; and hello is Hallo."}},
-	}}
+	script := searchScript(limit)
 	p := startScripted(t, script)
 	dev := p.apiFor(t, "dev-toolsearch")
 	agent := dev.must(t, "POST", "/agents", map[string]any{"name": "many"}, 201)["id"].(string)
@@ -93,6 +86,53 @@ func TestToolSearchChatAndMCP(t *testing.T) {
 	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "sinew_search_tools", Arguments: map[string]any{"limit": 3}}); err != nil {
 		t.Fatalf("a search without a query: %v", err)
+	}
+}
+
+// searchScript is the scripted model of a turn with an agent of many tools: each call is shown at
+// most limit tools; the model searches, is shown what the search found, calls it, and answers.
+func searchScript(limit int) map[string]any {
+	return map[string]any{"turns": []any{
+		map[string]any{"expect": map[string]any{"last_role": "user", "max_tools": limit, "tools": []string{"sinew_search_tools", "t_weather_forecast"}},
+			"reply": map[string]any{"content": "", "tool_calls": []any{scriptCall("s1", "sinew_search_tools", map[string]any{"query": "translate text into German"})}}},
+		map[string]any{"expect": map[string]any{"last_role": "tool", "max_tools": limit, "tool_results": map[string]any{"s1": "t_translate_text"},
+			"tools": []string{"sinew_search_tools", "t_translate_text"}},
+			"reply": map[string]any{"content": "", "tool_calls": []any{scriptCall("c1", "t_translate_text", map[string]any{"json": map[string]any{"text": "hello", "target_language": "de"}})}}},
+		map[string]any{"expect": map[string]any{"last_role": "tool", "max_tools": limit, "tool_results": map[string]any{"c1": "Hallo"}},
+			"reply": map[string]any{"content": "It will rain; and hello is Hallo."}},
+	}}
+}
+
+// TestToolSearchAgentLoop: the same turn handed to agent_loop (an async chat) shows the model at
+// most the threshold's worth of tools at each step, and its model step answers the searches, so
+// the Map runs only the agent's own calls.
+func TestToolSearchAgentLoop(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "translated": "Hallo"})
+	}))
+	t.Cleanup(srv.Close)
+	p := startScripted(t, searchScript(30))
+	dev := p.apiFor(t, "dev-toolsearch-loop")
+	agent := dev.must(t, "POST", "/agents", map[string]any{"name": "many"}, 201)["id"].(string)
+	dev.must(t, "POST", "/agents/"+agent+"/tools/openapi", map[string]any{"document": manyToolsDocument(t, 500), "base_url": srv.URL, "prefix": "t_"}, 201)
+	session := dev.must(t, "POST", "/sessions", map[string]any{"agent": agent}, 201)["id"].(string)
+	started := dev.must(t, "POST", "/sessions/"+session+"/chat", map[string]any{"auto_run_tools": true, "async": true,
+		"messages": []any{map[string]any{"role": "user", "content": "Will it rain in Tokyo this weekend?"}}}, 202)
+	id, _ := started["execution_id"].(string)
+	if id == "" {
+		t.Fatalf("the async chat's answer: %v", started)
+	}
+	var x map[string]any
+	for range 600 {
+		x = dev.must(t, "GET", "/executions/"+id, nil, 200)
+		if s := x["status"]; s != "running" && s != "awaiting_input" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if x["status"] != "succeeded" || !strings.Contains(jsonOf(t, x), "hello is Hallo") {
+		t.Fatalf("agent_loop's execution: %v", x)
 	}
 }
 

@@ -39,6 +39,7 @@ func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	s := agentloop.New(agentloop.Deps{
 		Store: l.Store(handler.NoKey{}), Model: m, FlagDefaults: cfg.FlagDefaults, Log: env.Logger(),
 		MaxCallsPerReply: cfg.MaxCallsPerReply, MaxCallsPerTurn: cfg.MaxCallsPerTurn, Formatter: Formatter(),
+		ToolSearchThreshold: cfg.ToolSearchThreshold,
 	})
 	return lambdaboundary.Handler(Handler(s)), nil
 }

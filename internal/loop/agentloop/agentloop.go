@@ -21,6 +21,7 @@ import (
 	"sinew/internal/loop/toolfmt"
 	"sinew/internal/store"
 	"sinew/internal/tool"
+	"sinew/internal/toolsearch"
 	"sinew/internal/workflow"
 )
 
@@ -120,6 +121,9 @@ type Deps struct {
 	// their defaults when 0.
 	MaxCallsPerReply int
 	MaxCallsPerTurn  int
+	// ToolSearchThreshold: an agent with more tools is shown sinew_search_tools and the tools most
+	// relevant to the turn, this many in all (toolsearch.DefaultThreshold when 0), as in a chat.
+	ToolSearchThreshold int
 }
 
 // Stepper runs model steps.
@@ -175,7 +179,7 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := s.loopConfig(ctx, in, agent, cc)
+	cfg, search, err := s.loopConfig(ctx, in, agent, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +207,7 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 				return nil, err
 			}
 		}
-		if err := s.advance(ctx, cc, lp, sv.Loop, ev); err != nil {
+		if err := s.advance(ctx, cc, lp, search, sv.Loop, ev); err != nil {
 			return nil, err
 		}
 		sv.Steps++
@@ -217,21 +221,26 @@ func (s *Stepper) Step(ctx context.Context, ev Event) (*Output, error) {
 // loopConfig is the loop's configuration for in: the tools formatted for the model (with the
 // metadata's integration arguments), the model, the iteration cap, tool_choice and the settings
 // (the agent's defaults under the input's).
-func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, cc workflow.Context) (loop.Config, error) {
+func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, cc workflow.Context) (loop.Config, *toolsearch.Selector, error) {
 	dev := in.DeveloperID
 	tools, err := s.tools(ctx, in)
 	if err != nil {
-		return loop.Config{}, err
+		return loop.Config{}, nil, err
 	}
 	scopeMeta, err := s.scopeMetadata(ctx, cc)
 	if err != nil {
-		return loop.Config{}, err
+		return loop.Config{}, nil, err
 	}
 	formatted, err := s.d.Formatter.FormatAll(tools, IntegrationArgs(agent.Metadata, scopeMeta))
 	if err != nil {
-		return loop.Config{}, err
+		return loop.Config{}, nil, err
 	}
-	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log, ModelID: agent.Model,
+	var offer func(*loop.State) []llm.Function
+	search := toolsearch.NewSelector(formatted, s.d.ToolSearchThreshold)
+	if search != nil {
+		formatted, offer = search.WithSearch(formatted), search.Offer
+	}
+	cfg := loop.Config{Model: s.d.Model, Tools: formatted, RunFunctions: true, Log: s.d.Log, ModelID: agent.Model, Offer: offer,
 		MaxCallsPerReply: s.d.MaxCallsPerReply,
 		Budget:           loop.StoreBudget{Store: s.d.Store, DeveloperID: dev, TurnID: cc.TurnID, Max: s.d.MaxCallsPerTurn},
 		Resolve:          func(ctx context.Context, v any) (any, error) { return s.d.Store.LoadValue(ctx, dev, v) }}
@@ -243,7 +252,7 @@ func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, 
 	}
 	if in.ToolChoice != nil {
 		if cfg.ToolChoice, err = llm.ParseToolChoice("tool_choice", in.ToolChoice); err != nil {
-			return loop.Config{}, err
+			return loop.Config{}, nil, err
 		}
 	}
 	settings := map[string]any{}
@@ -254,9 +263,9 @@ func (s *Stepper) loopConfig(ctx context.Context, in Input, agent *store.Agent, 
 		settings[k] = v
 	}
 	if cfg.Settings, err = llm.ParseSettings("settings", settings); err != nil {
-		return loop.Config{}, err
+		return loop.Config{}, nil, err
 	}
-	return cfg, nil
+	return cfg, search, nil
 }
 
 // loadState is the loop's state: a new one on the first step, else the one the previous step
@@ -341,7 +350,7 @@ func (s *Stepper) output(ctx context.Context, cc workflow.Context, lp *loop.Loop
 
 // advance is the step's work on the loop: feed the previous turn's results, then prompt the model
 // unless the loop is done or has a turn to run already (one adopted from the chat).
-func (s *Stepper) advance(ctx context.Context, cc workflow.Context, lp *loop.Loop, st *loop.State, ev Event) error {
+func (s *Stepper) advance(ctx context.Context, cc workflow.Context, lp *loop.Loop, search *toolsearch.Selector, st *loop.State, ev Event) error {
 	if len(st.Turn) > 0 && ev.State != nil {
 		if err := lp.Feed(ctx, st, s.results(ctx, cc, st, ev.Results)); err != nil {
 			return err
@@ -349,6 +358,9 @@ func (s *Stepper) advance(ctx context.Context, cc workflow.Context, lp *loop.Loo
 	}
 	if !st.Done && len(st.Turn) == 0 {
 		if err := lp.Prompt(ctx, st); err != nil {
+			return err
+		}
+		if err := answerSearches(ctx, lp, search, st); err != nil {
 			return err
 		}
 	}
@@ -359,6 +371,25 @@ func (s *Stepper) advance(ctx context.Context, cc workflow.Context, lp *loop.Loo
 		}
 	}
 	return nil
+}
+
+// answerSearches answers the turn's calls of the search tool in the step (it has no executor for
+// the Map to call), so the Map runs only the others.
+func answerSearches(ctx context.Context, lp *loop.Loop, search *toolsearch.Selector, st *loop.State) error {
+	if search == nil || st.Done {
+		return nil
+	}
+	var results []tool.Result
+	calls, defs := lp.ToRun(st)
+	for i, c := range calls {
+		if search.Owns(defs[i]) {
+			results = append(results, search.Answer(c))
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	return lp.FeedPartial(ctx, st, results)
 }
 
 // adopt takes over the turn the chat handed off (Input.Turn).
