@@ -34,5 +34,37 @@ func partToolSearch(ctx context.Context, o options, r *report) error {
 			r.headline("Tool search recall@5 (held-out queries over %s tools): %s", m[2], m[5])
 		}
 	}
+	return gatewayTimes(ctx, o, r)
+}
+
+// gatewayTimes are the gateway's own costs in time: an OpenAPI import of 300 operations (parse,
+// resolve, make the tools; the writes are DynamoDB's) and a search over 500 tools.
+func gatewayTimes(ctx context.Context, o options, r *report) error {
+	t, n := bt(o, "", 5)
+	imp := goBench{pkg: "./internal/openapitools", bench: "^BenchmarkImport300$", benchtime: t, count: n}
+	search := goBench{pkg: "./internal/toolsearch", bench: "^BenchmarkSearch500$", benchtime: t, count: n}
+	r.printf("toolsearch", "\n| figure | median ms | min–max ms |\n|---|---|---|\n")
+	for _, g := range []struct {
+		b     goBench
+		name  string
+		label string
+	}{{imp, "BenchmarkImport300", "OpenAPI import of 300 operations (a real document)"},
+		{search, "BenchmarkSearch500/index", "indexing 500 tools (once per turn)"},
+		{search, "BenchmarkSearch500/search", "a search over 500 tools"}} {
+		res, err := g.b.run(ctx)
+		if err != nil {
+			return err
+		}
+		ns := res.get(g.name, "ns/op")
+		if len(ns) == 0 {
+			return fmt.Errorf("%s gave no figures", g.name)
+		}
+		lo, hi := ns.spread()
+		r.printf("toolsearch", "| %s | %.2f | %.2f–%.2f |\n", g.label, ns.median()/1e6, lo/1e6, hi/1e6)
+		if g.name == "BenchmarkImport300" {
+			r.headline("OpenAPI import of 300 operations (parse, resolve, make the tools): %.0f ms", ns.median()/1e6)
+		}
+	}
+	r.printf("toolsearch", "\nCommands:\n\n```\n%s\n%s\n```\n", imp.command(), search.command())
 	return nil
 }
