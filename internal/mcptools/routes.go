@@ -12,6 +12,7 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
 	"sinew/internal/integrations/providers/mcp"
+	"sinew/internal/resources"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -47,17 +48,10 @@ func Register(rt *httpapi.Router, d Deps) {
 	}
 	rt.Schema("MCPImport", requestSchema())
 	rt.Schema("MCPImportResult", answerSchema())
-	for _, o := range []struct{ base, param, tag, what string }{
-		{"/agents/{agent_id}", "agent_id", "agent tools", "Agent"},
-		{"/tasks/{task_id}", "task_id", "task tools", "Task"},
-	} {
-		kind := store.OwnerAgent
-		if o.param == "task_id" {
-			kind = store.OwnerTask
-		}
-		h := importer{d: d, owner: func(r *httpapi.Request) store.Owner { return store.Owner{Kind: kind, ID: r.Param(o.param)} }}
-		rt.Handle(httpapi.Route{Method: http.MethodPost, Path: o.base + "/tools/mcp", MaxBody: 64 << 10, Handler: h.create,
-			Op: httpapi.Operation{ID: "import" + o.what + "ToolsFromMCP", Tags: []string{o.tag},
+	for _, o := range resources.ToolOwners {
+		h := importer{d: d, owner: o.Of}
+		rt.Handle(httpapi.Route{Method: http.MethodPost, Path: o.Base + "/tools/mcp", MaxBody: 64 << 10, Handler: h.create,
+			Op: httpapi.Operation{ID: "import" + o.What + "ToolsFromMCP", Tags: []string{o.Tag},
 				Summary: "Make or refresh integration tools from an MCP server's tools",
 				Description: "Lists the server's tools (tools/list, every page; the integration function lists them, as it runs an mcp list_tools call, so only it opens the setup's secrets) and makes one integration tool per remote tool, named prefix + the remote name: provider mcp, method call_tool, " +
 					"the remote name in its arguments, the remote input schema as its params_schema (what the model sees), the setup (headers sealed, or secret references) as its setup. " +

@@ -7,6 +7,7 @@ import (
 
 	"sinew/internal/httpapi"
 	"sinew/internal/netguard"
+	"sinew/internal/resources"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
@@ -47,17 +48,10 @@ func Register(rt *httpapi.Router, d Deps) {
 	}
 	rt.Schema("OpenAPIImport", requestSchema())
 	rt.Schema("OpenAPIImportResult", answerSchema())
-	for _, o := range []struct{ base, param, tag, what string }{
-		{"/agents/{agent_id}", "agent_id", "agent tools", "Agent"},
-		{"/tasks/{task_id}", "task_id", "task tools", "Task"},
-	} {
-		kind := store.OwnerAgent
-		if o.param == "task_id" {
-			kind = store.OwnerTask
-		}
-		h := importer{d: d, owner: func(r *httpapi.Request) store.Owner { return store.Owner{Kind: kind, ID: r.Param(o.param)} }}
-		rt.Handle(httpapi.Route{Method: http.MethodPost, Path: o.base + "/tools/openapi", MaxBody: maxBody, Handler: h.create,
-			Op: httpapi.Operation{ID: "import" + o.what + "ToolsFromOpenAPI", Tags: []string{o.tag},
+	for _, o := range resources.ToolOwners {
+		h := importer{d: d, owner: o.Of}
+		rt.Handle(httpapi.Route{Method: http.MethodPost, Path: o.Base + "/tools/openapi", MaxBody: maxBody, Handler: h.create,
+			Op: httpapi.Operation{ID: "import" + o.What + "ToolsFromOpenAPI", Tags: []string{o.Tag},
 				Summary: "Make api_call tools from an OpenAPI document",
 				Description: "One api_call tool per operation of an OpenAPI 3.0 or 3.1 document (a JSON object, or its JSON or YAML text), all made or none: " +
 					"its URL is base_url or the document's server and the operation's path; its params_schema holds the path, query, header and cookie parameters and the JSON or form body (as the argument body), " +

@@ -13,8 +13,9 @@ func Register(rt *httpapi.Router, s *Service) {
 	registerSchemas(rt)
 	h := handlers{s}
 	h.registerAgents(rt)
-	toolRoutes{s: s, owner: byAgent}.register(rt, "/agents/{agent_id}", "agent tools", "Agent")
-	toolRoutes{s: s, owner: byTask}.register(rt, "/tasks/{task_id}", "task tools", "Task")
+	for _, o := range ToolOwners {
+		toolRoutes{s: s, owner: o.Of}.register(rt, o.Base, o.Tag, o.What)
+	}
 	h.registerTasks(rt)
 	h.registerUsers(rt)
 	docRoutes{s: s, owner: byAgent}.register(rt, "/agents/{agent_id}", "Agent")
@@ -55,6 +56,21 @@ func list[T any](r *httpapi.Request, fetch func(store.Page) (*store.List[T], err
 }
 
 type ownerFn func(r *httpapi.Request) store.Owner
+
+// ToolOwner is a kind of owner of tools as its routes name it: every route that makes or lists
+// tools (here, and the imports of packages openapitools and mcptools) is served under each.
+type ToolOwner struct {
+	Base string  // the owner's path, like /agents/{agent_id}
+	Tag  string  // the routes' OpenAPI tag
+	What string  // the owner in operation ids: Agent, Task
+	Of   ownerFn // the owner a request names
+}
+
+// ToolOwners are the owners of tools: agents and tasks.
+var ToolOwners = []ToolOwner{
+	{Base: "/agents/{agent_id}", Tag: "agent tools", What: "Agent", Of: byAgent},
+	{Base: "/tasks/{task_id}", Tag: "task tools", What: "Task", Of: byTask},
+}
 
 func byAgent(r *httpapi.Request) store.Owner { return agentOwner(r.Param("agent_id")) }
 func byUser(r *httpapi.Request) store.Owner  { return userOwner(r.Param("user_id")) }
