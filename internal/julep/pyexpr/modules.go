@@ -155,47 +155,7 @@ func decodeJSON(s string) (starlark.Value, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("JSONDecodeError: Extra data")
 	}
-	return toStarNumbers(v)
-}
-
-// toStarNumbers converts decoded JSON keeping Python's int/float split ("3" int, "3.0" float).
-func toStarNumbers(v any) (starlark.Value, error) {
-	switch x := v.(type) {
-	case json.Number:
-		if !strings.ContainsAny(string(x), ".eE") {
-			if i, err := x.Int64(); err == nil {
-				return starlark.MakeInt64(i), nil
-			}
-		}
-		f, err := x.Float64()
-		return starlark.Float(f), err
-	case []any:
-		l := make([]starlark.Value, len(x))
-		for i, e := range x {
-			sv, err := toStarNumbers(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = sv
-		}
-		return starlark.NewList(l), nil
-	case map[string]any:
-		// encoding/json loses key order; Python keeps it. Sorted keys at least make it stable.
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		d := starlark.NewDict(len(x))
-		for _, k := range keys {
-			sv, err := toStarNumbers(x[k])
-			if err != nil {
-				return nil, err
-			}
-			_ = d.SetKey(starlark.String(k), sv)
-		}
-		return d, nil
-	}
+	// Decoded with UseNumber: toStar keeps Python's int/float split ("3" an int, "3.0" a float).
 	return toStar(v, 0)
 }
 
