@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,15 +62,18 @@ func TestToolCallExpress(t *testing.T) {
 		t.Errorf("DescribeExecution of an Express execution: %v, want InvalidArn", err)
 	}
 
-	// The CLI's start-sync-execution, told (as `local env` tells it) not to prefix the host with
-	// sync-, which names no loopback host.
-	t.Setenv("AWS_DISABLE_HOST_PREFIX_INJECTION", "true")
-	cli := awsJSON(t, p, p.Endpoints["stepfunctions"], "stepfunctions", "start-sync-execution", "--state-machine-arn", arn,
-		"--name", "cli-1", "--input", input("cli"))
-	billing, _ := cli["billingDetails"].(map[string]any)
-	if cli["status"] != "SUCCEEDED" || !strings.Contains(cli["output"].(string), `"name":"echo"`) || billing["billedMemoryUsedInMB"] == nil {
-		t.Errorf("aws stepfunctions start-sync-execution = %v", cli)
+	// The CLI on PATH, when it is not Debian's, told (as `local env` tells it) not to prefix the
+	// host with sync-, which names no loopback host; Debian's goes through a proxy.
+	if !isDebianCLI(t) {
+		t.Setenv("AWS_DISABLE_HOST_PREFIX_INJECTION", "true")
+		cli := awsJSON(t, p, p.Endpoints["stepfunctions"], "stepfunctions", "start-sync-execution", "--state-machine-arn", arn,
+			"--name", "cli-1", "--input", input("cli"))
+		billing, _ := cli["billingDetails"].(map[string]any)
+		if cli["status"] != "SUCCEEDED" || !strings.Contains(cli["output"].(string), `"name":"echo"`) || billing["billedMemoryUsedInMB"] == nil {
+			t.Errorf("aws stepfunctions start-sync-execution = %v", cli)
+		}
 	}
+	syncThroughProxy(t, p, arn, input("debian"))
 
 	py := `import boto3, botocore.config, json, os, sys
 c = boto3.client("stepfunctions", endpoint_url=os.environ["SFN_URL"], config=botocore.config.Config(inject_host_prefix=False))
@@ -83,5 +87,39 @@ print(json.dumps({"status": r["status"], "output": r.get("output"), "billing": r
 	var got map[string]any
 	if err != nil || json.Unmarshal(pout, &got) != nil || got["status"] != "SUCCEEDED" || !strings.Contains(got["output"].(string), `"name":"echo"`) {
 		t.Errorf("boto3 start_sync_execution: %v %s\n%s", err, pout, stderr.String())
+	}
+}
+
+const debianCLIPath = "/usr/bin/aws"
+
+// isDebianCLI reports whether the aws on PATH is Debian's.
+func isDebianCLI(t *testing.T) bool {
+	path, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatal("the AWS CLI (aws) is not on PATH; the CLI-driven tests need it")
+	}
+	a, errA := os.Stat(path)
+	b, errB := os.Stat(debianCLIPath)
+	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
+// syncThroughProxy runs start-sync-execution with Debian's AWS CLI (2.9, which make deps installs),
+// which predates AWS_DISABLE_HOST_PREFIX_INJECTION and sends to sync-127.0.0.1: told to use the
+// Step Functions endpoint as its HTTP proxy, it gets there all the same.
+func syncThroughProxy(t *testing.T, p *proc, arn, input string) {
+	t.Helper()
+	if _, err := os.Stat(debianCLIPath); err != nil {
+		t.Fatalf("Debian's AWS CLI (%s) is missing: make deps installs it (apt-get install awscli)", debianCLIPath)
+	}
+	ep := p.Endpoints["stepfunctions"]
+	cmd := exec.Command(debianCLIPath, "stepfunctions", "start-sync-execution", "--state-machine-arn", arn, "--name", "cli-proxy",
+		"--input", input, "--endpoint-url", ep, "--output", "json")
+	cmd.Env = append(append(os.Environ(), p.AWSEnv()...), "HTTP_PROXY="+ep, "NO_PROXY=", "AWS_DISABLE_HOST_PREFIX_INJECTION=false")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var got map[string]any
+	if err != nil || json.Unmarshal(out, &got) != nil || got["status"] != "SUCCEEDED" || !strings.Contains(fmt.Sprint(got["output"]), `"name":"echo"`) {
+		t.Errorf("Debian's aws stepfunctions start-sync-execution through HTTP_PROXY: %v %s\n%s", err, out, stderr.String())
 	}
 }

@@ -134,8 +134,9 @@ func envCmd(w io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "export AWS_ENDPOINT_URL=%s\n", eps["aws"])
-	// StartSyncExecution's sync- host prefix names no loopback host: the CLI (botocore 1.38 and
-	// later) and boto3 skip it with this set, and the one endpoint serves it.
+	// StartSyncExecution's sync- host prefix names no loopback host: CLIs and boto3 released since
+	// February 2025 skip it with this set, and the one endpoint serves it. An older CLI
+	// reaches it with HTTP_PROXY set to the endpoint (infra/local/README.md).
 	fmt.Fprintln(w, "export AWS_DISABLE_HOST_PREFIX_INJECTION=true")
 	for _, kv := range creds.Env() {
 		fmt.Fprintf(w, "export %s\n", kv)

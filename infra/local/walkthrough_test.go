@@ -125,7 +125,7 @@ func walkthroughEnv(cliDir string) []string {
 // walkthrough runs with the CLI a reader gets from make deps, not whichever is first on PATH.
 func debianCLI(t *testing.T) string {
 	t.Helper()
-	const bin = "/usr/bin/aws"
+	bin := debianCLIPath
 	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil {
 		t.Fatalf("%s --version: %v %s (make deps installs Debian's awscli)", bin, err, out)
 	}

@@ -52,7 +52,10 @@ func Check(r *http.Request) string {
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback: "localhost", an IPv4
-// address in 127.0.0.0/8, or [::1], with or without a port.
+// address in 127.0.0.0/8, or [::1], with or without a port. An AWS client prefixes some operations'
+// host with a label (StartSyncExecution's "sync-"): "sync-localhost" or "sync-127.0.0.1" reaches
+// local mode only through a proxy the client was told to use, and, being no name DNS can give a
+// web page, they pass too.
 func loopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
@@ -61,6 +64,9 @@ func loopbackHost(hostport string) bool {
 		host = host[1 : len(host)-1]
 	}
 	bracketed := strings.HasPrefix(hostport, "[")
+	if rest, ok := cutPrefixFold(host, syncPrefix); ok && !bracketed {
+		host = rest
+	}
 	if strings.EqualFold(host, "localhost") && !bracketed {
 		return true
 	}
@@ -69,6 +75,17 @@ func loopbackHost(hostport string) bool {
 		return false // a name, or an address written as no browser or client writes it
 	}
 	return addr.Unmap().IsLoopback()
+}
+
+// syncPrefix is the host prefix AWS's clients put on StartSyncExecution's endpoint
+// (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartSyncExecution.html).
+const syncPrefix = "sync-"
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) > len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // RefusalPolicy is the Content-Security-Policy of a refusal: nothing may run or load.
