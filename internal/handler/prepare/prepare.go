@@ -23,6 +23,7 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/handler"
 	"sinew/internal/jsonv"
+	"sinew/internal/julep/pyexpr"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -86,6 +87,9 @@ func Handler(d Deps) func(context.Context, json.RawMessage) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ev.evaluate != nil {
+			return pyexpr.Evaluate(ctx, *ev.evaluate)
+		}
 		if ev.route {
 			// A routing answer, not the Task's failure: the invocation succeeds.
 			return struct{}{}, d.Tokens.Answer(ctx, ev.token, nil, routeToPrepare)
@@ -133,16 +137,27 @@ func (d Deps) handOn(ctx context.Context, p *workflow.Prepared, token string) er
 // event is what prepare was invoked with: the request (with the token of tool_call v4 or v5's
 // Dispatch, or none from a Prepare state), or route, Dispatch's token for the Prepare state.
 type event struct {
-	in    workflow.PrepareInput
-	route bool
-	token string
+	in       workflow.PrepareInput
+	route    bool
+	token    string
+	evaluate *pyexpr.Request
 }
 
 // decode reads raw: an envelope of Dispatch's (it has a "task_token" and a "call" key) or the
 // request itself.
 func decode(raw json.RawMessage) (event, error) {
 	var keys map[string]json.RawMessage
-	if json.Unmarshal(raw, &keys) == nil && (keys["request"] != nil || keys["call"] != nil) {
+	_ = json.Unmarshal(raw, &keys)
+	if keys["evaluate"] != nil {
+		var ev struct {
+			Evaluate *pyexpr.Request `json:"evaluate"`
+		}
+		if err := lambdaboundary.DecodeEvent(raw, &ev); err != nil || ev.Evaluate == nil {
+			return event{}, fault.Invalid("evaluate", "evaluate is {expressions, env}")
+		}
+		return event{evaluate: ev.Evaluate}, nil
+	}
+	if keys["request"] != nil || keys["call"] != nil {
 		var env executor.Envelope
 		if err := lambdaboundary.DecodeEvent(raw, &env); err != nil {
 			return event{}, err
