@@ -6,6 +6,12 @@
 // which sends the execution to the Prepare state: prepare waits on no other function. Executions of
 // the earlier definitions, whose Dispatch gave prepare the request with the token, still get their
 // call handed on, as an Event invocation that prepare does not wait for.
+//
+// It is also the evaluator of Julep tasks' expressions that do not compile to JSONata: a task
+// machine's Task invokes it with {evaluate: {expressions, env}} (package julep/taskflow) and gets
+// pyexpr.Evaluate's {values} or {error}. That action reads and writes nothing, so it needs no grant
+// beyond prepare's own; an action on this function rather than a function of its own saves an
+// account's Lambda slots and the alarms each function carries.
 package prepare
 
 import (
