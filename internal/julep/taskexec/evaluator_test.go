@@ -42,7 +42,7 @@ func TestEvaluatorInLocalMode(t *testing.T) {
 		{"evaluate": {"x": "$ _['xs'][::2]['k']"}}]`)}, 201)
 	id = l.api("POST", "/tasks/"+bad["id"].(string)+"/executions", map[string]any{"input": map[string]any{"xs": []any{1}}}, 201)["id"].(string)
 	failed := l.waitStatus(id, "failed")
-	if e, _ := failed["error"].(string); !strings.Contains(e, "Julep.StepError") || !strings.Contains(e, `_['xs'][::2]['k']`) {
+	if e, _ := failed["error"].(string); !strings.HasPrefix(e, `Julep.StepError: expression "_['xs'][::2]['k']": `) {
 		t.Errorf("error %q, want Julep.StepError naming the expression", e)
 	}
 

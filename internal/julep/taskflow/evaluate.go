@@ -60,13 +60,14 @@ func (c *compiler) deferToEvaluator(src string) (string, error) {
 	}
 	key := "e" + strconv.Itoa(len(b.exprs))
 	b.exprs[key] = src
-	return "$lookup($" + b.variable + ", " + quote(key) + ")", nil
+	return "$lookup($" + b.variable + ".values, " + quote(key) + ")", nil
 }
 
-// evalTask is the Task that evaluates b's expressions over the step's input and goes on to the
-// step (next); its output is its input, so the step reads the same `_`. An expression that fails
-// fails the step with Julep.StepError and the evaluator's message.
-func (c *compiler) evalTask(s *Step, b *evalBatch, next string) map[string]any {
+// evalStates are the Task that evaluates b's expressions over the step's input (name) and the
+// Choice after it, which goes on to the step (next) with the input unchanged, so the step reads the
+// same `_`; an expression that raised fails the step there, Julep.StepError with the evaluator's
+// message (the expression and Python's exception).
+func (c *compiler) evalStates(s *Step, b *evalBatch, name, next string) map[string]map[string]any {
 	keys := make([]string, 0, len(b.exprs))
 	for k := range b.exprs {
 		keys = append(keys, k)
@@ -89,14 +90,21 @@ func (c *compiler) evalTask(s *Step, b *evalBatch, next string) map[string]any {
 		}
 	}
 	payload := "{'evaluate': {'expressions': {" + strings.Join(exprs, ", ") + "}, 'env': {" + strings.Join(env, ", ") + "}}}"
-	return map[string]any{
-		"Type": "Task", "Comment": label(s) + " " + EvalMark, "Resource": "arn:aws:states:::lambda:invoke",
-		"Arguments": map[string]any{"FunctionName": c.o.Eval.Function, "Payload": "{% " + payload + " %}"},
-		"Retry":     lambdaRetry,
-		"Assign":    map[string]any{b.variable: "{% $states.result.Payload.values %}"},
-		"Output": "{% ($e := $states.result.Payload.error; $exists($e) and $e != null ? $error(" + quote(StepErrorName+": ") +
-			" & $e) : $states.input) %}",
-		"Next": next,
+	v := "$" + b.variable
+	return map[string]map[string]any{
+		name: {
+			"Type": "Task", "Comment": label(s) + " " + EvalMark, "Resource": "arn:aws:states:::lambda:invoke",
+			"Arguments": map[string]any{"FunctionName": c.o.Eval.Function, "Payload": "{% " + payload + " %}"},
+			"Retry":     lambdaRetry,
+			"Assign":    map[string]any{b.variable: "{% $states.result.Payload %}"},
+			"Output":    "{% $states.input %}", "Next": name + ".check",
+		},
+		name + ".check": {
+			"Type": "Choice", "Comment": label(s) + ": an expression that raised fails the step",
+			"Choices": []any{map[string]any{"Condition": "{% $exists(" + v + ".error) and " + v + ".error != null %}", "Next": name + ".failed"}},
+			"Default": next,
+		},
+		name + ".failed": {"Type": "Fail", "Comment": label(s) + ": " + StepErrorName, "Error": StepErrorName, "Cause": "{% " + v + ".error %}"},
 	}
 }
 
@@ -108,20 +116,20 @@ var lambdaRetry = []any{map[string]any{
 }}
 
 // redirect points every transition to a state in to at its replacement (a step's evaluator Task,
-// which goes on to the step), in states and the Map and Parallel states nested in them. A Task
-// never points at itself, so it keeps its Next.
+// which goes on to the step), in states and the Map and Parallel states nested in them; the
+// evaluator's own states (named after its Task) keep theirs.
 func redirect(states map[string]any, to map[string]string) {
 	for name, v := range states {
 		st, _ := v.(map[string]any)
 		for _, k := range []string{"Next", "Default"} {
-			if n, ok := st[k].(string); ok && to[n] != "" && to[n] != name {
+			if n, ok := st[k].(string); ok && to[n] != "" && !strings.HasPrefix(name, to[n]) {
 				st[k] = to[n]
 			}
 		}
 		if cs, ok := st["Choices"].([]any); ok {
 			for _, ch := range cs {
 				m := ch.(map[string]any)
-				if n, ok := m["Next"].(string); ok && to[n] != "" {
+				if n, ok := m["Next"].(string); ok && to[n] != "" && !strings.HasPrefix(name, to[n]) {
 					m["Next"] = to[n]
 				}
 			}

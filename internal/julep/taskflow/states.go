@@ -16,7 +16,9 @@ func (c *compiler) step(sc scope, s *Step) error {
 	}
 	if b := c.batch; b.variable != "" {
 		name := sc.name + evalSuffix
-		c.put(sc, name, c.evalTask(s, b, sc.name))
+		for n, st := range c.evalStates(s, b, name, sc.name) {
+			c.put(sc, n, st)
+		}
 		c.evalAt[sc.name] = name
 	}
 	return nil
