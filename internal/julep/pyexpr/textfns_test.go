@@ -11,6 +11,9 @@ import (
 func TestTextHelpers(t *testing.T) {
 	many := strings.Repeat("One sentence here. ", 20)
 	for _, tc := range []struct{ src, want string }{
+		// The examples in markdown2's and markdownify's READMEs, with the text they give there.
+		{"$ markdown_to_html('*boo!*')", `"<p><em>boo!</em></p>\n"`},
+		{`$ html_to_markdown('<b>Yay</b> <a href="http://github.com">GitHub</a>')`, `"**Yay** [GitHub](http://github.com)"`},
 		{"$ markdown_to_html(_['md'])", `"<h1>Title</h1>\n<p>Some <em>text</em> and <strong>bold</strong>, <a href=\"https://x.org\">a link</a>.</p>\n<ul>\n<li>a</li>\n<li>b</li>\n</ul>\n"`},
 		{"$ markdown_to_html('<b>raw</b> *html*')", `"<p><b>raw</b> <em>html</em></p>\n"`},
 		{"$ html_to_markdown(_['html'])", `"Title\n=====\n\nSome *text* and **bold**, [a link](https://x.org).\n\n* a\n* b"`},

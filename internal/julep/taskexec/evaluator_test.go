@@ -24,7 +24,8 @@ func TestEvaluatorInLocalMode(t *testing.T) {
 		"csv": "a,b\r\n1,2\r\n3,4\r\n", "xs": []any{1, 2, 3, 4, 5}}}, 201)
 	id := x["id"].(string)
 	done := l.waitStatus(id, "succeeded")
-	// python3: the same expressions over the same input, as Julep evaluates them.
+	// python3 gave the same values for the same expressions over the same input (csv, slices, sum);
+	// markdown2 writes "*a*" as "<p><em>a</em></p>\n" (its README's example, "*boo!*").
 	const python = `{"html":"<p><em>a</em></p>\n","n":15,"rows":[["a","b"],["1","2"],["3","4"]],"sum":9}`
 	if out := compact(done["output"]); out != python {
 		t.Errorf("output %s, want Python's %s", out, python)
