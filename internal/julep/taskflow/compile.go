@@ -147,13 +147,15 @@ func quote(s string) string {
 	return string(b)
 }
 
-// names binds Julep's names to the JSONata that holds them in a step's state.
+// names binds Julep's names to the JSONata that holds them in a step's state. inputs and steps are
+// built so that they stay lists whatever their items (JSONata's array constructor would splice a
+// workflow input that is a list, and $map of one output is that one object).
 func names(item string) map[string]string {
 	return map[string]string{
 		"_":       item,
 		"outputs": "$outputs",
-		"inputs":  "$append([$input0], $outputs)",
-		"steps":   "$map($outputs, function($o, $i) {{'input': $i = 0 ? $input0 : $outputs[$i - 1], 'output': $o}})",
+		"inputs":  "$append(" + push("[]", "$input0") + ", $outputs)",
+		"steps":   "$reduce($outputs, function($acc, $o, $i) {$append($acc, [{'input': $i = 0 ? $input0 : $outputs[$i - 1], 'output': $o}])}, [])",
 		"state":   "$state",
 	}
 }

@@ -122,14 +122,14 @@ func redirect(states map[string]any, to map[string]string) {
 	for name, v := range states {
 		st, _ := v.(map[string]any)
 		for _, k := range []string{"Next", "Default"} {
-			if n, ok := st[k].(string); ok && to[n] != "" && !strings.HasPrefix(name, to[n]) {
+			if n, ok := st[k].(string); ok && to[n] != "" && !ownState(name, to[n]) {
 				st[k] = to[n]
 			}
 		}
 		if cs, ok := st["Choices"].([]any); ok {
 			for _, ch := range cs {
 				m := ch.(map[string]any)
-				if n, ok := m["Next"].(string); ok && to[n] != "" && !strings.HasPrefix(name, to[n]) {
+				if n, ok := m["Next"].(string); ok && to[n] != "" && !ownState(name, to[n]) {
 					m["Next"] = to[n]
 				}
 			}
@@ -144,6 +144,9 @@ func redirect(states map[string]any, to map[string]string) {
 		}
 	}
 }
+
+// ownState: name is the evaluator's Task task or one of the states after it (task.check, ...).
+func ownState(name, task string) bool { return name == task || strings.HasPrefix(name, task+".") }
 
 func redirectScope(scope map[string]any, to map[string]string) {
 	if s, ok := scope["StartAt"].(string); ok && to[s] != "" {

@@ -81,6 +81,9 @@ func TestEvaluatorSteps(t *testing.T) {
 		{"switch", `[{"switch": [{"case": "$ _['xs'][::2] == [1]", "then": {"log": "one"}}, {"case": "_", "then": {"log": "$ str(_['xs'][::3])"}}]}]`, csv, `"[1, 4]"`, 2},
 		{"foreach over", `[{"foreach": {"in": "$ _['xs'][::2]", "do": {"evaluate": {"d": "$ _ * 2"}}}}]`, csv, `[{"d":2},{"d":6},{"d":10}]`, 1},
 		{"in an iteration", `[{"over": "$ [[1, 2, 3], [4, 5]]", "map": {"evaluate": {"o": "$ _[::2]"}}, "parallelism": 2}]`, `{}`, `[{"o":[1,3]},{"o":[4]}]`, 2},
+		{"list input compiled", `[{"evaluate": {"v": 1}}, {"evaluate": {"a": "$ inputs[0]", "n": "$ len(steps)", "s": "$ steps[0]['input']"}}]`, `[1, 2, 3]`, `{"a":[1,2,3],"n":1,"s":[1,2,3]}`, 0},
+		{"list input", `[{"evaluate": {"a": "$ inputs[0][::2]", "n": "$ len(inputs)"}}]`, `[1, 2, 3]`, `{"a":[1,3],"n":1}`, 1},
+		{"steps", `[{"evaluate": {"v": [1, 2]}}, {"evaluate": {"s": "$ steps[0]['output']['v'][::-2]", "n": "$ len(steps)", "o": "$ outputs[0]['v'][::2]"}}]`, `{}`, `{"n":1,"o":[1],"s":[2]}`, 1},
 		{"return", `[{"return": {"r": "$ _['xs'][::-2]", "s": "$ _['xs'][-1::-4]"}}, {"error": "not reached"}]`, csv, `{"r":[5,3,1],"s":[5,1]}`, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
