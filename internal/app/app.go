@@ -18,6 +18,7 @@ import (
 	"sinew/internal/httpapi"
 	"sinew/internal/julep/pyexpr"
 	"sinew/internal/julep/taskexec"
+	"sinew/internal/julep/taskflow"
 	"sinew/internal/julep/taskmachine"
 	"sinew/internal/loop/agentloop"
 	"sinew/internal/loop/toolfmt"
@@ -55,7 +56,7 @@ func APIRouter(d Deps) *httpapi.Router {
 	if d.Store != nil {
 		sfnc := sfn.NewFromConfig(d.AWS)
 		machines := &taskmachine.Machines{SFN: sfnc, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN,
-			RoleARN: cfg.TaskRoleARN, Expr: pyexpr.Compile}
+			RoleARN: cfg.TaskRoleARN, Expr: pyexpr.Compile, Eval: evaluator(cfg.FunctionNames["prepare"])}
 		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
@@ -77,4 +78,17 @@ func APIRouter(d Deps) *httpapi.Router {
 	chat.Register(chatDoc, nil)
 	rt.Document(chatDoc)
 	return rt
+}
+
+// evaluator runs a task step's expressions that do not compile to JSONata in the prepare
+// function (its evaluate action); without it configured they are refused when the task is saved.
+func evaluator(function string) *taskflow.Evaluator {
+	if function == "" {
+		return nil
+	}
+	return &taskflow.Evaluator{Function: function, Names: pyexpr.Names,
+		Evaluable: func(src string, names map[string]string) bool {
+			c, _ := pyexpr.Classify(src, names)
+			return c == pyexpr.NeedsEval
+		}}
 }

@@ -191,7 +191,9 @@ func Functions() []Function {
 			MemoryMB: 512,
 			Timeout:  29 * time.Second,
 			Env: env(config.EnvJWTClaim, config.EnvFlagDefaults, config.EnvToolCallARN, config.EnvToolCallExpressARN, config.EnvAgentLoopARN,
-				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN, config.EnvToolSearchThreshold, config.FunctionEnv("integration")),
+				config.EnvSecretsKey, config.EnvMCPWait, config.EnvJWTIssuer, config.EnvTaskRoleARN, config.EnvToolSearchThreshold, config.FunctionEnv("integration"),
+				// Task machines invoke prepare to evaluate expressions that do not compile to JSONata.
+				config.FunctionEnv("prepare")),
 			Permissions: []Permission{
 				// POST .../tools/mcp lists a remote server's tools through the integration function,
 				// which opens the setup's secrets; the api function never unseals.

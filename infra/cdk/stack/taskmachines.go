@@ -18,11 +18,12 @@ const syncRule = "StepFunctionsGetEventsForStepFunctionsExecutionRule"
 // taskRole is the role Julep tasks' state machines run as; the api function creates them with it
 // (package julep/taskmachine) when a task is saved. A task machine's steps are child executions of
 // tool_call (tool_call, wait_for_input), agent_loop (prompt) and task machines (workflow), each
-// waited for (.sync:2, through Step Functions' managed rule) and stopped with its parent.
+// waited for (.sync:2, through Step Functions' managed rule) and stopped with its parent. A step
+// whose expressions do not compile to JSONata invokes the prepare function to evaluate them.
 func (s *Sinew) taskRole() {
 	r := awsiam.NewRole(s.Stack, jsii.String("TaskMachineRole"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("states.amazonaws.com"), nil),
-		Description: jsii.String("Julep tasks' state machines: start and wait for tool_call, agent_loop and task executions"),
+		Description: jsii.String("Julep tasks' state machines: start and wait for tool_call, agent_loop and task executions; invoke prepare to evaluate expressions"),
 	})
 	machines := []*string{s.stateMachineARN(deploy.ToolCall), s.stateMachineARN(deploy.AgentLoop), s.stateMachineARN(deploy.TaskMachines)}
 	execs := []*string{s.executionsARN(deploy.ToolCall), s.executionsARN(deploy.AgentLoop), s.executionsARN(deploy.TaskMachines)}
@@ -31,6 +32,7 @@ func (s *Sinew) taskRole() {
 	for _, st := range []*awsiam.PolicyStatementProps{
 		{Sid: jsii.String("StartSteps"), Actions: jsii.Strings("states:StartExecution"), Resources: &machines},
 		{Sid: jsii.String("WaitForSteps"), Actions: jsii.Strings("states:DescribeExecution", "states:StopExecution"), Resources: &execs},
+		{Sid: jsii.String("EvaluateExpressions"), Actions: jsii.Strings("lambda:InvokeFunction"), Resources: &[]*string{s.functionARN("prepare")}},
 		{Sid: jsii.String("SyncRule"), Actions: jsii.Strings("events:PutTargets", "events:PutRule", "events:DescribeRule"), Resources: &[]*string{rule}},
 	} {
 		r.AddToPolicy(awsiam.NewPolicyStatement(st))

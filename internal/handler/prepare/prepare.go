@@ -6,6 +6,12 @@
 // which sends the execution to the Prepare state: prepare waits on no other function. Executions of
 // the earlier definitions, whose Dispatch gave prepare the request with the token, still get their
 // call handed on, as an Event invocation that prepare does not wait for.
+//
+// It is also the evaluator of Julep tasks' expressions that do not compile to JSONata: a task
+// machine's Task invokes it with {evaluate: {expressions, env}} (package julep/taskflow) and gets
+// pyexpr.Evaluate's {values} or {error}. That action reads and writes nothing, so it needs no grant
+// beyond prepare's own; an action on this function rather than a function of its own saves an
+// account's Lambda slots and the alarms each function carries.
 package prepare
 
 import (
@@ -23,6 +29,7 @@ import (
 	"sinew/internal/fault"
 	"sinew/internal/handler"
 	"sinew/internal/jsonv"
+	"sinew/internal/julep/pyexpr"
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"
@@ -86,6 +93,9 @@ func Handler(d Deps) func(context.Context, json.RawMessage) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ev.evaluate != nil {
+			return pyexpr.Evaluate(ctx, *ev.evaluate)
+		}
 		if ev.route {
 			// A routing answer, not the Task's failure: the invocation succeeds.
 			return struct{}{}, d.Tokens.Answer(ctx, ev.token, nil, routeToPrepare)
@@ -133,16 +143,27 @@ func (d Deps) handOn(ctx context.Context, p *workflow.Prepared, token string) er
 // event is what prepare was invoked with: the request (with the token of tool_call v4 or v5's
 // Dispatch, or none from a Prepare state), or route, Dispatch's token for the Prepare state.
 type event struct {
-	in    workflow.PrepareInput
-	route bool
-	token string
+	in       workflow.PrepareInput
+	route    bool
+	token    string
+	evaluate *pyexpr.Request
 }
 
 // decode reads raw: an envelope of Dispatch's (it has a "task_token" and a "call" key) or the
 // request itself.
 func decode(raw json.RawMessage) (event, error) {
 	var keys map[string]json.RawMessage
-	if json.Unmarshal(raw, &keys) == nil && (keys["request"] != nil || keys["call"] != nil) {
+	_ = json.Unmarshal(raw, &keys)
+	if keys["evaluate"] != nil {
+		var ev struct {
+			Evaluate *pyexpr.Request `json:"evaluate"`
+		}
+		if err := lambdaboundary.DecodeEvent(raw, &ev); err != nil || ev.Evaluate == nil {
+			return event{}, fault.Invalid("evaluate", "evaluate is {expressions, env}")
+		}
+		return event{evaluate: ev.Evaluate}, nil
+	}
+	if keys["request"] != nil || keys["call"] != nil {
 		var env executor.Envelope
 		if err := lambdaboundary.DecodeEvent(raw, &env); err != nil {
 			return event{}, err

@@ -102,3 +102,25 @@ func TestRouteToPrepare(t *testing.T) {
 		t.Errorf("answer %s, token answers %v; want {} and %s", out, sent.failures, workflow.ErrPrepare)
 	}
 }
+
+// TestEvaluate: the evaluate action answers a task machine's evaluator Task at the Lambda
+// boundary: the values, an expression's exception as the answer's error (not the invocation's),
+// and a malformed request as Sinew.InvalidInput.
+func TestEvaluate(t *testing.T) {
+	h := lambdaboundary.Handler(Handler(Deps{}))
+	for _, tc := range []struct{ in, out, errType string }{
+		{`{"evaluate": {"expressions": {"e0": "$ _['xs'][::2]", "e1": "$ list(csv.reader('a,b'))"}, "env": {"_": {"xs": [1, 2, 3]}}}}`,
+			`{"values":{"e0":[1,3],"e1":[["a","b"]]},"error":null}`, ""},
+		{`{"evaluate": {"expressions": {"e0": "$ _['nope']"}, "env": {"_": {}}}}`,
+			`{"values":null,"error":"expression \"_['nope']\": key \"nope\" not in dict"}`, ""},
+		{`{"evaluate": {"expressions": {"e0": "$ 1"}, "bogus": 1}}`, "", "Sinew.InvalidInput"},
+	} {
+		out, ierr := lambdaboundary.Invoke(context.Background(), h, []byte(tc.in))
+		switch {
+		case tc.errType != "" && (ierr == nil || ierr.Type != tc.errType):
+			t.Errorf("%s: %s %+v, want %s", tc.in, out, ierr, tc.errType)
+		case tc.errType == "" && (ierr != nil || string(out) != tc.out):
+			t.Errorf("%s: %s %+v, want %s", tc.in, out, ierr, tc.out)
+		}
+	}
+}

@@ -300,12 +300,13 @@ func evalOnlyReason(name string) string {
 	switch name {
 	case "set":
 		return "JSON has no sets; Eval runs it"
-	case "nlp", "chunk_doc":
-		return "sinew does not provide it: it runs spaCy's NLP pipeline"
+	case "nlp":
+		return "sinew does not provide it: it returns spaCy's Doc (tokens, tags, entities of en_core_web_sm), which has no JSON form"
 	case "humanize_text_alpha":
-		return "sinew does not provide it: Julep marks it temporary, and it calls language tools over the network"
-	case "markdown_to_html", "html_to_markdown":
-		return "sinew does not provide it: the text Python's markdown2 and markdownify write cannot be reproduced exactly"
+		return "sinew does not provide it: Julep marks it temporary; it round-trips the text through Google Translate, " +
+			"scores it with desklib's AI-text detector and rewrites it with an LLM until the score passes, then inserts " +
+			"random homoglyphs and dashes: services sinew does not call, and an output no evaluation can repeat. " +
+			"Use a prompt step to rewrite text"
 	case "dump_yaml":
 		return "sinew does not provide it: the text PyYAML's dump writes cannot be reproduced exactly"
 	}

@@ -102,7 +102,7 @@ func TestJulepExpressionsCount(t *testing.T) {
 		}
 		t.Errorf("refused though it uses only Julep's names: %q (%s): %v", e.Expr, strings.Join(e.Files, ", "), err)
 	}
-	t.Logf("count: %d expressions: %d compile to JSONata, %d need Eval, %d refused: %d use names Julep does not bind, %d fail in Julep too, %d call a function sinew does not provide by design",
+	t.Logf("count: %d expressions: %d compile to JSONata, %d need the evaluator, %d refused: %d use names Julep does not bind, %d fail in Julep too, %d call a function sinew does not provide by design",
 		len(exprs), counts[ToJSONata], counts[NeedsEval], counts[Refused], outside, julepToo, designed)
 }
 
@@ -120,9 +120,9 @@ func julepCannot(err error) (string, bool) {
 }
 
 // refusedByDesign are Julep's allowed functions sinew does not provide, each for a reason given
-// in README.md: they need Python libraries whose exact output Go cannot reproduce (markdown2,
-// markdownify, spaCy) or call services (humanize_text_alpha).
-var refusedByDesign = []string{"humanize_text_alpha", "markdown_to_html", "html_to_markdown", "chunk_doc", "nlp", "dump_yaml"}
+// in README.md: humanize_text_alpha calls outside services and is random; nlp returns spaCy's Doc;
+// dump_yaml's layout is PyYAML's.
+var refusedByDesign = []string{"humanize_text_alpha", "nlp", "dump_yaml"}
 
 func byDesign(err error) string {
 	var u *Unsupported

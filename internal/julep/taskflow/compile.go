@@ -21,6 +21,8 @@ type Options struct {
 	// FunctionTools names the task's own function tools with their timeout in seconds: a
 	// tool_call of one waits on a call recorded on the task's execution (PUT /executions/{id}).
 	FunctionTools map[string]int64
+	// Eval evaluates in a Lambda what Expr does not compile; nil refuses it at creation.
+	Eval *Evaluator
 }
 
 // DefaultWorkflow is the workflow an execution runs unless told.
@@ -33,6 +35,9 @@ type compiler struct {
 	o      Options
 	wfs    map[string][]any
 	states map[string]any
+	batch  *evalBatch        // the step being compiled's expressions for the evaluator
+	evals  int               // batches so far, which name their variables
+	evalAt map[string]string // a step's state → the evaluator Task that runs before it
 }
 
 // Compile compiles a task's workflows (name → list of steps) into an ASL definition.
@@ -43,7 +48,7 @@ func Compile(workflows map[string][]any, o Options) ([]byte, error) {
 	if o.Expr == nil {
 		return nil, fmt.Errorf("taskflow: no expression compiler")
 	}
-	c := &compiler{o: o, wfs: workflows, states: map[string]any{}}
+	c := &compiler{o: o, wfs: workflows, states: map[string]any{}, evalAt: map[string]string{}}
 	names := make([]string, 0, len(workflows))
 	for n := range workflows {
 		names = append(names, n)
@@ -70,6 +75,7 @@ func Compile(workflows map[string][]any, o Options) ([]byte, error) {
 		"Output": "{% $states.input.input %}",
 	}
 	c.states["Done"] = map[string]any{"Type": "Succeed", "Comment": "The workflow's output: its last step's, or what a return step gave."}
+	redirect(c.states, c.evalAt)
 	prune("Start", c.states)
 	def := map[string]any{
 		"Comment":       "sinew task: a Julep task's workflows compiled to states (package taskflow)",
@@ -141,13 +147,15 @@ func quote(s string) string {
 	return string(b)
 }
 
-// names binds Julep's names to the JSONata that holds them in a step's state.
+// names binds Julep's names to the JSONata that holds them in a step's state. inputs and steps are
+// built so that they stay lists whatever their items (JSONata's array constructor would splice a
+// workflow input that is a list, and $map of one output is that one object).
 func names(item string) map[string]string {
 	return map[string]string{
 		"_":       item,
 		"outputs": "$outputs",
-		"inputs":  "$append([$input0], $outputs)",
-		"steps":   "$map($outputs, function($o, $i) {{'input': $i = 0 ? $input0 : $outputs[$i - 1], 'output': $o}})",
+		"inputs":  "$append(" + push("[]", "$input0") + ", $outputs)",
+		"steps":   "$reduce($outputs, function($acc, $o, $i) {$append($acc, [{'input': $i = 0 ? $input0 : $outputs[$i - 1], 'output': $o}])}, [])",
 		"state":   "$state",
 	}
 }
@@ -158,6 +166,9 @@ func (c *compiler) expr(path string, v any, n map[string]string) (string, error)
 	switch t := v.(type) {
 	case string:
 		e, err := c.o.Expr(t, n)
+		if err != nil && c.evaluable(t, n) {
+			e, err = c.deferToEvaluator(t)
+		}
 		if err != nil {
 			return "", errAt(path, "the expression %q: %v", t, err)
 		}

@@ -19,6 +19,13 @@
 //	outputs  $outputs            inputs  [$input0] and $outputs after it
 //	steps    [{input, output}]   state   $state
 //
+// An expression Expr does not compile but the Evaluator can run (pyexpr's Eval) is evaluated in a
+// Lambda: a Task "w.n.eval" before the step sends that step's such expressions, with the names they
+// read, to the evaluator function, assigns the answer to a variable of its own and passes the input
+// on; a Choice after it fails the step (Julep.StepError) when an expression raised. Every
+// transition into the step is redirected to the Task, so "w.n" stays the step's own state. A step
+// whose expressions all compile invokes nothing.
+//
 // Steps and what they become:
 //
 //	evaluate, set, get, log, return   a Pass (no Lambda): the values computed in JSONata

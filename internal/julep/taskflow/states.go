@@ -4,8 +4,27 @@ import (
 	"strconv"
 )
 
-// step compiles one step into its state(s), the first named sc.name.
+// step compiles one step into its state(s), the first named sc.name. When some of its expressions
+// need the evaluator, a Task named sc.name.eval evaluates them first (transitions into sc.name are
+// redirected to it when the machine is complete).
 func (c *compiler) step(sc scope, s *Step) error {
+	outer := c.batch
+	c.batch = &evalBatch{}
+	defer func() { c.batch = outer }()
+	if err := c.stepStates(sc, s); err != nil {
+		return err
+	}
+	if b := c.batch; b.variable != "" {
+		name := sc.name + evalSuffix
+		for n, st := range c.evalStates(s, b, name, sc.name) {
+			c.put(sc, n, st)
+		}
+		c.evalAt[sc.name] = name
+	}
+	return nil
+}
+
+func (c *compiler) stepStates(sc scope, s *Step) error {
 	switch s.Kind {
 	case KindEvaluate, KindReturn, KindSet, KindGet, KindLog:
 		return c.pass(sc, s)

@@ -15,7 +15,7 @@ import (
 // everyKind is a task with a step of every kind, nested where Julep nests them.
 const everyKind = `{
 	"main": [
-		{"evaluate": {"b": "$ _['a'] + 1"}},
+		{"evaluate": {"b": "$ _['a'] + 1", "rows": "$ list(csv.reader('a,b'))"}},
 		{"set": {"total": "$ _['b'] * 2"}},
 		{"get": "total"},
 		{"log": "total is {{_}}"},
@@ -23,10 +23,10 @@ const everyKind = `{
 		{"tool": "ask", "arguments": "_"},
 		{"prompt": [{"role": "user", "content": "say {{_}}"}], "settings": {"temperature": 0}, "unwrap": true},
 		{"wait_for_input": {"info": {"q": "more?"}}},
-		{"if": "$ _ is not None", "then": {"evaluate": {"x": 1}}, "else": {"workflow": "other", "arguments": {"n": 1}}},
+		{"if": "$ _ is not None and [1, 2][::2] == [1]", "then": {"evaluate": {"x": 1}}, "else": {"workflow": "other", "arguments": {"n": 1}}},
 		{"switch": [{"case": "$ _['x'] == 1", "then": {"sleep": {"seconds": 2}}}, {"case": "_", "then": {"error": "no"}}]},
 		{"foreach": {"in": "$ [1, 2]", "do": {"tool": "echo", "arguments": {"n": "$ _"}}}},
-		{"over": "$ [1, 2]", "map": {"evaluate": {"v": "$ _"}}, "reduce": "$ results + [_]", "parallelism": 4},
+		{"over": "$ [1, 2]", "map": {"evaluate": {"v": "$ [_][::-2]"}}, "reduce": "$ results + [_]", "parallelism": 4},
 		{"parallel": [{"evaluate": {"p": 1}}, {"prompt": "hi"}]},
 		{"return": {"done": true}}
 	],
@@ -51,6 +51,10 @@ func TestValidatorAcceptsCompiledMachines(t *testing.T) {
 		SelfARN:       "arn:aws:states:us-east-1:000000000000:stateMachine:sinew-task-0",
 		Expr:          pyexpr.Compile,
 		FunctionTools: map[string]int64{"ask": 3600},
+		Eval: &taskflow.Evaluator{Function: "sinew-prepare", Names: pyexpr.Names, Evaluable: func(src string, n map[string]string) bool {
+			c, _ := pyexpr.Classify(src, n)
+			return c == pyexpr.NeedsEval
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,5 +76,8 @@ func TestValidatorAcceptsCompiledMachines(t *testing.T) {
 	_ = json.Unmarshal(def, &m)
 	if n := len(m["States"].(map[string]any)); n < 20 {
 		t.Errorf("%d states: the task did not compile whole", n)
+	}
+	if n := strings.Count(string(def), taskflow.EvalMark); n != 3 {
+		t.Errorf("%d evaluator Tasks, want 3 (main.0, main.8, the map's iteration)", n)
 	}
 }

@@ -35,6 +35,8 @@ type Machines struct {
 	AgentLoopARN string // SINEW_AGENT_LOOP_ARN
 	RoleARN      string // SINEW_TASK_ROLE_ARN: the role task machines run as
 	Expr         taskflow.ExprCompiler
+	// Eval evaluates in the prepare function what Expr does not compile; nil refuses it.
+	Eval *taskflow.Evaluator
 }
 
 const toolCallSuffix = "tool_call"
@@ -83,7 +85,7 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 		wfs[k] = steps
 	}
 	def, err := taskflow.Compile(wfs, taskflow.Options{ToolCallARN: m.ToolCallARN, AgentLoopARN: m.AgentLoopARN,
-		SelfARN: self, Expr: m.Expr, FunctionTools: fns})
+		SelfARN: self, Expr: m.Expr, FunctionTools: fns, Eval: m.Eval})
 	var ce *taskflow.Error
 	if errors.As(err, &ce) {
 		return nil, fault.Invalid(ce.Path, "%s: %s", ce.Path, ce.Msg)
