@@ -22,6 +22,7 @@ import (
 	"sinew/internal/asl"
 	"sinew/internal/asl/jsonata"
 	"sinew/internal/executor"
+	"sinew/internal/merge"
 	"sinew/internal/store"
 	"sinew/internal/workflow"
 )
@@ -306,7 +307,8 @@ func BenchmarkBareStart(b *testing.B) {
 	}
 }
 
-// TestMergeReadBesideClaim: an executor started bare sends the merge's read while its claim's
+// TestMergeReadBesideClaim: an executor started bare whose merge needs a sealed value (the agent's
+// setup for the tool: Prepare's find hands on no sources) sends the merge's read while its claim's
 // write is still in flight, so the call waits for one DynamoDB round trip before it runs, not two.
 // The claim's write (the second UpdateItem: Prepare's record of the execution is the first) is held
 // until a second BatchGetItem (Prepare's find being the first) is sent; an executor that read only
@@ -314,7 +316,7 @@ func BenchmarkBareStart(b *testing.B) {
 func TestMergeReadBesideClaim(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
-	agent := h.agent(dev, nil, echoTool)
+	agent := h.agent(dev, map[string]any{merge.KeyIntegrationSetup: map[string]any{"echo": map[string]any{"region": "eu"}}}, echoTool)
 	var reads, writes atomic.Int32
 	merged := make(chan struct{})
 	var claimed atomic.Bool
