@@ -45,7 +45,7 @@ func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value 
 		return nil, false, err
 	}
 	if !created && guard.Lean(v) {
-		x, err := r.Store.GetExecution(ctx, dev, r.Execution.ExecutionID)
+		x, err := r.Store.ExecutionRecord(ctx, dev, r.Execution.ExecutionID)
 		if err != nil {
 			return nil, false, err
 		}
