@@ -8,7 +8,8 @@
 // claim's state when tool_call's Dispatch sends it), runs a call once per (developer, call id)
 // (package guard; on a tool_call execution's own record, CallRecords), and answers either the
 // result object or, given a task token, the token itself (Tokens). The integration and api_call
-// adapters share Runner: the call's setup read in the merge's one BatchGetItem and opened only
-// inside the run, every value it learns redacted from logs and from the error it fails with, a
+// adapters share Runner: the merge's sources taken from the call's context when its preparation
+// read them and they hold no sealed value, else read in the merge's one BatchGetItem; setup opened
+// only inside the run, every value it learns redacted from logs and from the error it fails with, a
 // large output stored by reference.
 package executor

@@ -52,10 +52,7 @@ func (r *Runner) run(ctx context.Context, in Envelope,
 		red = secrets.NewRedactor()
 	}
 	dev := in.Context.DeveloperID
-	read := r.readMerge(ctx, dev, store.MergeRef{
-		AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID,
-		Tool: in.Tool.Name, ToolID: in.Tool.ID,
-	})
+	read := r.readMerge(ctx, dev, in)
 	defer read.cancel()
 	return runGuarded(r.Store, r.Guard, in)(ctx, func(ctx context.Context) (_ any, err error) {
 		sc := red.Scope()
@@ -83,15 +80,23 @@ type mergeRead struct {
 	cancel context.CancelFunc
 }
 
-// readMerge starts reading the merge's sources. The read does not depend on the guard's claim, so
-// it goes out beside the claim's write: a call then waits for one DynamoDB round trip before it
-// runs instead of two. A run the guard never starts (a call recorded already, or one another
-// invocation holds) leaves the read unused, and cancel stops it. A run the guard starts only after
-// waiting for another invocation's claim to lapse (a crash's edge) uses sources read before that
-// wait, at most guard.DefaultWait old: what the call was asked with.
-func (r *Runner) readMerge(ctx context.Context, dev string, ref store.MergeRef) *mergeRead {
+// readMerge starts reading the merge's sources, unless in's context holds them: the call's
+// preparation read them and they need no sealed value (workflow.Metadata). The read does not
+// depend on the guard's claim, so it goes out beside the claim's write: a call then waits for one
+// DynamoDB round trip before it runs instead of two. A run the guard never starts (a call recorded
+// already, or one another invocation holds) leaves the read unused, and cancel stops it. A run the
+// guard starts only after waiting for another invocation's claim to lapse (a crash's edge) uses
+// sources read before that wait, at most guard.DefaultWait old: what the call was asked with.
+func (r *Runner) readMerge(ctx context.Context, dev string, in Envelope) *mergeRead {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &mergeRead{done: make(chan struct{}), cancel: cancel}
+	if md := in.Context.Metadata; md != nil {
+		m.src = md.Sources()
+		close(m.done)
+		return m
+	}
+	ref := store.MergeRef{AgentID: in.Context.AgentID, TaskID: in.Context.TaskID, SessionID: in.Context.SessionID,
+		Tool: in.Tool.Name, ToolID: in.Tool.ID}
 	go func() {
 		defer close(m.done)
 		m.src, m.err = r.Store.MergeSources(ctx, dev, ref)

@@ -36,11 +36,21 @@ func RecordsFor(s *store.Store, in Envelope, fallback guard.Records) guard.Recor
 		AgentID: c.AgentID, TaskID: c.TaskID, SessionID: c.SessionID}}
 }
 
-// PutIdempotency claims the call unless the record holds a claim, which it answers.
+// PutIdempotency claims the call unless the record holds a claim, which it answers. A completed
+// run's claim is kept without its output, which the record's result object holds (see
+// UpdateIdempotency): it is read from there, in the rare invocation that finds the call done.
 func (r CallRecords) PutIdempotency(ctx context.Context, dev, key string, value any, _ time.Duration) (*store.IdemRecord, bool, error) {
 	v, raw, created, err := r.Store.ClaimExecution(ctx, dev, r.Execution, value)
 	if err != nil {
 		return nil, false, err
+	}
+	if !created && guard.Lean(v) {
+		x, err := r.Store.ExecutionRecord(ctx, dev, r.Execution.ExecutionID)
+		if err != nil {
+			return nil, false, err
+		}
+		res, _ := x.Output.(map[string]any)
+		v = guard.WithOutput(v, res["output"])
 	}
 	return &store.IdemRecord{Key: key, Value: v, Raw: raw}, created, nil
 }
@@ -59,15 +69,16 @@ func (r CallRecords) TakeOverIdempotency(ctx context.Context, dev, key string, h
 }
 
 // UpdateIdempotency replaces the claim; a completed run's also gives the execution its success
-// with the call's result object, the output the state machine ends with. A run's outcome is
+// with the call's result object, the output the state machine ends with, beside the claim less
+// its output (the item is billed by its size: the output is kept once). A run's outcome is
 // written until the table takes it (for up to OutcomeRetry): it is the execution's only record of
 // success, the side effect has happened, and no later step would write it.
 func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, value any) (*store.IdemRecord, error) {
-	var output any
+	var output, lean any
 	if out, ok := guard.Done(value); ok {
-		output = workflow.ResultObject(tool.ResultOf(&r.Call, out))
+		output, lean = workflow.ResultObject(tool.ResultOf(&r.Call, out)), guard.WithoutOutput(value)
 	}
-	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+	err := r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, lean, output)
 	_, running := value.(map[string]any)["until"]
 	if !running {
 		wait := 2 * time.Second
@@ -77,7 +88,7 @@ func (r CallRecords) UpdateIdempotency(ctx context.Context, dev, key string, val
 				return nil, err
 			case <-time.After(wait):
 			}
-			err = r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, output)
+			err = r.Store.SetExecutionClaim(ctx, dev, r.Execution, value, lean, output)
 		}
 	}
 	if err != nil {

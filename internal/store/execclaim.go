@@ -194,9 +194,11 @@ func (s *Store) TakeOverExecutionClaim(ctx context.Context, dev string, x Execut
 }
 
 // SetExecutionClaim replaces the claim on an execution's record; with output, the execution
-// also succeeds with it, unless it already has a final status (which is kept). One UpdateItem
-// (two when the execution had ended already, a stop say, which is rare).
-func (s *Store) SetExecutionClaim(ctx context.Context, dev string, x Execution, claim, output any) error {
+// also succeeds with it, unless it already has a final status (which is kept). lean, when not nil,
+// is the claim written beside output: claim less what output holds, so that the record, billed by
+// its size, keeps a run's outcome once; claim itself is written where output is not (a final
+// status kept). One UpdateItem (two when the execution had ended already, a stop say, which is rare).
+func (s *Store) SetExecutionClaim(ctx context.Context, dev string, x Execution, claim, lean, output any) error {
 	av, err := claimAV(claim)
 	if err != nil {
 		return err
@@ -207,10 +209,16 @@ func (s *Store) SetExecutionClaim(ctx context.Context, dev string, x Execution, 
 		if err != nil {
 			return fault.Wrap(fault.Internal, err, "the output cannot be written as JSON")
 		}
+		beside := av
+		if lean != nil {
+			if beside, err = claimAV(lean); err != nil {
+				return err
+			}
+		}
 		x.Status = ExecSucceeded
 		_, err = s.updateSeeded(ctx, dev, x, "#claim = :claim, #out = :out", "attribute_not_exists(#st) OR #st IN (:run, :await)",
 			map[string]string{"#claim": attrClaim, "#out": attrOutput},
-			map[string]types.AttributeValue{":claim": av, ":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))}, types.ReturnValueNone)
+			map[string]types.AttributeValue{":claim": beside, ":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))}, types.ReturnValueNone)
 		if _, ok := isCondFailed(err); !ok {
 			return wrapDB(err, "record the call's outcome")
 		}

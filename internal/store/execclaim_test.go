@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,12 +26,12 @@ func TestExecutionClaim(t *testing.T) {
 			if _, _, created, err := e.s.ClaimExecution(ctx(), "d", x, running); err != nil || created {
 				t.Fatalf("claim over the route's = %v, %v; want the route's claim answered", created, err)
 			}
-			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, map[string]any{"output": "hi"}); err != nil {
+			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, nil, map[string]any{"output": "hi"}); err != nil {
 				t.Fatal(err)
 			}
 		}, store.ExecSucceeded, map[string]any{"output": "hi"}, "a1"},
 		{"the executor first, then the route", func(e *env) {
-			if err := e.s.SetExecutionClaim(ctx(), "d", store.Execution{ExecutionID: "exec-1", Workflow: "tool_call"}, done, map[string]any{"output": "hi"}); err != nil {
+			if err := e.s.SetExecutionClaim(ctx(), "d", store.Execution{ExecutionID: "exec-1", Workflow: "tool_call"}, done, nil, map[string]any{"output": "hi"}); err != nil {
 				t.Fatal(err)
 			}
 			rec := must[*store.Execution](t)(e.s.RecordExecution(ctx(), "d", x, running))
@@ -46,7 +47,7 @@ func TestExecutionClaim(t *testing.T) {
 			if _, _, err := e.s.SetExecutionStatus(ctx(), "d", "exec-1", store.ExecCancelled, nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, map[string]any{"output": "late"}); err != nil {
+			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, nil, map[string]any{"output": "late"}); err != nil {
 				t.Fatal(err)
 			}
 		}, store.ExecCancelled, nil, "a1"},
@@ -85,5 +86,38 @@ func TestSucceedWithCall(t *testing.T) {
 	}
 	if rec := must[*store.Execution](t)(e.s.GetExecution(ctx(), "d", "exec-f")); rec.Status != store.ExecSucceeded {
 		t.Errorf("record = %+v", rec)
+	}
+}
+
+// TestLeanClaimBesideOutput: an outcome's claim is kept lean beside the output it would repeat,
+// and whole where the output is not written (the execution had ended already).
+func TestLeanClaimBesideOutput(t *testing.T) {
+	x := store.Execution{ExecutionID: "exec-1", Workflow: "tool_call"}
+	done := map[string]any{"state": "done", "call": "integration/echo", "output": "hi"}
+	lean := map[string]any{"state": "done", "call": "integration/echo"}
+	for _, tc := range []struct {
+		name  string
+		ended bool
+		want  map[string]any
+	}{{"running", false, lean}, {"ended already", true, done}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			must[*store.Execution](t)(e.s.RecordExecution(ctx(), "d", x, nil))
+			if tc.ended {
+				if _, _, err := e.s.SetExecutionStatus(ctx(), "d", x.ExecutionID, store.ExecCancelled, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.s.SetExecutionClaim(ctx(), "d", x, done, lean, map[string]any{"output": "hi"}); err != nil {
+				t.Fatal(err)
+			}
+			held, _, created, err := e.s.ClaimExecution(ctx(), "d", x, map[string]any{"state": "running"})
+			if err != nil || created {
+				t.Fatalf("claim = %v, %v", created, err)
+			}
+			if fmt.Sprint(held) != fmt.Sprint(tc.want) {
+				t.Errorf("stored claim %v, want %v", held, tc.want)
+			}
+		})
 	}
 }

@@ -165,6 +165,21 @@ func decodeExec(it map[string]types.AttributeValue) (*Execution, error) {
 	return &x, nil
 }
 
+// ExecutionRecord reads an execution's own record, without its pending calls: one GetItem.
+func (s *Store) ExecutionRecord(ctx context.Context, dev, id string) (*Execution, error) {
+	if err := checkExec(dev, id); err != nil {
+		return nil, err
+	}
+	it, err := s.get(ctx, execKey(dev, id), "execution")
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return nil, notFound("execution", id)
+	}
+	return decodeExec(it)
+}
+
 // GetExecution reads an execution with its pending function calls, in one Query of its partition.
 func (s *Store) GetExecution(ctx context.Context, dev, id string) (*Execution, error) {
 	if err := checkExec(dev, id); err != nil {

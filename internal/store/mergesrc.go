@@ -139,3 +139,29 @@ func entries(dev string, o Owner, item map[string]types.AttributeValue, tool, ag
 	}
 	return e, jobs, nil
 }
+
+// plainSources is the merge's sources of a call of t from the items FindCallTool read (the agent's,
+// and scope's when scope.ID is set), or nil when they need a sealed value: a stored setup of the
+// tool's, or a setup entry of the owners' metadata with a value. An empty setup entry is kept: it
+// holds nothing to open, and its presence still replaces a lower level's entry.
+func plainSources(dev string, agentItem map[string]types.AttributeValue, scope Owner, scopeItem map[string]types.AttributeValue,
+	t *tool.Tool, agentID string) *merge.Sources {
+	if t.Integration != nil && len(t.Integration.Setup) > 0 {
+		return nil
+	}
+	var jobs []openJob
+	out := &merge.Sources{}
+	var err error
+	if out.Agent, jobs, err = entries(dev, Owner{OwnerAgent, agentID}, agentItem, t.Name, "", jobs); err != nil {
+		return nil
+	}
+	if scope.ID != "" {
+		if out.Scope, jobs, err = entries(dev, scope, scopeItem, t.Name, agentID, jobs); err != nil {
+			return nil
+		}
+	}
+	if len(jobs) > 0 {
+		return nil
+	}
+	return out
+}

@@ -68,7 +68,7 @@ func TestOpenIndex(t *testing.T) {
 			must[bool](t)(e.s.SucceedWithCall(ctx(), dev, id, "c1", map[string]any{"ok": true}))
 		}, false},
 		{"ended by its executor", func(id string) {
-			must[any](t)(nil, e.s.SetExecutionClaim(ctx(), dev, x(id), map[string]any{"n": 1}, map[string]any{"ok": true}))
+			must[any](t)(nil, e.s.SetExecutionClaim(ctx(), dev, x(id), map[string]any{"n": 1}, nil, map[string]any{"ok": true}))
 		}, false},
 		{"made again after its end, then closed", func(id string) {
 			must[*store.Execution](t)(createOpen(e, dev, id))

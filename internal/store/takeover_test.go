@@ -47,7 +47,7 @@ var execClaims = claims{
 		return &store.IdemRecord{Value: v, Raw: raw}, took, err
 	},
 	overwrite: func(t *testing.T, e *env, v any) {
-		if err := e.s.SetExecutionClaim(ctx(), "d", claimX, v, nil); err != nil {
+		if err := e.s.SetExecutionClaim(ctx(), "d", claimX, v, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	},

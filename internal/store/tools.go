@@ -10,6 +10,7 @@ import (
 
 	"sinew/internal/fault"
 	"sinew/internal/jsonv"
+	"sinew/internal/merge"
 	"sinew/internal/tool"
 )
 
@@ -356,6 +357,10 @@ func (s *Store) DeleteTool(ctx context.Context, dev string, o Owner, id string) 
 type FoundTool struct {
 	Tool  tool.Tool
 	Owner Owner
+	// Plain is the merge's sources for the call (MergeSources' answer) as the same read found them,
+	// when they hold no sealed value: the tool has no stored setup and the owners' metadata no
+	// setup value for it. Nil when the merge needs a sealed value, which only the executor opens.
+	Plain *merge.Sources
 }
 
 // FindTool finds the tool named name for a call (workflow.Prepare): with a task, among the
@@ -404,6 +409,21 @@ func (s *Store) FindCallTool(ctx context.Context, dev, agentID, taskID, sessionI
 			return nil, err
 		}
 	}
+	found, err := findCallTool(got, keys, agentID, taskID, name)
+	if err != nil {
+		return nil, err
+	}
+	scope := session
+	if taskID != "" {
+		scope = task
+	}
+	found.Plain = plainSources(dev, got[keys[0]], scope, got[ownerItem(dev, scope)], &found.Tool, agentID)
+	return found, nil
+}
+
+// findCallTool picks the call's tool from what FindCallTool read.
+func findCallTool(got map[itemKey]map[string]types.AttributeValue, keys []itemKey, agentID, taskID, name string) (*FoundTool, error) {
+	agent, task := Owner{OwnerAgent, agentID}, Owner{OwnerTask, taskID}
 	inherit := true
 	if taskID != "" {
 		o, err := decodeRecord[Task](got[keys[2]], "task", taskID)

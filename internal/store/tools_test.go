@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"sinew/internal/fault"
+	"sinew/internal/merge"
 	"sinew/internal/store"
 	"sinew/internal/tool"
 )
@@ -318,5 +319,60 @@ func TestNothingHalfWritten(t *testing.T) {
 	_, _, err := e.s.CreateTask(ctx(), "d", owner.ID, store.Task{Name: "t"}, []tool.Tool{fnTool("ok"), fnTool("bad name")})
 	if f := fault.FieldOf(err); f != "tools[1].name" {
 		t.Errorf("field %q, want tools[1].name", f)
+	}
+}
+
+// TestFindCallToolPlainSources: a call's find answers the merge's sources when none is sealed, as
+// MergeSources reads them, so the executor need not read them again; it answers none when the
+// merge needs a sealed value (the tool's stored setup, a setup value in the agent's or the task's
+// or session's metadata), which only the executor opens. An empty setup entry needs nothing
+// opened and is kept.
+func TestFindCallToolPlainSources(t *testing.T) {
+	e := newEnv(t)
+	const dev = "d"
+	args := map[string]any{merge.KeyIntegrationArgs: map[string]any{"plain": map[string]any{"units": "metric"}, "sealed": map[string]any{"units": "si"}},
+		merge.KeyAPICallArgs: map[string]any{"get": map[string]any{"q": int64(3)}}}
+	withSetup := map[string]any{merge.KeyIntegrationSetup: map[string]any{"sealed": map[string]any{"key": "s3cr3t"}, "plain": map[string]any{}}}
+	for k, v := range args {
+		withSetup[k] = v
+	}
+	a := must[*store.Agent](t)(e.s.CreateAgent(ctx(), dev, store.Agent{Name: "a", Metadata: args}))
+	agent := store.Owner{Kind: store.OwnerAgent, ID: a.ID}
+	task, _, err := e.s.CreateTask(ctx(), dev, a.ID, store.Task{Name: "t", InheritTools: true, Metadata: withSetup}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := must[*store.Session](t)(e.s.CreateSession(ctx(), dev, store.Session{AgentID: a.ID, Metadata: args}))
+	for _, in := range []tool.Tool{intTool("plain", nil), intTool("sealed", nil), intTool("stored_setup", map[string]any{"key": "v"}), fnTool("get")} {
+		must[*tool.Tool](t)(e.s.CreateTool(ctx(), dev, agent, in))
+	}
+	for _, tc := range []struct {
+		name, taskID, sessionID, tool string
+		plain                         bool
+	}{
+		{"agent's args only", "", "", "plain", true},
+		{"session's args over the agent's", "", sess.ID, "get", true},
+		{"the task's empty setup entry", task.ID, "", "plain", true},
+		{"a setup value in the task's metadata", task.ID, "", "sealed", false},
+		{"the tool's stored setup", "", "", "stored_setup", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.n.Reset()
+			found := must[*store.FoundTool](t)(e.s.FindCallTool(ctx(), dev, a.ID, tc.taskID, tc.sessionID, tc.tool))
+			if e.n.Total() != 1 {
+				t.Errorf("%d requests, want the one BatchGetItem", e.n.Total())
+			}
+			if (found.Plain != nil) != tc.plain {
+				t.Fatalf("plain sources %v, want them: %v", found.Plain, tc.plain)
+			}
+			if !tc.plain {
+				return
+			}
+			read := must[*mergeSources](t)(mergeSrc(e, dev, store.MergeRef{AgentID: a.ID, TaskID: tc.taskID, SessionID: tc.sessionID,
+				Tool: tc.tool, ToolID: found.Tool.ID}))
+			if fmt.Sprint(*found.Plain) != fmt.Sprint(*read) {
+				t.Errorf("the find's sources %v, MergeSources' %v", *found.Plain, *read)
+			}
+		})
 	}
 }

@@ -25,7 +25,8 @@ func sampleInput(t *testing.T, dev, agent string) map[string]any {
 
 // TestIntegrationEndToEnd runs the sample tool_call input through the state machine: Prepare finds
 // the agent's dummy tool, the integration Lambda merges call < definition < metadata arguments and
-// echoes them, Settle records the result.
+// echoes them, Settle records the result. The metadata holds no sealed value, so the executor
+// merges from what Prepare's find read and reads nothing itself.
 func TestIntegrationEndToEnd(t *testing.T) {
 	h := newHarness(t)
 	dev := "dev-a"
@@ -36,6 +37,9 @@ func TestIntegrationEndToEnd(t *testing.T) {
 	jsonEqual(t, "output", out, map[string]any{"id": workflow.CallIDFor(dev, "exec-integration"), "type": "integration", "name": "echo",
 		"output": map[string]any{"greeting": "overridden", "count": 3, "source": "definition", "meta": "agent"}})
 	t.Logf("integration: DynamoDB requests per call %v; history %d events", h.ddb.Ops(), len(x.History()))
+	if n := h.ddb.Ops()["BatchGetItem"]; n != 1 {
+		t.Errorf("%d BatchGetItems, want Prepare's find alone", n)
+	}
 
 	rec, err := h.store.GetExecution(h.ctx, dev, "exec-integration")
 	if err != nil {

@@ -141,13 +141,17 @@ func (s *Service) prepare(ctx context.Context, in PrepareInput) (*Prepared, erro
 		return nil, err
 	}
 	call := tool.NewCall(t, CallIDFor(in.DeveloperID, in.ExecutionID), args)
+	c := Context{DeveloperID: in.DeveloperID, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID, ExecutionID: in.ExecutionID}
+	// The executors that merge take what this read found, so a call reads the owners once.
+	if src := found.Plain; src != nil && (t.Type == tool.TypeIntegration || t.Type == tool.TypeAPICall) {
+		c.Metadata = &Metadata{Agent: src.Agent, Scope: src.Scope}
+	}
 	return &Prepared{
-		Call: call,
-		Tool: *t,
-		Context: Context{DeveloperID: in.DeveloperID, AgentID: in.AgentID, TaskID: in.TaskID, SessionID: in.SessionID,
-			ExecutionID: in.ExecutionID},
-		Wait:   wait,
-		Result: CallResult{ID: call.ID, Type: call.Type, Name: tool.ResultOf(&call, nil).Name},
+		Call:    call,
+		Tool:    *t,
+		Context: c,
+		Wait:    wait,
+		Result:  CallResult{ID: call.ID, Type: call.Type, Name: tool.ResultOf(&call, nil).Name},
 	}, nil
 }
 

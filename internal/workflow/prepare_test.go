@@ -81,12 +81,17 @@ func TestPrepare(t *testing.T) {
 			jsonEqual(t, "call", call, map[string]any{"id": workflow.CallIDFor(dev, "sample-execution-1"), "type": "integration",
 				"integration": map[string]any{"name": "echo", "arguments": map[string]any{"greeting": "hello", "count": 3}}})
 			jsonEqual(t, "wait", p["wait"], map[string]any{"timeout_seconds": nil, "heartbeat_seconds": nil})
-			jsonEqual(t, "context", p["context"], map[string]any{"developer_id": dev, "agent_id": agent, "task_id": nil, "session_id": nil, "execution_id": "sample-execution-1", "depth": 0})
+			// The agent's metadata for echo, empty, which the executor merges without reading it again.
+			jsonEqual(t, "context", p["context"], map[string]any{"developer_id": dev, "agent_id": agent, "task_id": nil, "session_id": nil, "execution_id": "sample-execution-1", "depth": 0,
+				"metadata": map[string]any{"agent": map[string]any{}}})
 		}},
 		{"the agent's tool, without its setup", map[string]any{"tool": "lookup", "execution_id": "e-agent"}, "", "", func(t *testing.T, p map[string]any) {
 			integ := p["tool"].(map[string]any)["integration"].(map[string]any)
 			if integ["arguments"].(map[string]any)["source"] != "agent" || integ["setup"] != nil || p["tool"].(map[string]any)["id"] == nil {
 				t.Errorf("tool = %v, want the agent's, with its id and without setup", p["tool"])
+			}
+			if md := p["context"].(map[string]any)["metadata"]; md != nil {
+				t.Errorf("context.metadata = %v for a tool with a stored setup, which only its executor reads", md)
 			}
 		}},
 		{"the task's tool first", map[string]any{"tool": "lookup", "task_id": inheriting, "execution_id": "e-task"}, "", "", func(t *testing.T, p map[string]any) {

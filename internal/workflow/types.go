@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 
+	"sinew/internal/merge"
 	"sinew/internal/tool"
 )
 
@@ -26,10 +27,24 @@ type Context struct {
 	// TurnID names the chat turn whose budget of tool calls the call draws on, shared with the
 	// chats it starts (package loop); absent outside a chat turn.
 	TurnID string `json:"turn_id,omitempty"`
+	// Metadata is what the merge reads of the owners for an integration or api_call call, as its
+	// preparation read it: absent when the merge needs a sealed value, which only the executor reads.
+	Metadata *Metadata `json:"metadata,omitempty"`
 }
 
+// Metadata is the agent's and the task's or session's metadata entries for a call's tool (package
+// merge), when none holds a sealed value: its executor merges from them and reads nothing before
+// the call runs. It is never a secret: setup entries appear only empty.
+type Metadata struct {
+	Agent merge.Entries `json:"agent"`
+	Scope merge.Entries `json:"scope,omitempty"`
+}
+
+// Sources is the merge's sources m gives: a stored setup's are never among them.
+func (m *Metadata) Sources() *merge.Sources { return &merge.Sources{Agent: m.Agent, Scope: m.Scope} }
+
 // MarshalJSON writes unused ids as null, so every key is present; turn_id, which only a chat's
-// calls carry, is left out when there is none.
+// calls carry, and metadata are left out when there is none.
 func (c Context) MarshalJSON() ([]byte, error) {
 	m := map[string]any{
 		"developer_id": nullable(c.DeveloperID), "agent_id": nullable(c.AgentID), "task_id": nullable(c.TaskID),
@@ -37,6 +52,9 @@ func (c Context) MarshalJSON() ([]byte, error) {
 	}
 	if c.TurnID != "" {
 		m["turn_id"] = c.TurnID
+	}
+	if c.Metadata != nil {
+		m["metadata"] = c.Metadata
 	}
 	return json.Marshal(m)
 }

@@ -374,7 +374,7 @@ func (s *Sinew) function(f deploy.Function, code CodeSource) {
 		// reads their fields.
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(s.settings.LogLevel),
-		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+		SystemLogLevelV2:      awslambda.SystemLogLevel(s.settings.SystemLogLevel),
 	}
 	if f.Name == "integration" {
 		props.Layers = s.ffmpegLayer()

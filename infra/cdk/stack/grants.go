@@ -32,8 +32,10 @@ var tableAccessOf = map[string]tableAccess{
 	"prepare": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}},
 	// One transaction: puts the pending call and updates its execution.
 	"function": {actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}},
-	// The executors: the merge's BatchGetItem, the call's claim (on its execution's record, or an
-	// idempotency record for the chat path) and a large output stored as a payload.
+	// The executors: the merge's BatchGetItem (unless the call's context carries what its
+	// preparation read), the call's claim (on its execution's record, or an idempotency record for
+	// the chat path), the record's output when a repeat finds the call done, and a large output
+	// stored as a payload.
 	"integration": {actions: executorActions},
 	"apicall":     {actions: executorActions},
 	// The system tools are the resource routes run as a tool; it lists nothing through the index.
@@ -52,7 +54,7 @@ var tableAccessOf = map[string]tableAccess{
 }
 
 // executorActions are the integration and apicall executors': they read setup only in the merge's
-// BatchGetItem and never query or delete.
+// BatchGetItem, read items by key, and never query or delete.
 var executorActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}
 
 // writes reports whether actions change items, so need the table key's write side through DynamoDB.

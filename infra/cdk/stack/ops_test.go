@@ -11,13 +11,14 @@ import (
 	"sinew/internal/deploy"
 )
 
-// TestFunctionsLogJSON: every function logs in Lambda's JSON format, at the stage's level.
+// TestFunctionsLogJSON: every function logs in Lambda's JSON format, at the stage's levels (prod leaves
+// out Lambda's own per-invocation records).
 func TestFunctionsLogJSON(t *testing.T) {
-	for stage, level := range map[string]string{StageProd: "INFO", StageDev: "DEBUG"} {
+	for stage, level := range map[string][2]string{StageProd: {"INFO", "WARN"}, StageDev: {"DEBUG", "INFO"}} {
 		s := synth(t, map[string]any{CtxStage: stage})
 		check(t, stage, func() {
 			s.tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
-				"LoggingConfig": map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": level, "SystemLogLevel": "INFO"}})
+				"LoggingConfig": map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": level[0], "SystemLogLevel": level[1]}})
 		})
 	}
 }

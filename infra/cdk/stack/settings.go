@@ -46,9 +46,13 @@ const (
 
 // Settings are the operator's choices for one deployment, validated.
 type Settings struct {
-	Stage              string // prod or dev
-	Destroy            bool   // removal policy destroy; retain otherwise
-	LogLevel           string // the functions' application log level: DEBUG (dev) or INFO (prod)
+	Stage    string // prod or dev
+	Destroy  bool   // removal policy destroy; retain otherwise
+	LogLevel string // the functions' application log level: DEBUG (dev) or INFO (prod)
+	// SystemLogLevel is the level of the records Lambda itself writes: WARN (prod) leaves out each
+	// invocation's platform.start and platform.report, which CloudWatch's Lambda metrics already
+	// hold (duration, errors) and which would be most of a server-side call's log bytes; INFO (dev).
+	SystemLogLevel     string
 	OIDCIssuer         string
 	OIDCAudience       []string
 	CORSOrigins        []string
@@ -166,12 +170,12 @@ func ParseSettings(get ContextFunc, keys []string) (Settings, error) {
 		return f
 	}
 
-	s := Settings{Env: map[string]string{}, Stage: StageProd, LogLevel: "INFO"}
+	s := Settings{Env: map[string]string{}, Stage: StageProd, LogLevel: "INFO", SystemLogLevel: "WARN"}
 	switch st := strings.ToLower(str(CtxStage)); st {
 	case "", StageProd:
 	case StageDev:
 		// A dev stack is thrown away: its data goes with it, its logs are short-lived and verbose.
-		s.Stage, s.Destroy, s.LogLevel = StageDev, true, "DEBUG"
+		s.Stage, s.Destroy, s.LogLevel, s.SystemLogLevel = StageDev, true, "DEBUG", "INFO"
 	default:
 		errs = append(errs, fault.Invalid(CtxStage, "%s=%q: want prod or dev", CtxStage, st))
 	}

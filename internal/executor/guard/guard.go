@@ -110,6 +110,39 @@ func Done(claim any) (output any, ok bool) {
 	return v["output"], true
 }
 
+// WithoutOutput is a completed run's claim less its output, for a record that keeps the output
+// beside it (a tool_call execution's, in its result object): nil for any other claim.
+func WithoutOutput(claim any) map[string]any {
+	if _, ok := Done(claim); !ok {
+		return nil
+	}
+	lean := map[string]any{}
+	for k, v := range claim.(map[string]any) {
+		if k != "output" {
+			lean[k] = v
+		}
+	}
+	return lean
+}
+
+// Lean reports whether claim is a completed run's claim without its output (WithoutOutput's).
+func Lean(claim any) bool {
+	v, _ := claim.(map[string]any)
+	_, has := v["output"]
+	return v["state"] == stateDone && !has
+}
+
+// WithOutput is a lean claim with output put back.
+func WithOutput(claim any, output any) map[string]any {
+	v, _ := claim.(map[string]any)
+	out := make(map[string]any, len(v)+1)
+	for k, x := range v {
+		out[k] = x
+	}
+	out["output"] = output
+	return out
+}
+
 func (g *Guard) run(ctx context.Context, dev, callID, what string, held bool, fn func(context.Context) (any, error)) (any, error) {
 	if callID == "" {
 		return nil, fault.Invalid("call.id", "call.id is required")

@@ -141,13 +141,19 @@ func TestPerCallServices(t *testing.T) {
 }
 
 // TestCallLogBytes: a call's log is Step Functions' records, the functions' lines, Lambda's two
-// records per invocation and an access log line per HTTP request (the api function's invocations).
+// records per invocation of a function at system log level INFO (none at WARN) and an access log
+// line per HTTP request (the api function's invocations).
 func TestCallLogBytes(t *testing.T) {
 	f := testFacts()
 	c := callInputs{samples: 1, sfnLogBytes: 1000, appLogBytes: 200, runs: []costRun{{"api", 4}, {"integration", 3}, {"settle", 1}}}
-	want := 1000 + 200 + lambdaLogBytes(512, 4, true) + lambdaLogBytes(1536, 3, true) + lambdaLogBytes(256, 1, true) + accessLogBytes(f.accessLog, 4)
+	quiet := 1000 + 200 + accessLogBytes(f.accessLog, 4)
+	if got := c.logBytes(f); got != float64(quiet) {
+		t.Errorf("at WARN: log bytes = %.0f, want %d", got, quiet)
+	}
+	f.systemLevel["api"], f.systemLevel["settle"] = "INFO", "DEBUG"
+	want := quiet + lambdaLogBytes(512, 4, true) + lambdaLogBytes(256, 1, true)
 	if got := c.logBytes(f); got != float64(want) {
-		t.Errorf("log bytes = %.0f, want %d", got, want)
+		t.Errorf("api at INFO, settle at DEBUG: log bytes = %.0f, want %d", got, want)
 	}
 }
 

@@ -95,6 +95,12 @@ const (
 		`"billedDurationMs":%d,"memorySizeMB":%d,"maxMemoryUsedMB":%d}%s,"status":"success"}}`
 )
 
+// platformRecords reports whether fn's system log level keeps a successful invocation's
+// platform.start and platform.report, both INFO records: WARN leaves them out.
+func (f stackFacts) platformRecords(fn string) bool {
+	return f.systemLevel[fn] != "WARN"
+}
+
 // lambdaLogBytes is the size of Lambda's own records for one invocation of ms at memMB.
 func lambdaLogBytes(memMB int, ms float64, traced bool) int {
 	return lambdaStartBytes(traced) + lambdaReportBytes(memMB, ms, traced)

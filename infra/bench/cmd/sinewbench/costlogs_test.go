@@ -100,7 +100,7 @@ func TestAccessLogBytes(t *testing.T) {
 		}
 	}
 	// The stack's own format, as infra/cdk writes it.
-	if n := accessLogBytes(assumedFacts("").accessLog, 35); n < 300 || n > 500 {
-		t.Errorf("the stack's access log line is %d bytes, outside 300-500", n)
+	if n := accessLogBytes(assumedFacts("").accessLog, 35); n < 200 || n > 400 {
+		t.Errorf("the stack's access log line is %d bytes, outside 200-400", n)
 	}
 }

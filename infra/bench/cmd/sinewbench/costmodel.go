@@ -213,12 +213,15 @@ func (c callInputs) cost(f stackFacts) breakdown {
 }
 
 // logBytes is what one call writes to CloudWatch Logs: Step Functions' records of its history,
-// Lambda's two records per invocation, what the functions log, and the HTTP API's access log line
-// per request (the api function's invocations are the HTTP requests).
+// Lambda's two records per invocation of a function whose system log level keeps them, what the
+// functions log, and the HTTP API's access log line per request (the api function's invocations
+// are the HTTP requests).
 func (c callInputs) logBytes(f stackFacts) float64 {
 	n := float64(c.sfnLogBytes) + c.appLogBytes
 	for _, r := range c.runs {
-		n += float64(lambdaLogBytes(f.memoryMB[r.Function], r.Ms, f.lambdaTraced))
+		if f.platformRecords(r.Function) {
+			n += float64(lambdaLogBytes(f.memoryMB[r.Function], r.Ms, f.lambdaTraced))
+		}
 		if r.Function == "api" {
 			n += float64(accessLogBytes(f.accessLog, r.Ms))
 		}

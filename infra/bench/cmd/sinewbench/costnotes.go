@@ -1,6 +1,11 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
 
 // costNotes says which inputs of the cost were measured in this run and which are assumed, and
 // from what.
@@ -23,18 +28,20 @@ func costNotes(r *report, f stackFacts) {
 		"stand-ins' (the engine's, local AWS services') left out: the api function's line per request, apicall's per call.\n"+
 		"- Custom events put: the function executor's ToolCallPending (one PutEvents entry of a function call).\n\n")
 	r.printf("cost", "Read from %s: each function's memory (%s), active tracing on the functions (%v) and the state machines (%v), "+
-		"the state machines' log level %s with execution data %s, the HTTP API's access log format, the log groups' retention "+
-		"(%d days), and for the idle stack its alarms, dashboards, keys and secrets.\n\n",
-		src, sortedFunctions(f), f.lambdaTraced, f.sfnTraced, f.sfnLevel, map[bool]string{true: "included", false: "left out"}[f.sfnData], f.retentionDays)
+		"the functions' system log level (%s), the state machines' log level %s with execution data %s, the HTTP API's access "+
+		"log format, the log groups' retention (%d days), and for the idle stack its alarms, dashboards, keys and secrets.\n\n",
+		src, sortedFunctions(f), f.lambdaTraced, f.sfnTraced, systemLevels(f), f.sfnLevel, map[bool]string{true: "included", false: "left out"}[f.sfnData], f.retentionDays)
 	r.printf("cost", "Assumed, with their sources:\n\n"+
 		"- Step Functions' log: one record per history event at level ALL, in the shape of the examples of "+
 		"<https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html> (id, type, details, previous_event_id, event_timestamp, "+
 		"execution_arn, redrive_count), rendered from the measured history; without execution data, the details less their input, "+
 		"output and parameters (as GetExecutionHistory leaves them out). Neither local mode nor the engine writes these records; the "+
 		"engine keeps the history they are made from, so their size is the history's, not a guess.\n"+
-		"- Lambda's own log: at system log level INFO in the JSON format, a platform.start and a platform.report record per invocation "+
+		"- Lambda's own log: at system log level INFO or DEBUG in the JSON format, a platform.start and a platform.report record per invocation "+
 		"(<https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html>) in the Telemetry API's shapes, with "+
-		"active tracing's member, the measured time and the function's memory (%d and %d bytes for a 10 ms invocation at 512 MB, traced).\n"+
+		"active tracing's member, the measured time and the function's memory (%d and %d bytes for a 10 ms invocation at 512 MB, traced); "+
+		"at WARN none for a successful invocation, both records being INFO ones (the budget's calls all succeed; a failed "+
+		"invocation's records are not counted). Lambda's metrics (duration, errors, throttles) do not come from these records.\n"+
 		"- The access log line: the stage's format with values of real lengths (a 16-character request id, an IPv4 address, a UUID "+
 		"for the caller's claim), %d bytes.\n"+
 		"- CloudWatch Logs: billed by the bytes of the records (GB as 2^30 bytes), each GB kept for its retention at the storage "+
@@ -49,6 +56,24 @@ func costNotes(r *report, f stackFacts) {
 		"delivery to settle is counted as settle's invocation. SQS and SNS carry only dead letters and alarms: nothing per call.\n"+
 		"- Free tiers are left out.\n\n", fmt.Sprintf("$%.2f", kmsPerRequest*1e6))
 	ddbNote(r)
+}
+
+// systemLevels says the functions' system log levels: one level when they share it.
+func systemLevels(f stackFacts) string {
+	by := map[string][]string{}
+	for _, fn := range slices.Sorted(maps.Keys(f.systemLevel)) {
+		by[f.systemLevel[fn]] = append(by[f.systemLevel[fn]], fn)
+	}
+	if len(by) == 1 {
+		for level := range by {
+			return level + " on every function"
+		}
+	}
+	var parts []string
+	for _, level := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, level+" on "+strings.Join(by[level], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func xrayNote(r *report) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,11 +20,12 @@ import (
 type stackFacts struct {
 	source        string // the template read, or why none was
 	fromTemplate  bool
-	memoryMB      map[string]int // each function's, by its name in internal/deploy
-	lambdaTraced  bool           // active tracing (X-Ray) on the functions
-	sfnLevel      string         // the Standard state machines' log level
-	expressLevel  string         // the Express state machine's log level
-	sfnData       bool           // IncludeExecutionData
+	memoryMB      map[string]int    // each function's, by its name in internal/deploy
+	systemLevel   map[string]string // each function's system log level (LoggingConfig.SystemLogLevel)
+	lambdaTraced  bool              // active tracing (X-Ray) on the functions
+	sfnLevel      string            // the Standard state machines' log level
+	expressLevel  string            // the Express state machine's log level
+	sfnData       bool              // IncludeExecutionData
 	sfnTraced     bool
 	accessLog     string // the HTTP API stage's access log format
 	retentionDays int    // the log groups' retention (the longest)
@@ -42,14 +44,14 @@ type stackFacts struct {
 // assumedFacts is the stack as infra/cdk made it when this model was written, and the functions'
 // memory from internal/deploy (which infra/cdk deploys): what the model uses without a template.
 func assumedFacts(why string) stackFacts {
-	f := stackFacts{source: why, memoryMB: map[string]int{}, lambdaTraced: true, sfnLevel: "ALL", expressLevel: "ERROR", sfnTraced: true,
+	f := stackFacts{source: why, memoryMB: map[string]int{}, systemLevel: map[string]string{}, lambdaTraced: true, sfnLevel: "ALL", expressLevel: "ERROR", sfnTraced: true,
 		retentionDays: logRetainDays, accessLog: `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
-			`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey","path":"$context.path",` +
+			`"method":"$context.httpMethod","routeKey":"$context.routeKey","path":"$context.path",` +
 			`"status":"$context.status","responseLength":"$context.responseLength","latencyMs":$context.responseLatency,` +
-			`"integrationLatencyMs":"$context.integrationLatency","integrationError":"$context.integrationErrorMessage",` +
+			`"integrationError":"$context.integrationErrorMessage",` +
 			`"authorizerError":"$context.authorizer.error","developer":"$context.authorizer.claims.sub"}`}
 	for _, fn := range deploy.Functions() {
-		f.memoryMB[fn.Name] = fn.MemoryMB
+		f.memoryMB[fn.Name], f.systemLevel[fn.Name] = fn.MemoryMB, "WARN"
 	}
 	return f
 }
@@ -103,7 +105,7 @@ func readStack(path string) (stackFacts, error) {
 	if err := json.Unmarshal(raw, &tpl); err != nil {
 		return stackFacts{}, fmt.Errorf("%s: %w", path, err)
 	}
-	f := stackFacts{source: path, fromTemplate: true, memoryMB: map[string]int{}, lambdaTraced: true}
+	f := stackFacts{source: path, fromTemplate: true, memoryMB: map[string]int{}, systemLevel: map[string]string{}, lambdaTraced: true}
 	for _, id := range slices.Sorted(maps.Keys(tpl.Resources)) {
 		if err := f.add(tpl.Resources[id]); err != nil {
 			return stackFacts{}, fmt.Errorf("%s: %s: %w", path, id, err)
@@ -170,6 +172,7 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 		FunctionName  any // a string here; an intrinsic for CDK's own helper functions
 		MemorySize    int
 		TracingConfig struct{ Mode string }
+		LoggingConfig struct{ SystemLogLevel string }
 	}
 	if err := json.Unmarshal(props, &p); err != nil {
 		return err
@@ -184,6 +187,8 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 		p.MemorySize = 128 // Lambda's default
 	}
 	f.memoryMB[name] = p.MemorySize
+	// Lambda's default system log level is INFO (<https://docs.aws.amazon.com/lambda/latest/api/API_LoggingConfig.html>).
+	f.systemLevel[name] = cmp.Or(p.LoggingConfig.SystemLogLevel, "INFO")
 	f.lambdaTraced = f.lambdaTraced && p.TracingConfig.Mode == "Active"
 	return nil
 }

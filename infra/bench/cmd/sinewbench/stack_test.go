@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sinew/internal/deploy"
@@ -15,8 +16,11 @@ func writeTemplate(t *testing.T, extra map[string]any) string {
 	t.Helper()
 	res := map[string]any{}
 	for _, f := range deploy.Functions() {
-		res["Fn"+f.Name] = map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{
-			"FunctionName": "sinew-" + f.Name, "MemorySize": f.MemoryMB, "TracingConfig": map[string]any{"Mode": "Active"}}}
+		props := map[string]any{"FunctionName": "sinew-" + f.Name, "MemorySize": f.MemoryMB, "TracingConfig": map[string]any{"Mode": "Active"}}
+		if f.Name != "settle" { // settle's LoggingConfig leaves the system log level to Lambda's default
+			props["LoggingConfig"] = map[string]any{"LogFormat": "JSON", "SystemLogLevel": "WARN"}
+		}
+		res["Fn"+f.Name] = map[string]any{"Type": "AWS::Lambda::Function", "Properties": props}
 	}
 	// A CDK helper function, named by an intrinsic: not one of sinew's.
 	res["Helper"] = map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{"FunctionName": map[string]any{"Ref": "X"}}}
@@ -109,8 +113,11 @@ func TestReadStack(t *testing.T) {
 		}
 	}
 	if !f.fromTemplate || !f.lambdaTraced || !f.sfnTraced || f.sfnLevel != "ALL" || f.sfnData || f.accessLog != "$context.requestId" ||
-		f.retentionDays != 30 || f.logGroups != 2 {
+		f.retentionDays != 30 || f.logGroups != 2 || f.systemLevel["api"] != "WARN" || f.systemLevel["settle"] != "INFO" {
 		t.Errorf("facts = %+v", f)
+	}
+	if got := systemLevels(f); !strings.HasPrefix(got, "INFO on settle; WARN on api, ") {
+		t.Errorf("system levels = %q, want settle's INFO apart", got)
 	}
 	// A template without one of the described functions is not the stack.
 	if _, err := readStack(writeTemplate(t, map[string]any{"Fnapi": map[string]any{"Type": "AWS::SNS::Topic"}})); err == nil {
