@@ -69,6 +69,7 @@ type Service struct {
 	watchers sync.WaitGroup
 	// expressJournal journals asynchronous Express starts (StartExpressJournal); nil: in memory.
 	expressJournal *outbox.Outbox
+	expressLog     expressLog // the Express executions' end lines (ExpressLog)
 }
 
 type machine struct {
