@@ -74,28 +74,36 @@ func TestTransitionsOfAnUpdatedTask(t *testing.T) {
 	// GET /executions/{id} reads the history and the definition the execution ran, which an
 	// instance of the api function keeps for its next read (TestGetReadsTheDefinitionOnce): two
 	// GETs make two history reads and one or two definition reads (two instances), nothing else.
-	// Local mode's log reaches the test a moment late: the ListExecutions of the GET that
-	// follows marks where their lines end.
-	from := len(l.proc.Stderr.String())
+	// Local mode's log reaches the test a moment late: a ListExecutions before and after them
+	// marks where their lines begin and end.
+	_, from := l.mark(taskID, len(l.proc.Stderr.String()))
 	for i := range 2 {
 		if x := l.api("GET", "/executions/"+fresh, nil, 200); x["transition_count"] != float64(7) || x["status"] != "succeeded" {
 			t.Errorf("GET %d of the new execution after a kill -9: %v", i, x)
 		}
 	}
-	l.api("GET", "/tasks/"+taskID+"/executions", nil, 200)
-	var ops string
-	for range 300 {
-		log := l.proc.Stderr.String()[from:]
-		if before, _, ok := strings.Cut(log, "op=ListExecutions "); ok {
-			ops = statesOps(before)
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	to, _ := l.mark(taskID, from)
+	ops := statesOps(l.proc.Stderr.String()[from:to])
 	if want := "DescribeStateMachineForExecution,GetExecutionHistory,GetExecutionHistory"; ops != want &&
 		ops != "DescribeStateMachineForExecution,"+want {
 		t.Errorf("two GETs of a task execution made the Step Functions calls %q, want %s (or a definition read more)", ops, want)
 	}
+}
+
+// mark lists the task's executions, whose ListExecutions line marks a place in local mode's log,
+// and gives where that line's op starts and ends once it has arrived (after offset after).
+func (l *local) mark(taskID string, after int) (int, int) {
+	l.t.Helper()
+	l.api("GET", "/tasks/"+taskID+"/executions", nil, 200)
+	const op = "op=ListExecutions "
+	for range 500 {
+		if i := strings.Index(l.proc.Stderr.String()[after:], op); i >= 0 {
+			return after + i, after + i + len(op)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.t.Fatal("local mode's log never showed the mark's ListExecutions")
+	return 0, 0
 }
 
 // statesOps are the Step Functions operations local mode logged in log, sorted.
