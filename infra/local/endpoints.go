@@ -76,6 +76,7 @@ func listen(o options) (map[string]net.Listener, error) {
 type awsServices struct {
 	sfn, lambda, events, kms http.Handler
 	dynamoDB                 string
+	expressLog               func(machineArn, name string) []json.RawMessage // the console's Express log lines
 }
 
 // endpointHandlers is the handler of each endpoint: each AWS API on its own and all of them on
@@ -92,7 +93,8 @@ func endpointHandlers(svc awsServices, fns *functions, signer *jwtlocal.Signer, 
 		return serveAPI(ctx, fns, ev)
 	}, signer.Claims)
 	return map[string]http.Handler{"stepfunctions": svc.sfn, "lambda": svc.lambda, "events": svc.events, "kms": svc.kms, "aws": all,
-		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region, creds.Provider()), Claims: signer.Claims, Logger: log})}, nil
+		"http": console.New(console.Options{API: rt, StepFunctions: console.SFNClient(sfnURL, region, creds.Provider()), Claims: signer.Claims,
+			ExpressLog: svc.expressLog, Logger: log})}, nil
 }
 
 // endpointServices are the signing names each AWS endpoint accepts: a request signed for another

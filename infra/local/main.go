@@ -282,7 +282,7 @@ func run(ctx context.Context, o options, log *slog.Logger, red *secrets.Redactor
 		return err
 	}
 
-	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint()}, fns, signer, url("stepfunctions"), creds, log)
+	handlers, err := endpointHandlers(awsServices{sfn, lambdaSvc, events, keys, ddb.Endpoint(), sfn.ExpressLog}, fns, signer, url("stepfunctions"), creds, log)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -311,4 +312,31 @@ func TestConsoleChatShowsEachToolCallAndAnswersInline(t *testing.T) {
 	b.until("the model's answer", `document.querySelector('#chat-status[data-status="SUCCEEDED"]') !== null &&
 		[...document.querySelectorAll('#chat-log .msg.assistant')].some(m => m.textContent.includes('hello hello'))`)
 	b.shot("chat")
+}
+
+// TestConsoleShowsAnExpressCallsLogLines: a call answered in the request ran on tool_call_express,
+// of which Step Functions keeps no history: its page shows sinew's record and local mode's log
+// line of its end.
+func TestConsoleShowsAnExpressCallsLogLines(t *testing.T) {
+	h := local(t)
+	const dev = "express-dev"
+	agent := h.agent(t, dev, nil)
+	status, x := h.call(t, dev, "POST", "/tool-calls", map[string]any{"agent_id": agent, "tool": "echo", "arguments": map[string]any{"text": "at once"}})
+	if status != http.StatusOK {
+		t.Fatalf("POST /tool-calls: %d %v, want 200 with the result", status, x)
+	}
+	id := x["execution_id"].(string)
+
+	b := h.browser(t)
+	b.open(dev, "/executions/tool_call/"+id)
+	b.until("the Express log line", `document.querySelector('#express-log tr[data-log-status="SUCCEEDED"]') !== null`)
+	line := b.text(`#express-log tr[data-log-status="SUCCEEDED"]`)
+	if !strings.Contains(line, ":express:tool_call_express:"+id+":") || !strings.Contains(line, " ms") {
+		t.Errorf("the log line %q does not name the call's Express execution and its duration", line)
+	}
+	if n := eval[int](b, `document.querySelectorAll('#express-log tr[data-log-status]').length`); n != 1 {
+		t.Errorf("%d log lines shown, want the call's one", n)
+	}
+	b.until("the record's outcome", `document.querySelector('#exec-outcome[data-outcome="succeeded"]') !== null`)
+	b.shot("execution-express")
 }

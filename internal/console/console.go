@@ -11,6 +11,7 @@ package console
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -55,7 +56,12 @@ type Options struct {
 	// developer (deploy.StateMachines' when nil); any other machine is a user's own, whose
 	// executions every local token sees.
 	SinewMachines []string
-	Logger        *slog.Logger
+	// ExpressLog gives the log lines (JSON objects, oldest first) of the Express executions of the
+	// state machine machineArn named name: local mode's (sfnapi.Service.ExpressLog). The console
+	// is local mode's only; on AWS these lines are in the Express machine's CloudWatch log group.
+	// Optional: without it an Express call shows its record alone.
+	ExpressLog func(machineArn, name string) []json.RawMessage
+	Logger     *slog.Logger
 }
 
 // SFNClient is a Step Functions client for local mode's endpoint.
@@ -69,7 +75,7 @@ func New(o Options) http.Handler {
 		o.Logger = slog.Default()
 	}
 	rt := httpapi.New(httpapi.Options{JWTClaim: os.Getenv(config.EnvJWTClaim), Logger: o.Logger, Title: "sinew local console"})
-	c := &console{sfn: o.StepFunctions, api: o.API, sinew: map[string]bool{}}
+	c := &console{sfn: o.StepFunctions, api: o.API, sinew: map[string]bool{}, expressLog: o.ExpressLog}
 	if o.SinewMachines == nil {
 		for _, m := range deploy.StateMachines() {
 			o.SinewMachines = append(o.SinewMachines, m.Name)
@@ -145,7 +151,8 @@ func fromLoopback(r *http.Request) bool {
 }
 
 type console struct {
-	sfn   StepFunctions
-	api   http.Handler
-	sinew map[string]bool
+	sfn        StepFunctions
+	api        http.Handler
+	sinew      map[string]bool
+	expressLog func(machineArn, name string) []json.RawMessage
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"sinew/internal/deploy"
 	"sinew/internal/fault"
 	"sinew/internal/httpapi"
 )
@@ -240,6 +241,9 @@ type ExecutionView struct {
 	States map[string]*StateView `json:"states"`
 	Calls  []Call                `json:"calls"`
 	Events []Event               `json:"events"`
+	// Logs are an Express execution's log lines, which stand in for the history Step Functions
+	// does not keep of it.
+	Logs []json.RawMessage `json:"logs,omitempty"`
 }
 
 // maxEvents bounds the history read for one view.
@@ -276,6 +280,9 @@ func (c *console) getExecution(ctx context.Context, r *httpapi.Request) (*httpap
 		// and Step Functions' status is unknown, as in the list (describeStatus).
 		v.Status = "UNKNOWN"
 		v.States, v.Calls, v.Events = map[string]*StateView{}, []Call{}, []Event{}
+		if c.expressLog != nil && mv.Name == deploy.ToolCall {
+			v.Logs = c.expressLog(siblingArn(mv.ARN, deploy.ToolCallExpress), name)
+		}
 		return httpapi.OK(v), nil
 	}
 	if err != nil {
@@ -312,4 +319,9 @@ func (c *console) history(ctx context.Context, arn string) ([]Event, error) {
 		}
 	}
 	return FromHistory(hist), nil
+}
+
+// siblingArn is the ARN of the state machine called name beside the one of arn.
+func siblingArn(arn, name string) string {
+	return arn[:strings.LastIndex(arn, ":")+1] + name
 }

@@ -52,6 +52,9 @@ func TestConsoleRoutesRefuseBadInput(t *testing.T) {
 	if status != http.StatusOK || view["status"] != "UNKNOWN" || view["outcome"] != "succeeded" || view["record"] == nil {
 		t.Errorf("the console's view of a call on tool_call_express: %d %v, want its record", status, view)
 	}
+	if logs, _ := view["logs"].([]any); len(logs) != 1 || logs[0].(map[string]any)["status"] != "SUCCEEDED" {
+		t.Errorf("the console's view of a call on tool_call_express: logs %v, want its one end line", view["logs"])
+	}
 	if status, view := h.call(t, devB, http.MethodGet, "/console/api/executions/tool_call/"+x["execution_id"].(string), nil); status != http.StatusNotFound {
 		t.Errorf("another developer's view of it: %d %v, want 404", status, view)
 	}

@@ -39,7 +39,7 @@ func Derive(op string, input any, lk Lookup) []Request {
 		*kms.ReEncryptInput, *kms.DescribeKeyInput, *kms.ListKeysInput:
 		rs = deriveKMS(op, in, lk)
 	case *sfn.StartExecutionInput, *sfn.StartSyncExecutionInput, *sfn.DescribeExecutionInput, *sfn.StopExecutionInput,
-		*sfn.GetExecutionHistoryInput, *sfn.ListExecutionsInput, *sfn.DescribeStateMachineInput,
+		*sfn.GetExecutionHistoryInput, *sfn.ListExecutionsInput, *sfn.DescribeStateMachineInput, *sfn.DescribeStateMachineForExecutionInput,
 		*sfn.ListStateMachinesInput, *sfn.CreateStateMachineInput, *sfn.SendTaskSuccessInput,
 		*sfn.SendTaskFailureInput, *sfn.SendTaskHeartbeatInput:
 		rs = deriveStates(op, in, lk)

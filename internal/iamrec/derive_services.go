@@ -94,6 +94,8 @@ func deriveStates(op string, input any, lk Lookup) []Request {
 		r.Resource = deref(in.StateMachineArn)
 	case *sfn.DescribeStateMachineInput:
 		r.Resource = deref(in.StateMachineArn)
+	case *sfn.DescribeStateMachineForExecutionInput:
+		r.Resource = deref(in.ExecutionArn)
 	case *sfn.ListStateMachinesInput:
 		r.Resource = "*"
 	case *sfn.CreateStateMachineInput:

@@ -417,12 +417,17 @@ func (c *costRecorder) reset() {
 }
 
 func (c *costRecorder) write(t *testing.T, name string, x *asl.Execution) {
+	c.writeHistory(t, name, x.ARN, x.History())
+}
+
+// writeHistory is write with the history given: a task's, with its children's events.
+func (c *costRecorder) writeHistory(t *testing.T, name, arn string, history []asl.Event) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	b, err := json.Marshal(map[string]any{"call": name, "invocations": c.runs, "app_log_bytes": c.logBytes,
-		"custom_events": c.events.Load(), "execution_arn": x.ARN, "history": x.History()})
+		"custom_events": c.events.Load(), "execution_arn": arn, "history": history})
 	c.mu.Unlock()
 	if err == nil {
 		var f *os.File

@@ -57,12 +57,12 @@ func nagTaskMachines(c constructs.IConstruct, f deploy.Function) {
 }
 
 // taskMachineStatements are the api function's grants on Julep tasks' state machines: it creates,
-// updates, deletes and describes them, passes them the task role, starts and lists their
-// executions, and reads and stops those.
+// updates and deletes them, passes them the task role, starts and lists their executions, and
+// reads those (each with the definition it started with) and stops them.
 func (s *Sinew) taskMachineStatements(add func(sid string, actions []string, resources []*string, cond map[string]any)) {
 	add("ManageTaskMachines", []string{"states:CreateStateMachine", "states:UpdateStateMachine", "states:DeleteStateMachine",
-		"states:DescribeStateMachine", "states:ListExecutions", "states:StartExecution"}, []*string{s.stateMachineARN(deploy.TaskMachines)}, nil)
-	add("ReadTaskExecutions", []string{"states:DescribeExecution", "states:GetExecutionHistory", "states:StopExecution"},
+		"states:ListExecutions", "states:StartExecution"}, []*string{s.stateMachineARN(deploy.TaskMachines)}, nil)
+	add("ReadTaskExecutions", []string{"states:DescribeExecution", "states:DescribeStateMachineForExecution", "states:GetExecutionHistory", "states:StopExecution"},
 		[]*string{s.executionsARN(deploy.TaskMachines)}, nil)
 	add("PassTaskRole", []string{"iam:PassRole"}, []*string{s.TaskRole.RoleArn()},
 		map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "states.amazonaws.com"}})

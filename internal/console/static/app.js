@@ -404,6 +404,20 @@ function callCard(c, x, onAnswered) {
     pending ? answerForm(pending, onAnswered) : null);
 }
 
+// expressLog shows a call that ran on tool_call_express: Step Functions keeps no history of an
+// Express execution, only its log lines (local mode's; on AWS, the machine's CloudWatch log group).
+function expressLog(x) {
+  const lines = x.logs || [];
+  return [el('h2', {}, 'Express log (' + lines.length + (lines.length === 1 ? ' line)' : ' lines)')),
+    el('p', { class: 'muted' }, 'This call ran on tool_call_express. Step Functions keeps no history of an Express execution: what local mode logged of it is below, and sinew\'s record above.'),
+    lines.length ? el('table', { id: 'express-log' }, el('tr', {}, ['Time', 'Status', 'Took', 'Error', 'Execution'].map(h => el('th', {}, h))),
+      lines.map(l => el('tr', { 'data-log-status': l.status || '' },
+        el('td', {}, when(l.time)), el('td', {}, badge(l.status || '?', (l.status || '').toLowerCase())),
+        el('td', {}, l.duration_ms !== undefined ? l.duration_ms + ' ms' : ''), el('td', { class: l.error ? 'error' : '' }, l.error || ''),
+        el('td', {}, el('code', { class: 'muted' }, l.execution_arn || ''))))) :
+      el('p', { class: 'muted', id: 'no-express-log' }, 'No log line: the execution has not ended, or local mode restarted since (the lines are kept in memory).')];
+}
+
 async function executionPage(gen, machine, name) {
   let selected = null, x = null, open = new Set();
   const head = el('div', {}), wrap = el('div', { class: 'graph-wrap', id: 'graph' }), side = el('div', { class: 'card side', id: 'state-panel' });
@@ -427,6 +441,7 @@ async function executionPage(gen, machine, name) {
       el('div', { class: 'muted' }, 'Execution input'), el('pre', {}, pretty(x.input)),
       x.output !== undefined ? [el('div', { class: 'muted' }, 'Execution output'), el('pre', {}, pretty(x.output))] : null].flat().filter(Boolean)));
     calls.replaceChildren(...(x.calls.length ? [el('h2', {}, 'Tool calls'), el('div', { class: 'calls' }, x.calls.map(c => callCard(c, x, refresh)))] : []));
+    if (x.status === 'UNKNOWN' && x.record) { events.replaceChildren(...expressLog(x)); return; }
     events.replaceChildren(el('h2', {}, 'History (' + x.events.length + ' events)'),
       el('table', {}, el('tr', {}, ['#', 'Type', 'State', 'Time', ''].map(h => el('th', {}, h))),
         x.events.map(ev => {

@@ -19,6 +19,7 @@ import (
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	gjs "github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 
@@ -32,10 +33,9 @@ import (
 // SFN is the part of the Step Functions client task executions need.
 type SFN interface {
 	workflow.ExecutionStarter
-	DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 	GetExecutionHistory(context.Context, *sfn.GetExecutionHistoryInput, ...func(*sfn.Options)) (*sfn.GetExecutionHistoryOutput, error)
 	ListExecutions(context.Context, *sfn.ListExecutionsInput, ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
-	DescribeStateMachine(context.Context, *sfn.DescribeStateMachineInput, ...func(*sfn.Options)) (*sfn.DescribeStateMachineOutput, error)
+	DescribeStateMachineForExecution(context.Context, *sfn.DescribeStateMachineForExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeStateMachineForExecutionOutput, error)
 }
 
 var _ SFN = (*sfn.Client)(nil)
@@ -46,6 +46,8 @@ type Service struct {
 	SFN   SFN
 	// MachineARN is the ARN of a task's state machine (taskmachine.Machines.ARN).
 	MachineARN func(taskID string) (string, error)
+
+	defs defCache // the states of executions read lately
 }
 
 // Execution is Julep's Execution, with sinew's pending calls (what PUT /executions/{id} answers).
@@ -150,47 +152,80 @@ func checkInput(schema, input any) error {
 	return nil
 }
 
-// Get answers a task execution x (its record) in Julep's shape, from Step Functions.
+// Get answers a task execution x (its record) in Julep's shape, from its Step Functions history
+// alone (its status, input, output and error are its events'), which its transitions are counted
+// from too, and the definition it started with, read once per execution.
 func (s *Service) Get(ctx context.Context, dev string, x *store.Execution) (*Execution, error) {
 	arn, err := s.executionARN(x.TaskID, x.ExecutionID)
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: &arn})
+	events, err := s.history(ctx, arn)
 	if err != nil {
-		return nil, fault.FromAWS(err, "describe the task's execution")
+		return nil, err
 	}
-	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(string(d.Status), x), CreatedAt: x.CreatedAt,
+	states, err := s.states(ctx, arn)
+	if err != nil {
+		return nil, err
+	}
+	d := summarize(events)
+	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(d.status, x), CreatedAt: x.CreatedAt,
 		UpdatedAt: x.UpdatedAt, Workflow: workflow.Task, ExecutionID: x.ExecutionID, AgentID: x.AgentID}
-	if d.Status == "RUNNING" {
+	if d.status == "RUNNING" {
 		for _, c := range x.PendingCalls {
 			if c.Status == store.CallPending {
 				e.PendingCalls = append(e.PendingCalls, c)
 			}
 		}
 	}
-	if d.Input != nil {
+	if d.input != nil {
 		var in Input
-		if json.Unmarshal([]byte(*d.Input), &in) == nil {
+		if json.Unmarshal([]byte(*d.input), &in) == nil {
 			e.Input = in.Input
 		}
 	}
-	if d.Output != nil {
-		e.Output, _ = jsonv.DecodeString(*d.Output)
+	if d.output != nil {
+		e.Output, _ = jsonv.DecodeString(*d.output)
 	}
-	if d.Error != nil || d.Cause != nil {
-		msg := strings.TrimSpace(awsv2.ToString(d.Error) + ": " + awsv2.ToString(d.Cause))
+	if d.err != nil || d.cause != nil {
+		msg := strings.TrimSpace(awsv2.ToString(d.err) + ": " + awsv2.ToString(d.cause))
 		e.Error = &msg
 	}
-	if d.StopDate != nil {
-		e.UpdatedAt = *d.StopDate
+	if d.stop != nil {
+		e.UpdatedAt = *d.stop
 	}
-	n, err := s.transitionCount(ctx, x)
-	if err != nil {
-		return nil, err
-	}
+	n := len(transitions(x, states, events))
 	e.TransitionCount = &n
 	return e, nil
+}
+
+// summary is what DescribeExecution would say of an execution, as its history says it.
+type summary struct {
+	status                    string
+	input, output, err, cause *string
+	stop                      *time.Time
+}
+
+func summarize(events []types.HistoryEvent) summary {
+	d := summary{status: "RUNNING"}
+	for _, e := range events {
+		switch {
+		case e.ExecutionStartedEventDetails != nil:
+			d.input = e.ExecutionStartedEventDetails.Input
+		case e.ExecutionSucceededEventDetails != nil:
+			d.status, d.output, d.stop = "SUCCEEDED", e.ExecutionSucceededEventDetails.Output, e.Timestamp
+		case e.ExecutionFailedEventDetails != nil:
+			f := e.ExecutionFailedEventDetails
+			d.status, d.err, d.cause, d.stop = "FAILED", f.Error, f.Cause, e.Timestamp
+		case e.ExecutionTimedOutEventDetails != nil:
+			f := e.ExecutionTimedOutEventDetails
+			d.status, d.err, d.cause, d.stop = "TIMED_OUT", f.Error, f.Cause, e.Timestamp
+		case e.ExecutionAbortedEventDetails != nil:
+			f := e.ExecutionAbortedEventDetails
+			d.status, d.err, d.cause, d.stop = "ABORTED", f.Error, f.Cause, e.Timestamp
+		}
+	}
+	return d
 }
 
 // statusOf is Julep's status of an execution Step Functions gives as sfnStatus.

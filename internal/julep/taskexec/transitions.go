@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -54,15 +55,37 @@ func (s *Service) Transitions(ctx context.Context, x *store.Execution) ([]Transi
 	if err != nil {
 		return nil, err
 	}
-	machine, err := s.MachineARN(x.TaskID)
+	events, err := s.history(ctx, arn)
 	if err != nil {
 		return nil, err
 	}
-	// The machine as it is now: its states' names are the steps', which an update of the task
-	// renumbers only where its steps changed.
-	m, err := s.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: &machine})
+	states, err := s.states(ctx, arn)
 	if err != nil {
-		return nil, fault.FromAWS(err, "describe the task execution's state machine")
+		return nil, err
+	}
+	return transitions(x, states, events), nil
+}
+
+// transitions are the transitions of history events of x, whose machine has states.
+func transitions(x *store.Execution, states map[string]machineState, events []types.HistoryEvent) []Transition {
+	r := reader{x: x, states: states, waiting: map[string]bool{}}
+	for _, e := range events {
+		r.event(e)
+	}
+	return r.out
+}
+
+// states are the states of the definition execution arn started with: its states' names are its
+// steps', which an update of the task afterwards renumbers in its new executions only. An
+// execution's definition never changes, so it is kept for the next read of the same execution (a
+// client polling GET /executions/{id} until it ends).
+func (s *Service) states(ctx context.Context, arn string) (map[string]machineState, error) {
+	if st, ok := s.defs.get(arn); ok {
+		return st, nil
+	}
+	m, err := s.SFN.DescribeStateMachineForExecution(ctx, &sfn.DescribeStateMachineForExecutionInput{ExecutionArn: &arn})
+	if err != nil {
+		return nil, fault.FromAWS(err, "describe the state machine of the task's execution")
 	}
 	var def struct {
 		States map[string]machineState `json:"States"`
@@ -70,15 +93,33 @@ func (s *Service) Transitions(ctx context.Context, x *store.Execution) ([]Transi
 	if err := json.Unmarshal([]byte(awsv2.ToString(m.Definition)), &def); err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "read the task's state machine")
 	}
-	events, err := s.history(ctx, arn)
-	if err != nil {
-		return nil, err
+	s.defs.put(arn, def.States)
+	return def.States, nil
+}
+
+// maxDefs bounds the definitions a Service keeps: the executions read lately.
+const maxDefs = 256
+
+// defCache holds executions' states by execution ARN; its zero value is empty.
+type defCache struct {
+	mu sync.Mutex
+	m  map[string]map[string]machineState
+}
+
+func (c *defCache) get(arn string) (map[string]machineState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.m[arn]
+	return st, ok
+}
+
+func (c *defCache) put(arn string, st map[string]machineState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDefs {
+		c.m = map[string]map[string]machineState{} // started afresh: the polled ones come back at once
 	}
-	r := reader{x: x, states: def.States, waiting: map[string]bool{}}
-	for _, e := range events {
-		r.event(e)
-	}
-	return r.out, nil
+	c.m[arn] = st
 }
 
 func (s *Service) history(ctx context.Context, arn string) ([]types.HistoryEvent, error) {
@@ -95,11 +136,6 @@ func (s *Service) history(ctx context.Context, arn string) ([]types.HistoryEvent
 		}
 		in.NextToken = h.NextToken
 	}
-}
-
-func (s *Service) transitionCount(ctx context.Context, x *store.Execution) (int, error) {
-	ts, err := s.Transitions(ctx, x)
-	return len(ts), err
 }
 
 // reader turns history events into transitions.

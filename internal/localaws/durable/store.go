@@ -291,12 +291,18 @@ type Execution struct {
 	Seq        uint64    `json:"seq"`               // start order, for listing newest first
 	RoleArn    string    `json:"roleArn,omitempty"` // the machine's role when the execution started
 	// Definition is the state machine's definition the execution started with: an update of the
-	// machine does not change a running execution, before or after a restart.
+	// machine does not change a running execution, before or after a restart, nor what
+	// DescribeStateMachineForExecution answers of it once it has ended.
 	Definition string          `json:"definition,omitempty"`
 	Events     json.RawMessage `json:"events,omitempty"`
-	// DefinitionRef names Definition in the store's definitions (the stored form of a running
-	// record: many executions share a definition, which is written once, not with each start).
+	// DefinitionRef names Definition in the store's definitions (its stored form: many executions
+	// share a definition, which is written once, not with each start). Executions fills in the
+	// Definition of a running record only; Definition(ref) reads a closed one's when asked.
 	DefinitionRef string `json:"definitionRef,omitempty"`
+	// Revision and Updated are the machine's revision and its last update (its creation, if never
+	// updated) when the execution started.
+	Revision int       `json:"revision,omitempty"`
+	Updated  time.Time `json:"updated,omitzero"`
 }
 
 // PutMachine writes m.
@@ -377,7 +383,9 @@ func (s *Store) Executions() ([]Execution, error) {
 		if err := json.Unmarshal(v, &x); err != nil {
 			return nil, fmt.Errorf("durable: list executions: %w", err)
 		}
-		if x.DefinitionRef != "" {
+		// A closed record keeps its ref only: its definition is read when asked, not held by every
+		// record in memory.
+		if x.DefinitionRef != "" && x.Status == statusRunning {
 			def, ok := s.st.kv[bDefs][x.DefinitionRef]
 			if !ok {
 				return nil, fmt.Errorf("durable: list executions: execution %s: its definition %s is missing", x.Arn, x.DefinitionRef)
@@ -387,6 +395,20 @@ func (s *Store) Executions() ([]Execution, error) {
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// statusRunning is the status of an execution that has not ended (asl.StatusRunning).
+const statusRunning = "RUNNING"
+
+// Definition gives the stored definition that ref (an Execution's DefinitionRef) names.
+func (s *Store) Definition(ref string) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	def, ok := s.st.kv[bDefs][ref]
+	if !ok {
+		return "", fmt.Errorf("durable: definition %s is not stored", ref)
+	}
+	return string(def), nil
 }
 
 // ExecutionEvents gives a closed execution's history as JSON (nil while it runs).

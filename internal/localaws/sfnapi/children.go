@@ -3,7 +3,6 @@ package sfnapi
 import (
 	"context"
 	"strings"
-	"time"
 
 	"sinew/internal/asl"
 	"sinew/internal/fault"
@@ -56,9 +55,7 @@ func (s *Service) StartChild(ctx context.Context, in asl.StartInput) (asl.Child,
 		}
 		return newChild(e), nil
 	}
-	s.seq++
-	e := &execution{rec: durable.Execution{Arn: arn, MachineArn: m.rec.Arn, Name: name, Input: input,
-		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition, RoleArn: m.rec.RoleArn}, resumed: true}
+	e := &execution{rec: s.startRecord(m, arn, name, input), resumed: true}
 	e.runMu.Lock() // another start of the same child waits until this one runs
 	defer e.runMu.Unlock()
 	s.execs[arn] = e

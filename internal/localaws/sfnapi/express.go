@@ -79,8 +79,7 @@ func (s *Service) startExpress(ctx context.Context, m *machine, name, input, id 
 // they may carry what only the caller should see), and drops it from the engine.
 func (s *Service) endExpress(d asl.Description) {
 	s.opts.Engine.Forget(d.ExecutionArn)
-	s.log.Info("express execution ended", "execution_arn", d.ExecutionArn, "state_machine_arn", d.StateMachineArn,
-		"status", d.Status, "duration_ms", d.StopDate.Sub(d.StartDate).Milliseconds(), "error", d.Error)
+	s.logExpressEnd(d)
 }
 
 // runSync runs an Express execution to its end, at most five minutes, as StartSyncExecution does:

@@ -93,10 +93,7 @@ func (s *Service) startExecution(ctx context.Context, body []byte) (any, error) 
 		}
 		return nil, apiErr("ExecutionAlreadyExists", "Execution Already Exists: '%s'", arn)
 	}
-	s.seq++
-	e := &execution{rec: durable.Execution{Arn: arn, MachineArn: m.rec.Arn, Name: name, Input: input,
-		Start: time.Now().UTC(), Status: asl.StatusRunning, Seq: s.seq, Definition: m.rec.Definition, RoleArn: m.rec.RoleArn},
-		resumed: true, announced: make(chan struct{})}
+	e := &execution{rec: s.startRecord(m, arn, name, input), resumed: true, announced: make(chan struct{})}
 	s.execs[arn] = e
 	s.mu.Unlock()
 	started := e.rec

@@ -69,6 +69,7 @@ type Service struct {
 	watchers sync.WaitGroup
 	// expressJournal journals asynchronous Express starts (StartExpressJournal); nil: in memory.
 	expressJournal *outbox.Outbox
+	expressLog     expressLog // the Express executions' end lines (ExpressLog)
 }
 
 type machine struct {
@@ -107,21 +108,22 @@ func New(opts Options) *Service {
 		InternalType: "InternalServerError",
 		Log:          s.log,
 		Ops: map[string]awsjson.Op{
-			"CreateStateMachine":             s.createStateMachine,
-			"UpdateStateMachine":             s.updateStateMachine,
-			"DeleteStateMachine":             s.deleteStateMachine,
-			"ValidateStateMachineDefinition": s.validateDefinition,
-			"ListStateMachines":              s.listStateMachines,
-			"DescribeStateMachine":           s.describeStateMachine,
-			"StartExecution":                 s.startExecution,
-			"StartSyncExecution":             s.startSyncExecution,
-			"DescribeExecution":              s.describeExecution,
-			"ListExecutions":                 s.listExecutions,
-			"GetExecutionHistory":            s.getExecutionHistory,
-			"StopExecution":                  s.stopExecution,
-			"SendTaskSuccess":                s.sendTaskSuccess,
-			"SendTaskFailure":                s.sendTaskFailure,
-			"SendTaskHeartbeat":              s.sendTaskHeartbeat,
+			"CreateStateMachine":               s.createStateMachine,
+			"UpdateStateMachine":               s.updateStateMachine,
+			"DeleteStateMachine":               s.deleteStateMachine,
+			"ValidateStateMachineDefinition":   s.validateDefinition,
+			"ListStateMachines":                s.listStateMachines,
+			"DescribeStateMachine":             s.describeStateMachine,
+			"DescribeStateMachineForExecution": s.describeStateMachineForExecution,
+			"StartExecution":                   s.startExecution,
+			"StartSyncExecution":               s.startSyncExecution,
+			"DescribeExecution":                s.describeExecution,
+			"ListExecutions":                   s.listExecutions,
+			"GetExecutionHistory":              s.getExecutionHistory,
+			"StopExecution":                    s.stopExecution,
+			"SendTaskSuccess":                  s.sendTaskSuccess,
+			"SendTaskFailure":                  s.sendTaskFailure,
+			"SendTaskHeartbeat":                s.sendTaskHeartbeat,
 		},
 	}
 	if opts.Throttle != nil {
@@ -267,8 +269,7 @@ func (s *Service) watch(e *execution, x *asl.Execution) {
 	rec := e.rec
 	e.mu.Unlock()
 	rec.Status, rec.Stop, rec.Output, rec.Error, rec.Cause = d.Status, d.StopDate, d.Output, d.Error, d.Cause
-	rec.Events = events
-	rec.Definition = "" // only a running execution needs it
+	rec.Events = events // its Definition stays, stored as a ref to the one copy of its version
 	if e.announced != nil {
 		<-e.announced // its end follows its start on the bus
 	}

@@ -12,6 +12,7 @@ import (
 
 // The headline lines other tools read, in the form they read them.
 var (
+	taskHeadlineForm = regexp.MustCompile(`^- Cost per 1M Julep task executions \((.+)\): \$(\d+\.\d{2}) \((Express|Standard), (\d+) transitions, (\d+) DynamoDB requests\)$`)
 	costHeadlineForm = regexp.MustCompile(`^- Cost per 1M (\S.*) \((.+)\) calls: \$(\d+\.\d{2}) \((Express|Standard), (\d+) transitions, (\d+) DynamoDB requests\)$`)
 	idleHeadline     = regexp.MustCompile(`^- Idle stack: \$(\d+\.\d{2}) per month \((.+)\)$`)
 )
@@ -59,6 +60,12 @@ func TestHeadlineForm(t *testing.T) {
 	}
 	n := 0
 	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "- Cost per 1M Julep task executions") {
+			if !taskHeadlineForm.MatchString(line) {
+				t.Errorf("BENCHMARKS.md: %q lost the task headline's form", line)
+			}
+			continue
+		}
 		if strings.HasPrefix(line, "- Cost per 1M") {
 			n++
 			if !costHeadlineForm.MatchString(line) {
@@ -134,5 +141,25 @@ func TestByName(t *testing.T) {
 		if (err != nil) != tt.fails || len(calls) != tt.want {
 			t.Errorf("%s: %d calls, error %v", tt.name, len(calls), err)
 		}
+	}
+}
+
+// TestTaskHeadlineForm: the tasks part's headline has its form, with the task's shape, its
+// transitions and DynamoDB requests, and is not read as a call's.
+func TestTaskHeadlineForm(t *testing.T) {
+	r := newReport(options{})
+	c := mustLine(t, "task/evaluate+tool_call+return: 9 state transitions, 3 Lambda invocations inside the state machine, 3 outside it, 1 HTTP requests, DynamoDB map[BatchGetItem:2 GetItem:1 PutItem:1 Query:2 UpdateItem:5] (11 requests, request units map[BatchGetItem:7 GetItem:1 PutItem:3 Query:1 UpdateItem:12])")
+	taskTables(r, []callInputs{c}, testFacts())
+	if len(r.headlines) != 1 {
+		t.Fatalf("headlines %q, want one", r.headlines)
+	}
+	line := "- " + r.headlines[0]
+	m := taskHeadlineForm.FindStringSubmatch(line)
+	if m == nil || m[1] != "evaluate + tool_call (integration) + return" || m[3] != "Standard" || m[4] != "9" || m[5] != "11" || costHeadlineForm.MatchString(line) {
+		t.Errorf("task headline %q", line)
+	}
+	// 9 transitions at $0.025 per 1,000; 9 read and 15 write request units at DynamoDB's prices.
+	if b := c.cost(testFacts()); b.sfn < 224.99 || b.sfn > 225.01 || b.ddb < 10.499 || b.ddb > 10.501 {
+		t.Errorf("cost %+v", b)
 	}
 }

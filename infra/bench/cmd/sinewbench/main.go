@@ -44,7 +44,7 @@ func main() {
 	flag.DurationVar(&o.roundDur, "round", time.Second, "length of one engine round")
 	flag.IntVar(&o.colds, "cold-starts", 20, "cold starts per function")
 	flag.StringVar(&o.template, "template", "", "infra/cdk's synthesized template for the cost part (default: synthesize it)")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load,chat,quotas,toolsearch)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to leave out (dispatch,engine,peer,local,cost,lambda,memory,load,chat,quotas,toolsearch,tasks)")
 	flag.StringVar(&only, "only", "", "comma-separated parts to run, the others left out (e.g. -only peer)")
 	flag.Parse()
 	o.skip = map[string]bool{}
@@ -102,6 +102,7 @@ func run(ctx context.Context, o options) error {
 		{"chat", partChat},
 		{"quotas", partQuotas},
 		{"toolsearch", partToolSearch},
+		{"tasks", partTasks},
 	}
 	failed := 0
 	for _, p := range parts {

@@ -39,6 +39,7 @@ var titles = map[string]string{
 	"chat":       "9. Chat turn: DynamoDB requests and the turn's own time",
 	"quotas":     "10. AWS's quotas emulated (local mode's --quotas): the retries' shape at twice each quota",
 	"toolsearch": "11. Tool search: a right tool among the first five",
+	"tasks":      "12. What one Julep task execution does and costs: a million executions by service",
 }
 
 func newReport(o options) *report {
@@ -177,7 +178,7 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.figure, g.now, g.goal, met)
 		}
 	}
-	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "quotas", "toolsearch"} {
+	for _, part := range []string{"dispatch", "engine", "peer", "local", "cost", "lambda", "memory", "load", "chat", "quotas", "toolsearch", "tasks"} {
 		fmt.Fprintf(&b, "\n## %s\n\n", titles[part])
 		if s, ok := r.sections[part]; ok {
 			b.WriteString(s.String())
