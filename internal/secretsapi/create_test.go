@@ -16,6 +16,18 @@ func TestPostCreates(t *testing.T) {
 	if a.status != 201 || a.body["name"] != "OPENAI_KEY" || a.body["description"] != "the model's key" || a.body["value"] != nil {
 		t.Fatalf("create: %d %s", a.status, a.raw)
 	}
+	// Stored: GET /secrets lists it, and a PUT of a new value keeps it.
+	if a := e.do("dev-1", "PUT", "/secrets/OPENAI_KEY", `{"value":"`+v+`-2"}`); a.status != 204 {
+		t.Fatalf("put: %d %s", a.status, a.raw)
+	}
+	l := e.do("dev-1", "GET", "/secrets", "")
+	items, _ := l.body["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["description"] != "the model's key" {
+		t.Fatalf("list: %s, want the description", l.raw)
+	}
+	if a := e.do("dev-1", "POST", "/secrets", `{"name":"OPENAI_KEY","value":"`+v+`"}`); a.status != 201 || a.body["description"] != nil {
+		t.Fatalf("create again without a description: %d %s, want it cleared", a.status, a.raw)
+	}
 	got, err := e.st.OpenSecret(context.Background(), "dev-1", "OPENAI_KEY")
 	if err != nil || string(got) != v {
 		t.Fatalf("stored %q, %v", got, err)

@@ -20,6 +20,7 @@ import (
 // Store is what the routes need of the table: *store.Store. None of it opens a value.
 type Store interface {
 	PutSecret(ctx context.Context, dev, name string, value []byte) (*store.Secret, error)
+	PutSecretDescribed(ctx context.Context, dev, name string, value []byte, description *string) (*store.Secret, error)
 	ListSecrets(ctx context.Context, dev string, p store.Page) (*store.List[store.Secret], error)
 	DeleteSecret(ctx context.Context, dev, name string) error
 }
@@ -61,8 +62,9 @@ func Register(rt *httpapi.Router, d Deps) {
 	rt.Schema("Secret", map[string]any{
 		"type": "object", "required": []any{"name", "created_at", "updated_at"},
 		"properties": map[string]any{
-			"name":       map[string]any{"type": "string", "pattern": NamePattern},
-			"created_at": map[string]any{"type": "string", "format": "date-time"},
+			"name":        map[string]any{"type": "string", "pattern": NamePattern},
+			"description": map[string]any{"type": "string", "description": "what POST /secrets was given"},
+			"created_at":  map[string]any{"type": "string", "format": "date-time"},
 			"updated_at": map[string]any{"type": "string", "format": "date-time"},
 		},
 	})
@@ -83,7 +85,7 @@ func Register(rt *httpapi.Router, d Deps) {
 	registerCreate(rt, h)
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/secrets", Handler: h.list,
 		Op: httpapi.Operation{ID: "listSecrets", Tags: []string{"secrets"}, Summary: "List the developer's secrets by name",
-			Description: "Names and dates only, in name order.",
+			Description: "Names, descriptions and dates (never values), in name order.",
 			Params:      httpapi.PageParams(),
 			Responses:   map[int]httpapi.Resp{http.StatusOK: {Description: "a page of secrets", Schema: httpapi.ListOf(httpapi.Ref("Secret"))}}}})
 	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/secrets/{name}", Handler: h.delete,
