@@ -104,6 +104,11 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 	if err != nil {
 		return nil, err
 	}
+	return s.createTask(ctx, dev, agentID, "", in)
+}
+
+// taskTools decodes a task body's tools.
+func taskTools(in *TaskInput) ([]tool.Tool, error) {
 	tools := make([]tool.Tool, 0, len(in.Tools))
 	for i, raw := range in.Tools {
 		t, err := decodeToolBody(raw, "tools["+strconv.Itoa(i)+"].")
@@ -112,7 +117,16 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 		}
 		tools = append(tools, *t)
 	}
-	var t store.Task
+	return tools, nil
+}
+
+// createTask creates the task in (of id, when given) with its tools.
+func (s *Service) createTask(ctx context.Context, dev, agentID, id string, in *TaskInput) (*TaskView, error) {
+	tools, err := taskTools(in)
+	if err != nil {
+		return nil, err
+	}
+	t := store.Task{ID: id}
 	if err := in.apply(&t); err != nil {
 		return nil, err
 	}
@@ -268,6 +282,7 @@ func (h handlers) registerTasks(rt *httpapi.Router) {
 		Summary: "Merge a patch into a task's own fields", Tags: tags, Request: ref("TaskPatch"), Responses: resp(200, "the task", ref("Task"))}})
 	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/tasks/{task_id}", Handler: h.deleteTask, Op: httpapi.Operation{ID: "deleteTask",
 		Summary: "Delete a task with its tools", Tags: tags, Responses: resp(204, "deleted", nil)}})
+	h.registerTaskUpsert(rt)
 }
 
 func (h handlers) createTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

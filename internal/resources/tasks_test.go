@@ -93,3 +93,38 @@ func TestUsers(t *testing.T) {
 	e.must(204, dev1, "DELETE", "/users/"+id, "")
 	e.must(404, dev1, "PATCH", "/users/"+id, `{"name":"x"}`)
 }
+
+// TestUpsertTask: Julep's create_or_update creates a task with the given id, then replaces it in
+// place: fields as PUT, tools by name (one kept with its id, one added, one deleted).
+func TestUpsertTask(t *testing.T) {
+	e := newEnv(t)
+	agent := e.agent(dev1, "a")
+	const id = "0190a0a0-0000-7000-8000-00000000abcd"
+	base := "/agents/" + agent + "/tasks/" + id
+	c := e.must(201, dev1, "POST", base, `{"name":"first","description":"d","tools":[`+fnTool+`,{"name":"gone","type":"function","function":{}}]}`)
+	if c.str("id") != id || c.str("agent_id") != agent || len(c.get("tools").([]any)) != 2 {
+		t.Fatalf("created %s", c.raw)
+	}
+	kept := c.str("tools", 0, "id")
+	u := e.must(200, dev1, "POST", base, `{"name":"second","tools":[{"name":"lookup","type":"function","function":{},"description":"new"},{"name":"added","type":"function","function":{}}]}`)
+	if u.str("id") != id || u.str("name") != "second" || u.get("description") != nil {
+		t.Fatalf("replaced %s", u.raw)
+	}
+	names := map[string]string{}
+	for i := range u.get("tools").([]any) {
+		names[u.str("tools", i, "name")] = u.str("tools", i, "id")
+	}
+	if len(names) != 2 || names["lookup"] != kept || names["added"] == "" {
+		t.Errorf("tools after the update %v (lookup was %s)", names, kept)
+	}
+	if g := e.must(200, dev1, "GET", "/tasks/"+id, ""); g.str("name") != "second" {
+		t.Errorf("get %s", g.raw)
+	}
+	// The id under another agent, a bad id, an unknown agent.
+	other := e.agent(dev1, "b")
+	e.must(409, dev1, "POST", "/agents/"+other+"/tasks/"+id, `{"name":"x"}`)
+	if b := e.must(400, dev1, "POST", "/agents/"+agent+"/tasks/nope", `{"name":"x"}`); b.errField() != "task_id" {
+		t.Errorf("bad id: %s", b.raw)
+	}
+	e.must(404, dev1, "POST", "/agents/0190a0a0-0000-7000-8000-000000000000/tasks/0190a0a0-0000-7000-8000-00000000abce", `{"name":"t"}`)
+}
