@@ -106,6 +106,15 @@ type scope struct {
 	path, name, next string
 	record           bool
 	states           map[string]any // nil: the machine's own
+	maps             []*mapLevel    // the Map iterations the step runs in, outermost first
+}
+
+// mapLevel is a Map whose iterations hold their index in the variable v (iterN, N its depth:
+// inner states read outer variables, and a nested scope may not assign an outer one's name), for
+// the names of the children its steps start. used tells that some step reads it.
+type mapLevel struct {
+	v    string
+	used bool
 }
 
 func (c *compiler) put(sc scope, name string, st map[string]any) {
