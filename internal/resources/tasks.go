@@ -126,11 +126,11 @@ func (s *Service) createTask(ctx context.Context, dev, agentID, id string, in *T
 	if err != nil {
 		return nil, err
 	}
-	t := store.Task{ID: id}
+	t := store.Task{ID: id, AgentID: agentID}
 	if err := in.apply(&t); err != nil {
 		return nil, err
 	}
-	if _, err := s.compileTask(&t, tools); err != nil {
+	if _, err := s.compileTask(ctx, dev, &t, tools); err != nil {
 		return nil, err
 	}
 	task, made, err := s.Store.CreateTask(ctx, dev, agentID, t, tools)
@@ -141,7 +141,7 @@ func (s *Service) createTask(ctx context.Context, dev, agentID, id string, in *T
 		made = []tool.Tool{}
 	}
 	// Compiled again with its id, which its machine's name and ARN carry.
-	def, err := s.compileTask(task, made)
+	def, err := s.compileTask(ctx, dev, task, made)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Service) checked(ctx context.Context, dev string, had *bool, mutate fun
 		if err != nil {
 			return err
 		}
-		_, err = s.compileTask(t, v.Tools)
+		_, err = s.compileTask(ctx, dev, t, v.Tools)
 		return err
 	}
 }
@@ -227,7 +227,7 @@ func (s *Service) saved(ctx context.Context, dev string, task *store.Task, had b
 	if err != nil {
 		return nil, err
 	}
-	def, err := s.compileTask(task, v.Tools)
+	def, err := s.compileTask(ctx, dev, task, v.Tools)
 	if err != nil {
 		return nil, err
 	}

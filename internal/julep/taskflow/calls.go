@@ -149,11 +149,11 @@ func (c *compiler) prompt(sc scope, s *Step) error {
 	default:
 		return errAt(sc.path+".prompt", "prompt is a string or a list of messages {role, content}")
 	}
-	if t, ok := s.Fields["tools"]; ok && t != nil && t != "all" {
-		return errAt(sc.path+".tools", `a prompt step's tools are "all" (the task's tools) for now: a list of tools is not supported yet`)
+	tools, err := c.promptTools(sc.path+".tools", s.Fields["tools"])
+	if err != nil {
+		return err
 	}
 	settings, autoRun, choice := "null", "false", "null"
-	var err error
 	if v, ok := s.Fields["settings"]; ok && v != nil {
 		if settings, err = c.expr(sc.path+".settings", v, n); err != nil {
 			return err
@@ -167,7 +167,7 @@ func (c *compiler) prompt(sc scope, s *Step) error {
 			return err
 		}
 	}
-	in := "{" + ids + ", 'session_id': null, 'messages': " + msgs + ", 'tools': null, 'tool_choice': " + choice +
+	in := "{" + ids + ", 'session_id': null, 'messages': " + msgs + ", " + tools + ", 'tool_choice': " + choice +
 		", 'model': null, 'settings': " + settings + ", 'auto_run_tools': " + autoRun + ", 'max_iterations': null, 'depth': 0, 'turn': null}"
 	out := "($o := $states.result.Output; {'choices': [{'index': 0, 'finish_reason': $o.finish_reason, 'message': $o.last_message}], 'usage': $o.usage})"
 	if u, _ := s.Fields["unwrap"].(bool); u {

@@ -21,7 +21,13 @@ type Options struct {
 	// FunctionTools names the task's own function tools with their timeout in seconds: a
 	// tool_call of one waits on a call recorded on the task's execution (PUT /executions/{id}).
 	FunctionTools map[string]int64
+	// Tools are the tools a prompt step's list may reference ({"ref": {"id"}} or {"ref": {"name"}}):
+	// the task's own, then, with inherit_tools, its agent's.
+	Tools []ToolRef
 }
+
+// ToolRef is a tool a prompt step may name: its id and its name.
+type ToolRef struct{ ID, Name string }
 
 // DefaultWorkflow is the workflow an execution runs unless told.
 const DefaultWorkflow = "main"

@@ -2,6 +2,7 @@ package taskflow
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,35 @@ func TestIterationsHaveTheirOwnChildren(t *testing.T) {
 				t.Errorf("%s %s %s %s; want %s", d.Status, d.Output, d.Error, d.Cause, tc.want)
 			}
 		})
+	}
+}
+
+// TestPromptTools: a prompt step's list of tools resolves its references, by id or by name, among
+// the task's tools (and the agent's it inherits) into the agent_loop input's tool_names, keeps its
+// definitions as the input's tools, and refuses a reference to no tool, naming the step and it.
+func TestPromptTools(t *testing.T) {
+	o := Options{ToolCallARN: "arn:aws:states:us-east-1:000000000000:stateMachine:tc", AgentLoopARN: "arn:aws:states:us-east-1:000000000000:stateMachine:al",
+		Expr: testExpr, Tools: []ToolRef{{ID: "t-1", Name: "echo"}, {ID: "a-1", Name: "weather"}}}
+	for _, tc := range []struct{ tools, want, errPath string }{
+		{`"all"`, `'tools': null, 'tool_names': null`, ""},
+		{`[{"ref": {"name": "echo"}}, {"ref": {"id": "a-1"}}]`, `'tools': null, 'tool_names': [\"echo\",\"weather\"]`, ""},
+		{`[{"name": "inline", "type": "function", "function": {}}]`, `'tools': [{\"function\":{},\"name\":\"inline\",\"type\":\"function\"}], 'tool_names': []`, ""},
+		{`[]`, `'tools': [], 'tool_names': []`, ""},
+		{`[{"ref": {"name": "echo"}}, {"ref": {"name": "nope"}}]`, "", "main[0].tools[1].ref.name"},
+		{`[{"ref": {"id": "zz"}}]`, "", "main[0].tools[0].ref.id"},
+		{`[{"ref": {"id": "t-1", "name": "echo"}}]`, "", "main[0].tools[0].ref"},
+		{`[{"name": "x", "type": "integration", "integration": {"provider": "dummy", "setup": {"k": "v"}}}]`, "", "main[0].tools[0].integration.setup"},
+		{`"some"`, "", "main[0].tools"},
+	} {
+		def, err := Compile(map[string][]any{"main": steps(`[{"prompt": "hi", "tools": ` + tc.tools + `}]`)}, o)
+		if tc.errPath != "" {
+			if e, ok := err.(*Error); !ok || e.Path != tc.errPath {
+				t.Errorf("%s: %v, want an error at %s", tc.tools, err, tc.errPath)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(string(def), tc.want) {
+			t.Errorf("%s: %v; the machine lacks %s:\n%s", tc.tools, err, tc.want, def)
+		}
 	}
 }

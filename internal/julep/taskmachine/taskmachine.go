@@ -8,6 +8,7 @@ package taskmachine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -52,9 +53,10 @@ func (m *Machines) name(taskID string) string {
 	return arn[strings.LastIndex(arn, ":")+1:]
 }
 
-// Compile compiles t's workflows with its own tools: a function tool of the task waits on a call
-// recorded on the task's execution.
-func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
+// Compile compiles t's workflows with its own tools (a function tool of the task waits on a call
+// recorded on the task's execution) and those it inherits from its agent, which a prompt step's
+// list of tools may name.
+func (m *Machines) Compile(t *store.Task, tools, inherited []tool.Tool) ([]byte, error) {
 	self := ""
 	if t.ID != "" {
 		arn, err := m.ARN(t.ID)
@@ -62,6 +64,10 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 			return nil, err
 		}
 		self = arn
+	}
+	refs := make([]taskflow.ToolRef, 0, len(tools)+len(inherited))
+	for _, tl := range append(slices.Clip(tools), inherited...) {
+		refs = append(refs, taskflow.ToolRef{ID: tl.ID, Name: tl.Name})
 	}
 	fns := map[string]int64{}
 	for _, tl := range tools {
@@ -83,7 +89,7 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 		wfs[k] = steps
 	}
 	def, err := taskflow.Compile(wfs, taskflow.Options{ToolCallARN: m.ToolCallARN, AgentLoopARN: m.AgentLoopARN,
-		SelfARN: self, Expr: m.Expr, FunctionTools: fns})
+		SelfARN: self, Expr: m.Expr, FunctionTools: fns, Tools: refs})
 	var ce *taskflow.Error
 	if errors.As(err, &ce) {
 		return nil, fault.Invalid(ce.Path, "%s: %s", ce.Path, ce.Msg)
