@@ -81,7 +81,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Respon
 		if strings.HasPrefix(name, SubPrefix) {
 			continue // a workflow step's run of another workflow, within an execution listed itself
 		}
-		x := Execution{ID: name, TaskID: t.ID, Status: statusOf(string(e.Status), nil), Workflow: workflow.Task}
+		x := Execution{ID: name, TaskID: t.ID, Status: statusOf(string(e.Status)), Workflow: workflow.Task}
 		if e.StartDate != nil {
 			x.CreatedAt, x.UpdatedAt = *e.StartDate, *e.StartDate
 		}

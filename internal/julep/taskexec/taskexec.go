@@ -160,13 +160,14 @@ func (s *Service) Get(ctx context.Context, dev string, x *store.Execution) (*Exe
 	if err != nil {
 		return nil, fault.FromAWS(err, "describe the task's execution")
 	}
-	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(string(d.Status), x), CreatedAt: x.CreatedAt,
+	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(string(d.Status)), CreatedAt: x.CreatedAt,
 		UpdatedAt: x.UpdatedAt, Workflow: workflow.Task, ExecutionID: x.ExecutionID, AgentID: x.AgentID}
 	if d.Status == "RUNNING" {
-		for _, c := range x.PendingCalls {
-			if c.Status == store.CallPending {
-				e.PendingCalls = append(e.PendingCalls, c)
-			}
+		if e.PendingCalls, err = s.PendingCalls(ctx, dev, x); err != nil {
+			return nil, err
+		}
+		if len(e.PendingCalls) > 0 {
+			e.Status = "awaiting_input"
 		}
 	}
 	if d.Input != nil {
@@ -193,8 +194,9 @@ func (s *Service) Get(ctx context.Context, dev string, x *store.Execution) (*Exe
 	return e, nil
 }
 
-// statusOf is Julep's status of an execution Step Functions gives as sfnStatus.
-func statusOf(sfnStatus string, x *store.Execution) string {
+// statusOf is Julep's status of an execution Step Functions gives as sfnStatus (running: Get tells
+// awaiting_input from its pending calls).
+func statusOf(sfnStatus string) string {
 	switch sfnStatus {
 	case "SUCCEEDED":
 		return "succeeded"
@@ -202,14 +204,6 @@ func statusOf(sfnStatus string, x *store.Execution) string {
 		return "failed"
 	case "ABORTED":
 		return "cancelled"
-	}
-	if x == nil {
-		return "running"
-	}
-	for _, c := range x.PendingCalls {
-		if c.Status == store.CallPending {
-			return "awaiting_input"
-		}
 	}
 	return "running"
 }
