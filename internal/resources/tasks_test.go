@@ -128,3 +128,24 @@ func TestUpsertTask(t *testing.T) {
 	}
 	e.must(404, dev1, "POST", "/agents/0190a0a0-0000-7000-8000-000000000000/tasks/0190a0a0-0000-7000-8000-00000000abce", `{"name":"t"}`)
 }
+
+// TestUpsertAgentAndUser: Julep's create_or_update of agents and users creates with the given id,
+// then replaces as PUT does.
+func TestUpsertAgentAndUser(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ base, field string }{{"/agents/", "about"}, {"/users/", "about"}} {
+		const id = "0190a0a0-0000-7000-8000-00000000beef"
+		c := e.must(201, dev1, "POST", tc.base+id, `{"name":"one","about":"first"}`)
+		if c.str("id") != id || c.str("about") != "first" {
+			t.Errorf("%s created %s", tc.base, c.raw)
+		}
+		u := e.must(200, dev1, "POST", tc.base+id, `{"name":"two"}`)
+		if u.str("id") != id || u.str("name") != "two" || u.get("about") != nil {
+			t.Errorf("%s replaced %s", tc.base, u.raw)
+		}
+		if g := e.must(200, dev1, "GET", tc.base+id, ""); g.str("name") != "two" {
+			t.Errorf("%s get %s", tc.base, g.raw)
+		}
+		e.must(400, dev1, "POST", tc.base+"not-a-uuid", `{"name":"x"}`)
+	}
+}

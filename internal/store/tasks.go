@@ -64,9 +64,7 @@ func (s *Store) CreateTask(ctx context.Context, dev, agentID string, t Task, too
 		return nil, nil, fault.Invalid("name", "name is required")
 	}
 	// A given id (Julep's create_or_update) is kept; a task of that id already is a Conflict.
-	if t.ID == "" {
-		t.ID = newID()
-	} else if err := checkID("task_id", t.ID); err != nil {
+	if err := givenID(&t.ID, "task_id"); err != nil {
 		return nil, nil, err
 	}
 	t.AgentID = agentID

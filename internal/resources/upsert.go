@@ -1,0 +1,81 @@
+package resources
+
+import (
+	"context"
+	"net/http"
+
+	"sinew/internal/fault"
+	"sinew/internal/httpapi"
+	"sinew/internal/store"
+)
+
+// upsert is Julep's create_or_update: the record of that id is replaced (as PUT replaces it) when
+// there is one, else created with that id. made tells which.
+func upsert[T any](replace, create func() (*T, error)) (v *T, made bool, err error) {
+	v, err = replace()
+	if !fault.Is(err, fault.NotFound) {
+		return v, false, err
+	}
+	v, err = create()
+	if fault.Is(err, fault.Conflict) {
+		v, err = replace() // made by a concurrent request since
+		return v, false, err
+	}
+	return v, err == nil, err
+}
+
+// UpsertAgent is POST /agents/{agent_id}: the agent created with that id, or replaced.
+func (s *Service) UpsertAgent(ctx context.Context, dev, id string, body []byte) (*store.Agent, bool, error) {
+	in, err := decodeInput[AgentInput](body)
+	if err != nil {
+		return nil, false, err
+	}
+	return upsert(func() (*store.Agent, error) {
+		return s.Store.UpdateAgent(ctx, dev, id, func(a *store.Agent) error { in.apply(a); return nil })
+	}, func() (*store.Agent, error) {
+		a := store.Agent{ID: id}
+		in.apply(&a)
+		return s.Store.CreateAgent(ctx, dev, a)
+	})
+}
+
+// UpsertUser is POST /users/{user_id}: the user created with that id, or replaced.
+func (s *Service) UpsertUser(ctx context.Context, dev, id string, body []byte) (*store.User, bool, error) {
+	in, err := decodeInput[UserInput](body)
+	if err != nil {
+		return nil, false, err
+	}
+	return upsert(func() (*store.User, error) {
+		return s.Store.UpdateUser(ctx, dev, id, func(u *store.User) error { in.apply(u); return nil })
+	}, func() (*store.User, error) {
+		u := store.User{ID: id}
+		in.apply(&u)
+		return s.Store.CreateUser(ctx, dev, u)
+	})
+}
+
+func upserted[T any](v *T, made bool, err error) (*httpapi.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	if made {
+		return httpapi.JSON(http.StatusCreated, v), nil
+	}
+	return httpapi.OK(v), nil
+}
+
+// registerUpserts adds Julep's create_or_update routes of agents and users (the SDK's
+// agents.createOrUpdate, users.createOrUpdate).
+func (h handlers) registerUpserts(rt *httpapi.Router) {
+	const desc = "Julep's create_or_update: created with this id (201), or, when it exists, its fields replaced as PUT replaces them (200)."
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/agents/{agent_id}", Handler: func(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+		return upserted(h.s.UpsertAgent(ctx, r.DeveloperID, r.Param("agent_id"), r.Body()))
+	}, Op: httpapi.Operation{ID: "createOrUpdateAgent", Summary: "Create an agent with the given id, or replace it", Description: desc,
+		Tags: []string{"agents"}, Request: ref("AgentInput"),
+		Responses: map[int]httpapi.Resp{201: {Description: "created", Schema: ref("Agent")}, 200: {Description: "replaced", Schema: ref("Agent")}}}})
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/users/{user_id}", Handler: func(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+		return upserted(h.s.UpsertUser(ctx, r.DeveloperID, r.Param("user_id"), r.Body()))
+	}, Op: httpapi.Operation{ID: "createOrUpdateUser", Summary: "Create a user with the given id, or replace it", Description: desc,
+		Tags: []string{"users"}, Request: ref("UserInput"),
+		Responses: map[int]httpapi.Resp{201: {Description: "created", Schema: ref("User")}, 200: {Description: "replaced", Schema: ref("User")}}}})
+}
