@@ -2,7 +2,7 @@
 // infra/package.json) once against sinew: node julep-flows.mjs BASE_URL TOKEN. A flow is one SDK
 // method as a Julep user calls it; the methods are enumerated from the client itself, so a method
 // the SDK has and this script does not call is reported as missing. It prints one JSON object:
-// {methods, flows: [{name, ok, status?, error?}]}.
+// {methods, flows: [{name, ok, skipped, status?, error?}]}.
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 
@@ -136,7 +136,9 @@ for (const [name, run] of flows) {
     await run();
     out.flows.push({ name, ok: true });
   } catch (err) {
-    out.flows.push({ name, ok: false, status: err?.status, error: String(err?.message ?? err).slice(0, 300) });
+    // A TypeError here is a flow that needs what an earlier flow failed to make.
+    const skipped = err instanceof TypeError && err.status === undefined;
+    out.flows.push({ name, ok: false, skipped, status: err?.status, error: String(err?.message ?? err).slice(0, 300) });
   }
 }
 console.log(JSON.stringify(out));

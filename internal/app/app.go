@@ -56,7 +56,7 @@ func APIRouter(d Deps) *httpapi.Router {
 		sfnc := sfn.NewFromConfig(d.AWS)
 		machines := &taskmachine.Machines{SFN: sfnc, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN,
 			RoleARN: cfg.TaskRoleARN, Expr: pyexpr.Compile}
-		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines})
+		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines, Models: modelIDs(cfg.Model)})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
 		// The listing of a remote MCP server runs in the integration function, which alone may
@@ -77,4 +77,16 @@ func APIRouter(d Deps) *httpapi.Router {
 	chat.Register(chatDoc, nil)
 	rt.Document(chatDoc)
 	return rt
+}
+
+// modelIDs are the ids GET /agents/models lists: the configured model's (a script's file is
+// not shown: its id is "scripted").
+func modelIDs(m config.Model) []string {
+	switch {
+	case m.Provider == "scripted":
+		return []string{"scripted"}
+	case m.Name != "":
+		return []string{m.Name}
+	}
+	return nil
 }

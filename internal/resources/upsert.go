@@ -78,4 +78,14 @@ func (h handlers) registerUpserts(rt *httpapi.Router) {
 	}, Op: httpapi.Operation{ID: "createOrUpdateUser", Summary: "Create a user with the given id, or replace it", Description: desc,
 		Tags: []string{"users"}, Request: ref("UserInput"),
 		Responses: map[int]httpapi.Resp{201: {Description: "created", Schema: ref("User")}, 200: {Description: "replaced", Schema: ref("User")}}}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/agents/models", Handler: func(context.Context, *httpapi.Request) (*httpapi.Response, error) {
+		models := make([]map[string]string, 0, len(h.s.Models))
+		for _, m := range h.s.Models {
+			models = append(models, map[string]string{"id": m})
+		}
+		return httpapi.OK(map[string]any{"models": models}), nil
+	}, Op: httpapi.Operation{ID: "listModels", Summary: "List the models an agent may use (Julep's route)", Tags: []string{"agents"},
+		Description: "The model this deployment is configured with (SINEW_MODEL), the default of agents that name none.",
+		Responses: resp(200, "{models: [{id}]}", map[string]any{"type": "object", "properties": map[string]any{"models": map[string]any{"type": "array",
+			"items": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}}}})}})
 }

@@ -71,7 +71,7 @@ func Register(rt *httpapi.Router, d Deps) {
 			"name":        map[string]any{"type": "string", "pattern": NamePattern},
 			"description": map[string]any{"type": "string", "description": "what POST /secrets was given"},
 			"created_at":  map[string]any{"type": "string", "format": "date-time"},
-			"updated_at": map[string]any{"type": "string", "format": "date-time"},
+			"updated_at":  map[string]any{"type": "string", "format": "date-time"},
 		},
 	})
 	nameParam := httpapi.Param{Name: "name", In: "path", Required: true,

@@ -12,10 +12,11 @@ import (
 
 // flow is one SDK method's call as infra/scripts/julep-flows.mjs reports it.
 type flow struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Status *int   `json:"status"`
-	Error  string `json:"error"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped"`
+	Status  *int   `json:"status"`
+	Error   string `json:"error"`
 }
 
 // TestJulepSDKFlows calls every resource method of Julep's own TypeScript SDK against local mode
@@ -55,6 +56,8 @@ func TestJulepSDKFlows(t *testing.T) {
 			t.Errorf("%s: the SDK has this method and the script does not call it", m)
 		case f.OK:
 			n++
+		case f.Skipped:
+			t.Logf("not served: %s: it needs what an earlier flow did not make (%s)", m, f.Error)
 		case f.Status == nil:
 			t.Errorf("%s: no HTTP answer: %s", m, f.Error)
 		case *f.Status >= 500:
@@ -82,5 +85,6 @@ var servedFlows = []string{
 	"sessions.create", "sessions.get", "sessions.chat", "sessions.history", "sessions.delete",
 	"tasks.create", "tasks.get", "tasks.list", "tasks.createOrUpdate",
 	"executions.create", "executions.get", "executions.status.get", "executions.list", "executions.changeStatus",
-	"executions.transitions.list", "secrets.create", "secrets.list", "agents.delete",
+	"executions.transitions.list", "executions.transitions.retrieve", "secrets.create", "secrets.list", "secrets.update", "secrets.delete",
+	"agents.createOrUpdate", "users.createOrUpdate", "agents.listModels", "agents.delete",
 }
