@@ -145,7 +145,18 @@ func (s *Service) createTask(ctx context.Context, dev, agentID, id string, in *T
 	if err != nil {
 		return nil, err
 	}
-	if def != nil {
+	switch {
+	case def != nil && id != "" && s.Machines != nil:
+		// An id the caller chose may be another developer's task: its machine is not touched.
+		if err := s.Machines.Create(ctx, task.ID, def); err != nil {
+			if fault.Is(err, fault.Conflict) {
+				if derr := s.Store.DeleteTask(ctx, dev, task.ID); derr != nil {
+					return nil, derr
+				}
+			}
+			return nil, err
+		}
+	case def != nil:
 		if err := s.saveMachine(ctx, task, def); err != nil {
 			return nil, err
 		}
@@ -231,12 +242,29 @@ func (s *Service) saved(ctx context.Context, dev string, task *store.Task, had b
 	if err != nil {
 		return nil, err
 	}
+	if def != nil && !had && s.Machines != nil {
+		return v, s.firstMachine(ctx, dev, task.ID, def)
+	}
 	if def != nil || had {
 		if err := s.saveMachine(ctx, task, def); err != nil {
 			return nil, err
 		}
 	}
 	return v, nil
+}
+
+// firstMachine creates the machine of a task that had no workflows. Its id may be one its
+// developer chose (create_or_update) that another's task has: then the workflows are taken back
+// and the update is a Conflict, the other's machine untouched.
+func (s *Service) firstMachine(ctx context.Context, dev, id string, def []byte) error {
+	err := s.Machines.Create(ctx, id, def)
+	if !fault.Is(err, fault.Conflict) {
+		return err
+	}
+	if _, uerr := s.Store.UpdateTask(ctx, dev, id, func(t *store.Task) error { t.Workflows = nil; return nil }); uerr != nil {
+		return uerr
+	}
+	return err
 }
 
 // PatchTask merges a patch into a task's own fields (PATCH).

@@ -22,6 +22,8 @@ type TaskMachines interface {
 	Compile(t *store.Task, tools, inherited []tool.Tool) ([]byte, error)
 	// Save creates the task's state machine with def, or updates it in place.
 	Save(ctx context.Context, taskID string, def []byte) error
+	// Create creates the task's state machine with def; one that exists is a Conflict.
+	Create(ctx context.Context, taskID string, def []byte) error
 	// Delete deletes the task's state machine, if there is one.
 	Delete(ctx context.Context, taskID string) error
 }

@@ -100,18 +100,29 @@ func (m *Machines) Compile(t *store.Task, tools, inherited []tool.Tool) ([]byte,
 	return def, nil
 }
 
-// Save creates the task's machine, or updates its definition in place when it exists.
-func (m *Machines) Save(ctx context.Context, taskID string, def []byte) error {
+// Create creates the task's machine; one of that name already is a Conflict. A task made with an
+// id its caller chose (Julep's create_or_update) is saved so: machines are named by task id across
+// developers, and a taken id must not reach another's machine.
+func (m *Machines) Create(ctx context.Context, taskID string, def []byte) error {
 	if m.RoleARN == "" {
 		return fault.New(fault.Internal, "the role of task state machines (SINEW_TASK_ROLE_ARN) is not configured")
 	}
 	_, err := m.SFN.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: awsv2.String(m.name(taskID)),
 		Definition: awsv2.String(string(def)), RoleArn: &m.RoleARN})
-	if err == nil {
-		return nil
+	if fault.AWSCode(err) == "StateMachineAlreadyExists" {
+		return fault.New(fault.Conflict, "the task id %s is taken: choose another", taskID)
 	}
-	if fault.AWSCode(err) != "StateMachineAlreadyExists" {
+	if err != nil {
 		return machineErr(err, "create the task's state machine")
+	}
+	return nil
+}
+
+// Save creates the task's machine, or updates its definition in place when it exists.
+func (m *Machines) Save(ctx context.Context, taskID string, def []byte) error {
+	err := m.Create(ctx, taskID, def)
+	if !fault.Is(err, fault.Conflict) {
+		return err
 	}
 	arn, _ := m.ARN(taskID)
 	if _, err := m.SFN.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: &arn,
