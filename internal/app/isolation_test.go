@@ -54,6 +54,8 @@ var validBodies = map[string][]string{
 	"POST /agents/{agent_id}/tasks/{task_id}":                {`{"name":"task by b"}`},
 	"POST /agents/{agent_id}":                                {`{"name":"agent by b"}`},
 	"POST /users/{user_id}":                                  {`{"name":"user by b"}`},
+	"DELETE /agents/{agent_id}/docs":                         {`{"delete_all":true}`},
+	"DELETE /users/{user_id}/docs":                           {`{"delete_all":true}`},
 	"PUT /flags/{name}":                                      {`{"value":false}`},
 	"POST /agents/{agent_id}/mcp":                            {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 	"POST /sessions/{session_id}/mcp":                        {`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"none"}}`},
