@@ -87,7 +87,7 @@ const flows = [
   ['sessions.create', async () => (s.session = await client.sessions.create({ agent: s.agent.id, user: s.user.id, situation: 'a test' }))],
   ['sessions.get', () => client.sessions.get(s.session.id)],
   ['sessions.update', () => client.sessions.update(s.session.id, { situation: 'patched' })],
-  ['sessions.reset', () => client.sessions.reset(s.session.id, { agent: s.agent.id, situation: 'put' })],
+  ['sessions.reset', () => client.sessions.reset(s.session.id, { situation: 'put' })],
   ['sessions.createOrUpdate', () => client.sessions.createOrUpdate(randomUUID(), { agent: s.agent.id })],
   ['sessions.list', () => all(client.sessions.list())],
   ['sessions.chat', () => client.sessions.chat(s.session.id, { messages: [{ role: 'user', content: 'hello' }] })],

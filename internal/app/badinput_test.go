@@ -228,7 +228,7 @@ func badCases(t *testing.T, r route, base, dev string, schemas map[string]any, w
 // createsWithID are Julep's create_or_update routes: an unknown id in the path is the id of the
 // record they make, not a bad request.
 var createsWithID = map[string]string{"POST /agents/{agent_id}": "agent_id", "POST /users/{user_id}": "user_id",
-	"POST /agents/{agent_id}/tasks/{task_id}": "task_id"}
+	"POST /agents/{agent_id}/tasks/{task_id}": "task_id", "POST /sessions/{session_id}": "session_id"}
 
 // unknownID is a UUID no record has, or "" where the route creates with the id it is given.
 func unknownID(r route, param string) string {

@@ -55,6 +55,8 @@ var validBodies = map[string][]string{
 	"POST /agents/{agent_id}":                                {`{"name":"agent by b"}`},
 	"POST /users/{user_id}":                                  {`{"name":"user by b"}`},
 	"DELETE /agents/{agent_id}/docs":                         {`{"delete_all":true}`},
+	"PUT /sessions/{session_id}":                             {`{"situation":"changed by b"}`},
+	"POST /sessions/{session_id}":                            {`{"situation":"changed by b"}`},
 	"DELETE /users/{user_id}/docs":                           {`{"delete_all":true}`},
 	"PUT /flags/{name}":                                      {`{"value":false}`},
 	"POST /agents/{agent_id}/mcp":                            {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},

@@ -149,3 +149,27 @@ func TestUpsertAgentAndUser(t *testing.T) {
 		e.must(400, dev1, "POST", tc.base+"not-a-uuid", `{"name":"x"}`)
 	}
 }
+
+// TestSessionResetAndUpsert: PUT /sessions/{id} replaces a session's fields, its agent staying;
+// POST /sessions/{id} creates one with that id, then replaces it.
+func TestSessionResetAndUpsert(t *testing.T) {
+	e := newEnv(t)
+	agent := e.agent(dev1, "a")
+	x := e.must(201, dev1, "POST", "/sessions", `{"agent":"`+agent+`","situation":"first","metadata":{"a":1}}`)
+	r := e.must(200, dev1, "PUT", "/sessions/"+x.str("id"), `{"situation":"second"}`)
+	if r.str("situation") != "second" || r.get("metadata") != nil || r.str("agent_id") != agent {
+		t.Errorf("reset %s", r.raw)
+	}
+	other := e.agent(dev1, "b")
+	if b := e.must(400, dev1, "PUT", "/sessions/"+x.str("id"), `{"agent":"`+other+`"}`); b.errField() != "agent_id" {
+		t.Errorf("another agent: %s", b.raw)
+	}
+	const id = "0190a0a0-0000-7000-8000-00000000cafe"
+	if c := e.must(201, dev1, "POST", "/sessions/"+id, `{"agent":"`+agent+`","situation":"made"}`); c.str("id") != id {
+		t.Errorf("created %s", c.raw)
+	}
+	if u := e.must(200, dev1, "POST", "/sessions/"+id, `{"agent":"`+agent+`","situation":"again"}`); u.str("situation") != "again" {
+		t.Errorf("replaced %s", u.raw)
+	}
+	e.must(404, dev1, "POST", "/sessions/0190a0a0-0000-7000-8000-00000000caff", `{"agent":"0190a0a0-0000-7000-8000-000000000000"}`)
+}

@@ -54,6 +54,51 @@ func (s *Service) UpsertUser(ctx context.Context, dev, id string, body []byte) (
 	})
 }
 
+// ReplaceSession is PUT /sessions/{session_id} (the SDK's sessions.reset): the session's user,
+// situation and metadata replaced; its agent stays (it may be left out), and a body naming
+// another is refused.
+func (s *Service) ReplaceSession(ctx context.Context, dev, id string, body []byte) (*store.Session, error) {
+	in, err := sessionReplacement(body)
+	if err != nil {
+		return nil, err
+	}
+	return s.replaceSession(ctx, dev, id, in)
+}
+
+// sessionReplacement decodes a session's body that may leave its agent out.
+func sessionReplacement(body []byte) (*SessionInput, error) {
+	var in SessionInput
+	if err := httpapi.DecodeJSON(body, &in); err != nil {
+		return nil, err
+	}
+	return &in, in.normalize()
+}
+
+func (s *Service) replaceSession(ctx context.Context, dev, id string, in *SessionInput) (*store.Session, error) {
+	return s.Store.UpdateSession(ctx, dev, id, func(x *store.Session) error {
+		if in.AgentID != "" && in.AgentID != x.AgentID {
+			return fault.Invalid("agent_id", "a session's agent does not change (it is %s): create another session", x.AgentID)
+		}
+		x.UserID, x.Situation, x.Metadata = in.UserID, in.Situation, in.Metadata
+		return nil
+	})
+}
+
+// UpsertSession is POST /sessions/{session_id}: the session created with that id (its agent
+// required), or replaced (its agent staying).
+func (s *Service) UpsertSession(ctx context.Context, dev, id string, body []byte) (*store.Session, bool, error) {
+	in, err := sessionReplacement(body)
+	if err != nil {
+		return nil, false, err
+	}
+	return upsert(func() (*store.Session, error) { return s.replaceSession(ctx, dev, id, in) }, func() (*store.Session, error) {
+		if err := in.check(); err != nil {
+			return nil, err // a new session needs its agent
+		}
+		return s.Store.CreateSession(ctx, dev, store.Session{ID: id, AgentID: in.AgentID, UserID: in.UserID, Situation: in.Situation, Metadata: in.Metadata})
+	})
+}
+
 func upserted[T any](v *T, made bool, err error) (*httpapi.Response, error) {
 	if err != nil {
 		return nil, err
@@ -78,6 +123,15 @@ func (h handlers) registerUpserts(rt *httpapi.Router) {
 	}, Op: httpapi.Operation{ID: "createOrUpdateUser", Summary: "Create a user with the given id, or replace it", Description: desc,
 		Tags: []string{"users"}, Request: ref("UserInput"),
 		Responses: map[int]httpapi.Resp{201: {Description: "created", Schema: ref("User")}, 200: {Description: "replaced", Schema: ref("User")}}}})
+	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/sessions/{session_id}", Handler: func(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+		return upserted(h.s.UpsertSession(ctx, r.DeveloperID, r.Param("session_id"), r.Body()))
+	}, Op: httpapi.Operation{ID: "createOrUpdateSession", Summary: "Create a session with the given id, or replace it", Description: desc + " A session's agent does not change.",
+		Tags: []string{"sessions"}, Request: ref("SessionInput"),
+		Responses: map[int]httpapi.Resp{201: {Description: "created", Schema: ref("Session")}, 200: {Description: "replaced", Schema: ref("Session")}}}})
+	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/sessions/{session_id}", Handler: func(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+		return ok(h.s.ReplaceSession(ctx, r.DeveloperID, r.Param("session_id"), r.Body()))
+	}, Op: httpapi.Operation{ID: "replaceSession", Summary: "Replace a session's user, situation and metadata (its agent stays)",
+		Tags: []string{"sessions"}, Request: ref("SessionInput"), Responses: resp(200, "the session", ref("Session"))}})
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/agents/models", Handler: func(context.Context, *httpapi.Request) (*httpapi.Response, error) {
 		models := make([]map[string]string, 0, len(h.s.Models))
 		for _, m := range h.s.Models {

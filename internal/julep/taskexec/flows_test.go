@@ -87,4 +87,5 @@ var servedFlows = []string{
 	"executions.create", "executions.get", "executions.status.get", "executions.list", "executions.changeStatus",
 	"executions.transitions.list", "executions.transitions.retrieve", "secrets.create", "secrets.list", "secrets.update", "secrets.delete",
 	"agents.createOrUpdate", "users.createOrUpdate", "agents.listModels", "agents.delete",
+	"agents.docs.bulkDelete", "users.docs.bulkDelete", "sessions.reset", "sessions.createOrUpdate",
 }
