@@ -57,7 +57,7 @@ func APIRouter(d Deps) *httpapi.Router {
 		sfnc := sfn.NewFromConfig(d.AWS)
 		machines := &taskmachine.Machines{SFN: sfnc, ToolCallARN: cfg.ToolCallARN, AgentLoopARN: cfg.AgentLoopARN,
 			RoleARN: cfg.TaskRoleARN, Expr: pyexpr.Compile, Eval: evaluator(cfg.FunctionNames["prepare"])}
-		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines})
+		resources.Register(rt, &resources.Service{Store: d.Store, FlagDefaults: cfg.FlagDefaults, Machines: machines, Models: modelIDs(cfg.Model)})
 		secretsapi.Register(rt, secretsapi.Deps{Store: d.Store})
 		openapitools.Register(rt, openapitools.Deps{Store: d.Store, Logger: d.Logger})
 		// The listing of a remote MCP server runs in the integration function, which alone may
@@ -91,4 +91,16 @@ func evaluator(function string) *taskflow.Evaluator {
 			c, _ := pyexpr.Classify(src, names)
 			return c == pyexpr.NeedsEval
 		}}
+}
+
+// modelIDs are the ids GET /agents/models lists: the configured model's (a script's file is
+// not shown: its id is "scripted").
+func modelIDs(m config.Model) []string {
+	switch {
+	case m.Provider == "scripted":
+		return []string{"scripted"}
+	case m.Name != "":
+		return []string{m.Name}
+	}
+	return nil
 }

@@ -377,6 +377,7 @@ type world struct {
 	session, agentDoc, userDoc, secret        string
 	execution, call, token, payloadRef, flag  string
 	integrationExecution                      string
+	taskExecution, transition                 string // a task's run of its steps, and its first transition
 	agentToolName, taskToolName, functionTool string
 }
 
@@ -418,6 +419,18 @@ func seed(t *testing.T, l *localMode, dev string) *world {
 			}
 		}
 		return w.call != "" && w.token != "" && x["status"] != "running"
+	})
+	// A task with steps, run to its end: its execution's transitions.
+	steps := l.must(t, dev, "POST", "/agents/"+w.agent+"/tasks", map[string]any{"name": "steps of " + dev,
+		"main": []any{map[string]any{"evaluate": map[string]any{"x": 1}}}})["id"].(string)
+	w.taskExecution = l.must(t, dev, "POST", "/tasks/"+steps+"/executions", map[string]any{"input": map[string]any{}})["id"].(string)
+	eventually(t, "the task execution of "+dev+" to end", func() bool {
+		ts, _ := l.must(t, dev, "GET", "/executions/"+w.taskExecution+"/transitions", nil)["items"].([]any)
+		if len(ts) == 0 || ts[len(ts)-1].(map[string]any)["type"] != "finish" {
+			return false
+		}
+		w.transition = ts[0].(map[string]any)["id"].(string)
+		return true
 	})
 	// A stored payload, as an executor stores an output over 32 KiB, written through
 	// the store into local mode's table.
@@ -461,7 +474,12 @@ func (w *world) ids(path string) func(string) (string, bool) {
 			}
 			return w.secret, true
 		case "execution_id":
+			if strings.Contains(path, "/transitions/") {
+				return w.taskExecution, true
+			}
 			return w.execution, true
+		case "transition_id":
+			return w.transition, true
 		case "call_id":
 			return w.call, true
 		case "ref":

@@ -116,7 +116,7 @@ func Rank(docs []store.Doc, in *Input) []Hit {
 	var corpus []docTerms
 	total := 0
 	for _, d := range docs {
-		if !matchesFilter(d.Metadata, in.MetadataFilter) {
+		if !MatchesFilter(d.Metadata, in.MetadataFilter) {
 			continue
 		}
 		// Only the query's words are counted: a doc's other words matter only by their number.
@@ -255,7 +255,8 @@ func uniq(ts []string) []string {
 	return out
 }
 
-func matchesFilter(meta, filter map[string]any) bool {
+// MatchesFilter tells whether meta has each key of filter with an equal value.
+func MatchesFilter(meta, filter map[string]any) bool {
 	for k, v := range filter {
 		mv, ok := meta[k]
 		if !ok || !jsonv.Equal(mv, v) {

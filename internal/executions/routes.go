@@ -60,7 +60,7 @@ func Register(rt *httpapi.Router, d Deps) {
 	}})
 	rt.Handle(httpapi.Route{Method: http.MethodPut, Path: "/executions/{execution_id}", Handler: h.updateExecution, Op: httpapi.Operation{
 		Summary:     "Resume or cancel an execution (Julep's route)",
-		Description: `{"status": "running", "input": X} answers the execution's one pending call with X (422 if it has none or several); {"status": "cancelled", "reason"?} stops it.`,
+		Description: `{"status": "running", "input": X} answers the execution's one pending call with X (422 if it has none or several): a task's execution without one of its own answers the one its running step's child waits for (a function tool inherited from the agent), as POST /executions/{child}/calls/{call_id}/result would; {"status": "cancelled", "reason"?} stops it.`,
 		Tags:        []string{tag}, Request: httpapi.Ref("UpdateExecutionRequest"),
 		Responses: map[int]httpapi.Resp{200: {Description: "resumed: the answered call; cancelled: the execution"},
 			404: {Description: "unknown or not yours"}, 409: {Description: "the call was already answered"}, 410: {Description: "the call expired"},
@@ -200,11 +200,7 @@ func (h *handlers) updateExecution(ctx context.Context, r *httpapi.Request) (*ht
 		if err := onlyKeys(body, "status", "input"); err != nil {
 			return nil, err
 		}
-		c, err := h.w.Resume(ctx, r.DeveloperID, id, body["input"])
-		if err != nil {
-			return nil, err
-		}
-		return httpapi.OK(c), nil
+		return ok(h.resume(ctx, r.DeveloperID, id, body["input"]))
 	case "cancelled":
 		if err := onlyKeys(body, "status", "reason"); err != nil {
 			return nil, err

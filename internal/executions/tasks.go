@@ -8,6 +8,8 @@ import (
 	"sinew/internal/httpapi"
 	"sinew/internal/julep/taskexec"
 	"sinew/internal/loop/agentloop"
+	"sinew/internal/store"
+	"sinew/internal/workflow"
 )
 
 // RegisterTaskExecutions adds POST /tasks/{task_id}/executions to rt: a Julep task's workflows
@@ -65,6 +67,30 @@ func (h *taskHandlers) start(ctx context.Context, r *httpapi.Request) (*httpapi.
 		return nil, err
 	}
 	return httpapi.JSON(http.StatusAccepted, st), nil
+}
+
+// resume answers execution id's one pending call with input (PUT /executions/{id}). A task's
+// execution that waits on no call of its own answers the one a child of its waits on, through the
+// answer route's own path (workflow.Service.AnswerCall): same records, same idempotency.
+func (h *handlers) resume(ctx context.Context, dev, id string, input any) (*store.PendingCall, error) {
+	x, err := h.w.Store.GetExecution(ctx, dev, id)
+	if err != nil {
+		return nil, err
+	}
+	if x.Workflow != workflow.Task || h.tasks == nil || len(x.PendingCalls) > 0 {
+		return h.w.Resume(ctx, dev, id, input)
+	}
+	calls, err := h.tasks.PendingCalls(ctx, dev, x)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(calls) == 0:
+		return h.w.Resume(ctx, dev, id, input) // its answer when there is nothing to resume
+	case len(calls) > 1:
+		return nil, fault.New(fault.Unprocessable, "execution %s waits on %d calls of its steps: answer each with POST /executions/{execution_id}/calls/{call_id}/result (GET /executions/%s lists them)", id, len(calls), id)
+	}
+	return h.w.AnswerCall(ctx, dev, calls[0].ExecutionID, calls[0].CallID, workflow.Answer{Output: input})
 }
 
 func ok[T any](v T, err error) (*httpapi.Response, error) {

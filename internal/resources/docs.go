@@ -96,6 +96,7 @@ func (h docRoutes) register(rt *httpapi.Router, base, what string) {
 			"content with BM25, case- and accent-insensitively; docs that match no word are left out; metadata_filter keeps docs " +
 			"whose metadata has each given key with an equal value. vector is refused.",
 		Tags: tags, Request: ref("SearchRequest"), Responses: resp(200, "the best docs first", ref("SearchResult"))}})
+	h.registerBulkDelete(rt, base, what)
 }
 
 func (h docRoutes) create(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

@@ -164,3 +164,27 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkDeleteDocs: Julep's DELETE {owner}/docs removes the docs a metadata_filter matches, or all
+// of them with delete_all, and answers which; a body with neither is refused.
+func TestBulkDeleteDocs(t *testing.T) {
+	e := newEnv(t)
+	agent := e.agent(dev1, "a")
+	base := "/agents/" + agent + "/docs"
+	keep := e.must(201, dev1, "POST", base, `{"title":"keep","content":"k","metadata":{"kind":"keep"}}`).str("id")
+	gone := e.must(201, dev1, "POST", base, `{"title":"gone","content":"g","metadata":{"kind":"old"}}`).str("id")
+	if b := e.must(400, dev1, "DELETE", base, `{}`); b.errField() != "metadata_filter" {
+		t.Errorf("neither: %s", b.raw)
+	}
+	d := e.must(200, dev1, "DELETE", base, `{"metadata_filter":{"kind":"old"}}`)
+	if d.str("items", 0, "id") != gone || len(d.get("items").([]any)) != 1 {
+		t.Errorf("by filter: %s", d.raw)
+	}
+	if l := e.must(200, dev1, "GET", base, ""); l.str("items", 0, "id") != keep || len(l.get("items").([]any)) != 1 {
+		t.Errorf("left: %s", l.raw)
+	}
+	e.must(200, dev1, "DELETE", base, `{"delete_all":true}`)
+	if l := e.must(200, dev1, "GET", base, ""); len(l.get("items").([]any)) != 0 {
+		t.Errorf("after delete_all: %s", l.raw)
+	}
+}

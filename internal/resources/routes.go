@@ -22,6 +22,7 @@ func Register(rt *httpapi.Router, s *Service) {
 	docRoutes{s: s, owner: byUser}.register(rt, "/users/{user_id}", "User")
 	h.registerSessions(rt)
 	h.registerFlags(rt)
+	h.registerUpserts(rt)
 }
 
 // handlers serves the routes of the resources that have one path each.

@@ -21,6 +21,8 @@ type Service struct {
 	// Machines compiles tasks' workflows into their state machines; nil refuses tasks with
 	// workflows.
 	Machines TaskMachines
+	// Models are the ids of the models agents may name (GET /agents/models): the configured one.
+	Models []string
 }
 
 // input is a request body type: check runs its rules after the strict decode.

@@ -21,6 +21,18 @@ type SessionInput struct {
 }
 
 func (in *SessionInput) check() error {
+	if err := in.normalize(); err != nil {
+		return err
+	}
+	if in.AgentID == "" {
+		return fault.Invalid("agent_id", "agent_id is required: the session's agent")
+	}
+	return nil
+}
+
+// normalize reads Julep's spellings into sinew's and checks the fields a replacement (which may
+// leave the agent out) checks too.
+func (in *SessionInput) normalize() error {
 	if in.Agent != "" {
 		if in.AgentID != "" {
 			return fault.Invalid("agent", "send agent_id or agent, not both")
@@ -32,9 +44,6 @@ func (in *SessionInput) check() error {
 			return fault.Invalid("user", "send user_id or user, not both")
 		}
 		in.UserID, in.User = in.User, ""
-	}
-	if in.AgentID == "" {
-		return fault.Invalid("agent_id", "agent_id is required: the session's agent")
 	}
 	return checkText("situation", in.Situation, false, maxAbout)
 }

@@ -104,6 +104,11 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 	if err != nil {
 		return nil, err
 	}
+	return s.createTask(ctx, dev, agentID, "", in)
+}
+
+// taskTools decodes a task body's tools.
+func taskTools(in *TaskInput) ([]tool.Tool, error) {
 	tools := make([]tool.Tool, 0, len(in.Tools))
 	for i, raw := range in.Tools {
 		t, err := decodeToolBody(raw, "tools["+strconv.Itoa(i)+"].")
@@ -112,11 +117,20 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 		}
 		tools = append(tools, *t)
 	}
-	var t store.Task
+	return tools, nil
+}
+
+// createTask creates the task in (of id, when given) with its tools.
+func (s *Service) createTask(ctx context.Context, dev, agentID, id string, in *TaskInput) (*TaskView, error) {
+	tools, err := taskTools(in)
+	if err != nil {
+		return nil, err
+	}
+	t := store.Task{ID: id, AgentID: agentID}
 	if err := in.apply(&t); err != nil {
 		return nil, err
 	}
-	if _, err := s.compileTask(&t, tools); err != nil {
+	if _, err := s.compileTask(ctx, dev, &t, tools); err != nil {
 		return nil, err
 	}
 	task, made, err := s.Store.CreateTask(ctx, dev, agentID, t, tools)
@@ -127,11 +141,22 @@ func (s *Service) CreateTask(ctx context.Context, dev, agentID string, body []by
 		made = []tool.Tool{}
 	}
 	// Compiled again with its id, which its machine's name and ARN carry.
-	def, err := s.compileTask(task, made)
+	def, err := s.compileTask(ctx, dev, task, made)
 	if err != nil {
 		return nil, err
 	}
-	if def != nil {
+	switch {
+	case def != nil && id != "" && s.Machines != nil:
+		// An id the caller chose may be another developer's task: its machine is not touched.
+		if err := s.Machines.Create(ctx, task.ID, def); err != nil {
+			if fault.Is(err, fault.Conflict) {
+				if derr := s.Store.DeleteTask(ctx, dev, task.ID); derr != nil {
+					return nil, derr
+				}
+			}
+			return nil, err
+		}
+	case def != nil:
 		if err := s.saveMachine(ctx, task, def); err != nil {
 			return nil, err
 		}
@@ -202,7 +227,7 @@ func (s *Service) checked(ctx context.Context, dev string, had *bool, mutate fun
 		if err != nil {
 			return err
 		}
-		_, err = s.compileTask(t, v.Tools)
+		_, err = s.compileTask(ctx, dev, t, v.Tools)
 		return err
 	}
 }
@@ -213,9 +238,12 @@ func (s *Service) saved(ctx context.Context, dev string, task *store.Task, had b
 	if err != nil {
 		return nil, err
 	}
-	def, err := s.compileTask(task, v.Tools)
+	def, err := s.compileTask(ctx, dev, task, v.Tools)
 	if err != nil {
 		return nil, err
+	}
+	if def != nil && !had && s.Machines != nil {
+		return v, s.firstMachine(ctx, dev, task.ID, def)
 	}
 	if def != nil || had {
 		if err := s.saveMachine(ctx, task, def); err != nil {
@@ -223,6 +251,20 @@ func (s *Service) saved(ctx context.Context, dev string, task *store.Task, had b
 		}
 	}
 	return v, nil
+}
+
+// firstMachine creates the machine of a task that had no workflows. Its id may be one its
+// developer chose (create_or_update) that another's task has: then the workflows are taken back
+// and the update is a Conflict, the other's machine untouched.
+func (s *Service) firstMachine(ctx context.Context, dev, id string, def []byte) error {
+	err := s.Machines.Create(ctx, id, def)
+	if !fault.Is(err, fault.Conflict) {
+		return err
+	}
+	if _, uerr := s.Store.UpdateTask(ctx, dev, id, func(t *store.Task) error { t.Workflows = nil; return nil }); uerr != nil {
+		return uerr
+	}
+	return err
 }
 
 // PatchTask merges a patch into a task's own fields (PATCH).
@@ -268,6 +310,7 @@ func (h handlers) registerTasks(rt *httpapi.Router) {
 		Summary: "Merge a patch into a task's own fields", Tags: tags, Request: ref("TaskPatch"), Responses: resp(200, "the task", ref("Task"))}})
 	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/tasks/{task_id}", Handler: h.deleteTask, Op: httpapi.Operation{ID: "deleteTask",
 		Summary: "Delete a task with its tools", Tags: tags, Responses: resp(204, "deleted", nil)}})
+	h.registerTaskUpsert(rt)
 }
 
 func (h handlers) createTask(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {

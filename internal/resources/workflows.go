@@ -16,11 +16,14 @@ import (
 // TaskMachines compiles a task's workflows (Julep's main and other named lists of steps) and keeps
 // the task's state machine in step with them (package julep/taskmachine).
 type TaskMachines interface {
-	// Compile checks that the workflows compile, given the task's own tools: a *fault.Error
-	// (InvalidInput) naming the step and the expression when they do not.
-	Compile(t *store.Task, tools []tool.Tool) ([]byte, error)
+	// Compile checks that the workflows compile, given the task's own tools and, with
+	// inherit_tools, its agent's: a *fault.Error (InvalidInput) naming the step and the expression
+	// when they do not.
+	Compile(t *store.Task, tools, inherited []tool.Tool) ([]byte, error)
 	// Save creates the task's state machine with def, or updates it in place.
 	Save(ctx context.Context, taskID string, def []byte) error
+	// Create creates the task's state machine with def; one that exists is a Conflict.
+	Create(ctx context.Context, taskID string, def []byte) error
 	// Delete deletes the task's state machine, if there is one.
 	Delete(ctx context.Context, taskID string) error
 }
@@ -114,14 +117,22 @@ func (in *TaskInput) checkWorkflows() error {
 
 // compileTask compiles a task's workflows (nil when it has none) before it is stored, so a task
 // that cannot run is refused with a 400 naming its step.
-func (s *Service) compileTask(t *store.Task, tools []tool.Tool) ([]byte, error) {
+func (s *Service) compileTask(ctx context.Context, dev string, t *store.Task, tools []tool.Tool) ([]byte, error) {
 	if len(t.Workflows) == 0 {
 		return nil, nil
 	}
 	if s.Machines == nil {
 		return nil, fault.Invalid("main", "tasks with workflows are not available here: create them through the HTTP API")
 	}
-	return s.Machines.Compile(t, tools)
+	var inherited []tool.Tool
+	if t.InheritTools {
+		// A prompt step's list of tools may name the agent's.
+		var err error
+		if inherited, err = s.Store.AgentTools(ctx, dev, t.AgentID); err != nil {
+			return nil, err
+		}
+	}
+	return s.Machines.Compile(t, tools, inherited)
 }
 
 // saveMachine creates or updates the task's state machine once the task is stored. Without
@@ -155,7 +166,7 @@ func (s *Service) recompile(ctx context.Context, dev string, t *store.Task) erro
 	if err != nil {
 		return err
 	}
-	def, err := s.Machines.Compile(t, v.Tools)
+	def, err := s.compileTask(ctx, dev, t, v.Tools)
 	if err != nil {
 		return err
 	}

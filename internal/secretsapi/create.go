@@ -18,12 +18,11 @@ type CreateInput struct {
 	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
-// Created is POST /secrets' answer: the secret without its value, with the description and
-// metadata as sent (sinew keeps neither).
+// Created is POST /secrets' answer: the secret without its value, with its stored description
+// and the metadata as sent (sinew does not keep it).
 type Created struct {
 	store.Secret
-	Description string         `json:"description,omitempty"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // maxDescription bounds a secret's description.
@@ -35,8 +34,8 @@ func registerCreate(rt *httpapi.Router, h handlers) {
 		"properties": map[string]any{
 			"name":        map[string]any{"type": "string", "pattern": NamePattern},
 			"value":       map[string]any{"type": "string", "minLength": 1, "maxLength": MaxValueBytes, "writeOnly": true, "description": "write-only: no answer ever carries it"},
-			"description": map[string]any{"type": "string", "maxLength": maxDescription, "description": "accepted and answered back; not stored"},
-			"metadata":    map[string]any{"type": "object", "description": "accepted and answered back; not stored"},
+			"description": map[string]any{"type": "string", "maxLength": maxDescription, "description": "stored and answered by GET /secrets; sent again, it replaces the stored one"},
+			"metadata":    map[string]any{"type": "object", "description": "stored and answered by GET /secrets; sent again, it replaces the stored one"},
 		},
 	})
 	rt.Handle(httpapi.Route{Method: http.MethodPost, Path: "/secrets", MaxBody: maxBody, Handler: h.create,
@@ -64,9 +63,9 @@ func (h handlers) create(ctx context.Context, r *httpapi.Request) (*httpapi.Resp
 	if utf8.RuneCountInString(in.Description) > maxDescription {
 		return nil, fault.Invalid("description", "description is at most %d characters", maxDescription)
 	}
-	s, err := h.d.Store.PutSecret(ctx, r.DeveloperID, in.Name, []byte(*in.Value))
+	s, err := h.d.Store.PutSecretDescribed(ctx, r.DeveloperID, in.Name, []byte(*in.Value), &in.Description)
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.JSON(http.StatusCreated, Created{Secret: *s, Description: in.Description, Metadata: in.Metadata}), nil
+	return httpapi.JSON(http.StatusCreated, Created{Secret: *s, Metadata: in.Metadata}), nil
 }

@@ -19,7 +19,7 @@ import (
 
 // Store is what the routes need of the table: *store.Store. None of it opens a value.
 type Store interface {
-	PutSecret(ctx context.Context, dev, name string, value []byte) (*store.Secret, error)
+	PutSecretDescribed(ctx context.Context, dev, name string, value []byte, description *string) (*store.Secret, error)
 	ListSecrets(ctx context.Context, dev string, p store.Page) (*store.List[store.Secret], error)
 	DeleteSecret(ctx context.Context, dev, name string) error
 }
@@ -44,9 +44,13 @@ const NamePattern = `^[A-Za-z_][A-Za-z0-9_]{0,63}$`
 // Lambda cold start otherwise.
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(NamePattern) })
 
-// Input is the body of PUT /secrets/{name}.
+// Input is the body of PUT /secrets/{name}: the value, and what Julep's SDK sends with it
+// (secrets.update): the name, which must be the path's, and the description, stored.
 type Input struct {
-	Value *string `json:"value"`
+	Value       *string        `json:"value"`
+	Name        *string        `json:"name,omitempty"`
+	Description *string        `json:"description,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
 // Register adds the secrets routes and their schemas to rt.
@@ -56,14 +60,18 @@ func Register(rt *httpapi.Router, d Deps) {
 		"properties": map[string]any{
 			"value": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxValueBytes,
 				"description": "the secret's value, at most 64 KiB of UTF-8; write-only: no answer ever carries it", "writeOnly": true},
+			"name":        map[string]any{"type": "string", "description": "Julep's: when given, the path's name"},
+			"description": map[string]any{"type": "string", "maxLength": maxDescription, "description": "stored (absent: kept)"},
+			"metadata":    map[string]any{"type": "object", "description": "Julep's: accepted, not stored"},
 		},
 	})
 	rt.Schema("Secret", map[string]any{
 		"type": "object", "required": []any{"name", "created_at", "updated_at"},
 		"properties": map[string]any{
-			"name":       map[string]any{"type": "string", "pattern": NamePattern},
-			"created_at": map[string]any{"type": "string", "format": "date-time"},
-			"updated_at": map[string]any{"type": "string", "format": "date-time"},
+			"name":        map[string]any{"type": "string", "pattern": NamePattern},
+			"description": map[string]any{"type": "string", "description": "what POST /secrets was given"},
+			"created_at":  map[string]any{"type": "string", "format": "date-time"},
+			"updated_at":  map[string]any{"type": "string", "format": "date-time"},
 		},
 	})
 	nameParam := httpapi.Param{Name: "name", In: "path", Required: true,
@@ -83,7 +91,7 @@ func Register(rt *httpapi.Router, d Deps) {
 	registerCreate(rt, h)
 	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/secrets", Handler: h.list,
 		Op: httpapi.Operation{ID: "listSecrets", Tags: []string{"secrets"}, Summary: "List the developer's secrets by name",
-			Description: "Names and dates only, in name order.",
+			Description: "Names, descriptions and dates (never values), in name order.",
 			Params:      httpapi.PageParams(),
 			Responses:   map[int]httpapi.Resp{http.StatusOK: {Description: "a page of secrets", Schema: httpapi.ListOf(httpapi.Ref("Secret"))}}}})
 	rt.Handle(httpapi.Route{Method: http.MethodDelete, Path: "/secrets/{name}", Handler: h.delete,
@@ -117,7 +125,13 @@ func (h handlers) put(ctx context.Context, r *httpapi.Request) (*httpapi.Respons
 	if err := checkValue(name, in.Value); err != nil {
 		return nil, err
 	}
-	s, err := h.d.Store.PutSecret(ctx, r.DeveloperID, name, []byte(*in.Value))
+	if in.Name != nil && *in.Name != name {
+		return nil, fault.Invalid("name", "name is %q but the path names %q: a secret is not renamed; create the new name and delete the old", *in.Name, name)
+	}
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > maxDescription {
+		return nil, fault.Invalid("description", "description is at most %d characters", maxDescription)
+	}
+	s, err := h.d.Store.PutSecretDescribed(ctx, r.DeveloperID, name, []byte(*in.Value), in.Description)
 	if err != nil {
 		return nil, err
 	}

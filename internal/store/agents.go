@@ -33,7 +33,8 @@ func (a *Agent) createdAt() time.Time           { return a.CreatedAt }
 func agentKey(dev, id string) itemKey           { return ownerItem(dev, Owner{OwnerAgent, id}) }
 func ownerTag(kind OwnerKind, id string) string { return string(kind) + "/" + id }
 
-// CreateAgent stores a new agent with a new id and answers it as the API shows it.
+// CreateAgent stores a new agent with a new id (or the one a has: Julep's create_or_update; an
+// agent of that id already is a Conflict) and answers it as the API shows it.
 func (s *Store) CreateAgent(ctx context.Context, dev string, a Agent) (*Agent, error) {
 	if err := checkDev(dev); err != nil {
 		return nil, err
@@ -41,7 +42,9 @@ func (s *Store) CreateAgent(ctx context.Context, dev string, a Agent) (*Agent, e
 	if a.Name == "" {
 		return nil, fault.Invalid("name", "name is required")
 	}
-	a.ID = newID()
+	if err := givenID(&a.ID, "agent_id"); err != nil {
+		return nil, err
+	}
 	return createRecord(ctx, s, dev, &a, agentKey(dev, a.ID), "agent", OwnerAgent, nil)
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -17,9 +16,10 @@ import (
 
 // Secret is a developer secret as listed: its value is never answered by the API.
 type Secret struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Compiled on first use: a counted repetition compiles to hundreds of allocations, paid at every
@@ -40,8 +40,13 @@ func checkSecretName(name string) error {
 }
 
 // PutSecret seals value under {developer, "secret", name} and stores it, replacing any value the
-// name had.
+// name had; its description stays.
 func (s *Store) PutSecret(ctx context.Context, dev, name string, value []byte) (*Secret, error) {
+	return s.PutSecretDescribed(ctx, dev, name, value, nil)
+}
+
+// PutSecretDescribed is PutSecret that also sets the secret's description (nil: left as it is).
+func (s *Store) PutSecretDescribed(ctx context.Context, dev, name string, value []byte, description *string) (*Secret, error) {
 	if err := checkDev(dev); err != nil {
 		return nil, err
 	}
@@ -57,15 +62,15 @@ func (s *Store) PutSecret(ctx context.Context, dev, name string, value []byte) (
 	}
 	now := s.clock().Format(time.RFC3339Nano)
 	// An update, not a put: a replaced secret keeps its first creation time without a read.
+	expr := "SET #d = :d, #k = :k, #u = :u, #c = if_not_exists(#c, :u)"
+	names := map[string]string{"#d": attrData, "#k": attrKind, "#u": attrUpdated, "#c": "created"}
+	vals := map[string]types.AttributeValue{":d": &types.AttributeValueMemberB{Value: sealed}, ":k": str("secret"), ":u": str(now)}
+	if description != nil {
+		expr, names["#desc"], vals[":desc"] = expr+", #desc = :desc", "description", str(*description)
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                &s.table,
-		Key:                      secretKey(dev, name).av(),
-		UpdateExpression:         awsv2.String("SET #d = :d, #k = :k, #u = :u, #c = if_not_exists(#c, :u)"),
-		ExpressionAttributeNames: map[string]string{"#d": attrData, "#k": attrKind, "#u": attrUpdated, "#c": "created"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":d": &types.AttributeValueMemberB{Value: sealed}, ":k": str("secret"), ":u": str(now),
-		},
-		ReturnValues: types.ReturnValueAllNew,
+		TableName: &s.table, Key: secretKey(dev, name).av(), UpdateExpression: &expr,
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
 		return nil, dbErr(err, "store secret")
@@ -104,7 +109,7 @@ func (s *Store) ListSecrets(ctx context.Context, dev string, p Page) (*List[Secr
 func decodeSecret(it map[string]types.AttributeValue) (*Secret, error) {
 	c, _ := time.Parse(time.RFC3339Nano, getS(it, "created"))
 	u, _ := time.Parse(time.RFC3339Nano, getS(it, attrUpdated))
-	return &Secret{Name: strings.TrimPrefix(getS(it, AttrSK), "SECRET#"), CreatedAt: c, UpdatedAt: u}, nil
+	return &Secret{Name: strings.TrimPrefix(getS(it, AttrSK), "SECRET#"), Description: getS(it, "description"), CreatedAt: c, UpdatedAt: u}, nil
 }
 
 // DeleteSecret deletes a secret; NotFound when there is none.

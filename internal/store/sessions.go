@@ -29,7 +29,8 @@ func (x *Session) stamp(c, u time.Time)      { x.CreatedAt, x.UpdatedAt = c, u }
 func (x *Session) createdAt() time.Time      { return x.CreatedAt }
 func sessionKey(dev, id string) itemKey      { return ownerItem(dev, Owner{OwnerSession, id}) }
 
-// CreateSession stores a session; its agent (and user, when given) must exist.
+// CreateSession stores a session, with a new id or the one x has (a session of that id already
+// is a Conflict); its agent (and user, when given) must exist.
 func (s *Store) CreateSession(ctx context.Context, dev string, x Session) (*Session, error) {
 	if err := checkIDs(dev, "agent_id", x.AgentID); err != nil {
 		return nil, err
@@ -39,7 +40,9 @@ func (s *Store) CreateSession(ctx context.Context, dev string, x Session) (*Sess
 			return nil, err
 		}
 	}
-	x.ID = newID()
+	if err := givenID(&x.ID, "session_id"); err != nil {
+		return nil, err
+	}
 	return createRecord(ctx, s, dev, &x, sessionKey(dev, x.ID), "session", OwnerSession, func(*Session) ([]txOp, map[string]types.AttributeValue, error) {
 		ops := []txOp{
 			{condLive(s, agentKey(dev, x.AgentID)), notFound("agent", x.AgentID)},

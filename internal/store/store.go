@@ -224,6 +224,15 @@ func checkOpaque(field, v string, max int) error {
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
+// givenID keeps an id a caller chose (checked as field), or makes a new one.
+func givenID(id *string, field string) error {
+	if *id == "" {
+		*id = newID()
+		return nil
+	}
+	return checkID(field, *id)
+}
+
 // sortTime formats t at a fixed width, so that sort keys order by time.
 func sortTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
 

@@ -63,7 +63,11 @@ func (s *Store) CreateTask(ctx context.Context, dev, agentID string, t Task, too
 	if t.Name == "" {
 		return nil, nil, fault.Invalid("name", "name is required")
 	}
-	t.ID, t.AgentID = newID(), agentID
+	// A given id (Julep's create_or_update) is kept; a task of that id already is a Conflict.
+	if err := givenID(&t.ID, "task_id"); err != nil {
+		return nil, nil, err
+	}
+	t.AgentID = agentID
 	owner := Owner{OwnerTask, t.ID}
 	var made []tool.Tool
 	task, err := createRecord(ctx, s, dev, &t, taskKey(dev, t.ID), "task", OwnerTask, func(*Task) ([]txOp, map[string]types.AttributeValue, error) {

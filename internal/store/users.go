@@ -27,12 +27,14 @@ func (u *User) stamp(c, up time.Time)     { u.CreatedAt, u.UpdatedAt = c, up }
 func (u *User) createdAt() time.Time      { return u.CreatedAt }
 func userKey(dev, id string) itemKey      { return ownerItem(dev, Owner{OwnerUser, id}) }
 
-// CreateUser stores a user.
+// CreateUser stores a user, with a new id or the one u has (a user of that id already is a Conflict).
 func (s *Store) CreateUser(ctx context.Context, dev string, u User) (*User, error) {
 	if err := checkDev(dev); err != nil {
 		return nil, err
 	}
-	u.ID = newID()
+	if err := givenID(&u.ID, "user_id"); err != nil {
+		return nil, err
+	}
 	return createRecord[User](ctx, s, dev, &u, userKey(dev, u.ID), "user", OwnerUser, nil)
 }
 

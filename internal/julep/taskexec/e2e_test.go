@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// julepTasks are the tasks TestJulepSDK runs, one execution each, through every step kind.
-func julepTasks(svc string) []map[string]any {
+// julepTasks are the tasks TestJulepSDK runs, one execution each, through every step kind;
+// confirm is the id of the agent's function tool confirm.
+func julepTasks(svc, confirm string) []map[string]any {
 	tools := []any{
 		map[string]any{"name": "echo", "type": "integration", "integration": map[string]any{"provider": "dummy"}},
 		map[string]any{"name": "weather", "type": "api_call", "api_call": map[string]any{"method": "GET", "url": "http://" + svc + "/weather/{city}"}},
@@ -38,8 +39,15 @@ func julepTasks(svc string) []map[string]any {
 			"body": map[string]any{"name": "wait", "input_schema": map[string]any{"type": "object", "required": []any{"hint"}}, "main": steps(`[
 			{"wait_for_input": {"info": {"question": "$ 'name? ' + _['hint']"}}},
 			{"evaluate": {"hello": "$ 'hi ' + _['name']"}}]`)}},
-		{"name": "prompt", "input": map[string]any{"who": "Ada"}, "body": map[string]any{"name": "prompt", "tools": tools[:1], "main": steps(`[
-			{"prompt": "Please echo for {{_['who']}}", "auto_run_tools": true, "unwrap": true}]`)}},
+		{"name": "prompt", "input": map[string]any{"who": "Ada"}, "body": map[string]any{"name": "prompt", "tools": tools[:2], "inherit_tools": true, "main": steps(`[
+			{"prompt": "Please echo for {{_['who']}}", "auto_run_tools": true, "unwrap": true,
+			 "tools": [{"ref": {"name": "echo"}}, {"ref": {"id": "` + confirm + `"}}]}]`)}},
+		{"name": "badref", "input": map[string]any{}, "body": map[string]any{"name": "badref", "tools": tools[:1], "main": steps(`[
+			{"prompt": "hi", "tools": [{"ref": {"name": "echo"}}, {"ref": {"name": "nope"}}]}]`)}},
+		{"name": "inherited", "input": map[string]any{}, "resume": []any{map[string]any{"sure": true}},
+			"body": map[string]any{"name": "inherited", "inherit_tools": true, "main": steps(`[
+			{"tool": "confirm", "arguments": {"q": "really?"}},
+			{"evaluate": {"got": "$ _"}}]`)}},
 		{"name": "workflow", "input": map[string]any{"n": 4}, "body": map[string]any{"name": "workflow",
 			"main":   steps(`[{"workflow": "double", "arguments": {"x": "$ _['n']"}}, {"evaluate": {"r": "$ _['y']"}}]`),
 			"double": steps(`[{"evaluate": {"y": "$ _['x'] * 2"}}]`)}},
@@ -56,7 +64,10 @@ func julepTasks(svc string) []map[string]any {
 // step, a cancel, a task refused at creation, and secrets.create.
 func TestJulepSDK(t *testing.T) {
 	l := startLocal(t, "", "--in-memory")
-	out, raw := l.runSDK(map[string]any{"agent_id": l.makeAgent(), "tasks": julepTasks(l.svc),
+	agent := l.makeAgent()
+	confirm := l.api("POST", "/agents/"+agent+"/tools", map[string]any{"name": "confirm", "type": "function",
+		"function": map[string]any{"parameters": map[string]any{"type": "object"}}}, 201)["id"].(string)
+	out, raw := l.runSDK(map[string]any{"agent_id": agent, "tasks": julepTasks(l.svc, confirm),
 		"secret": map[string]any{"name": "JULEP_TEST", "value": "s3cret-value-for-the-test", "description": "from the SDK"}})
 	t.Logf("the SDK's answers: %s", raw)
 	if strings.Contains(raw, "s3cret-value-for-the-test") {
@@ -79,6 +90,7 @@ func TestJulepSDK(t *testing.T) {
 		{"sleep", "succeeded", `{"slept":true}`, "init,step,step,finish"},
 		{"fails", "failed", `null`, "init,step,error"},
 		{"cancel", "cancelled", `null`, "init,wait,cancelled"},
+		{"inherited", "succeeded", `{"got":{"sure":true}}`, "init,step,step,finish"},
 	} {
 		r := got[tc.name]
 		if r.Create != nil || r.Run != nil {
@@ -105,6 +117,16 @@ func TestJulepSDK(t *testing.T) {
 	}
 	if w := got["wait"].Waited; len(w) != 1 || w[0]["status"] != "awaiting_input" {
 		t.Errorf("wait: waited %v", w)
+	}
+	if c := got["badref"].Create; c == nil || c["status"] != float64(400) || !strings.Contains(c["error"].(string), "main[0].tools[1].ref.name") || !strings.Contains(c["error"].(string), "nope") {
+		t.Errorf("badref: %v, want a 400 naming main[0].tools[1].ref.name and nope", c)
+	}
+	// The inherited function tool waited in its tool_call child; changeStatus on the task answered it.
+	if w := got["inherited"].Waited; len(w) != 1 || w[0]["status"] != "awaiting_input" {
+		t.Errorf("inherited: waited %v", w)
+	} else if calls, _ := w[0]["pending_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "confirm" ||
+		calls[0].(map[string]any)["execution_id"] == w[0]["id"] {
+		t.Errorf("inherited: pending calls %v, want confirm's in the child", calls)
 	}
 }
 

@@ -2,7 +2,9 @@ package taskexec_test
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,5 +117,38 @@ func TestWaitAnsweredByCallRoute(t *testing.T) {
 	done := l.waitStatus(id, "succeeded")
 	if out, _ := json.Marshal(done["output"]); string(out) != `{"got":["one","two"]}` {
 		t.Errorf("output %s (last view %v)", out, x)
+	}
+}
+
+// TestChosenTaskIDTaken: task machines are named by task id across developers, so a task that
+// another developer makes with a chosen id (createOrUpdate) that is this one's is refused with a
+// 409, whether it has steps at once or is given them later, and this task's machine still runs
+// its own steps.
+func TestChosenTaskIDTaken(t *testing.T) {
+	l := startLocal(t, "", "--in-memory")
+	task := l.api("POST", "/agents/"+l.makeAgent()+"/tasks", map[string]any{"name": "mine", "main": steps(`[{"evaluate": {"who": "mine"}}]`)}, 201)
+	id := task["id"].(string)
+
+	other := *l
+	out, err := exec.Command(l.bin, "token", "--dir", l.proc.Dir, "dev-other").Output()
+	if err != nil {
+		t.Fatalf("local token: %v", err)
+	}
+	other.tok = strings.TrimSpace(string(out))
+	agent := other.makeAgent()
+	theirs := map[string]any{"name": "theirs", "main": steps(`[{"evaluate": {"who": "theirs"}}]`)}
+	other.api("POST", "/agents/"+agent+"/tasks/"+id, theirs, 409)
+	other.api("GET", "/tasks/"+id, nil, 404)
+	// Made without steps, given them later.
+	other.api("POST", "/agents/"+agent+"/tasks/"+id, map[string]any{"name": "theirs"}, 201)
+	other.api("PUT", "/tasks/"+id, theirs, 409)
+	if got := other.api("GET", "/tasks/"+id, nil, 200); got["main"] != nil {
+		t.Errorf("the refused steps stayed on the other's task: %v", got)
+	}
+
+	x := l.api("POST", "/tasks/"+id+"/executions", map[string]any{"input": map[string]any{}}, 201)
+	done := l.waitStatus(x["id"].(string), "succeeded")
+	if o, _ := json.Marshal(done["output"]); string(o) != `{"who":"mine"}` {
+		t.Errorf("my task ran %s", o)
 	}
 }

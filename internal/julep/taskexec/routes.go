@@ -40,6 +40,31 @@ func Register(rt *httpapi.Router, s *Service) {
 		Responses: map[int]httpapi.Resp{200: {Description: "the transitions", Schema: httpapi.ListOf(httpapi.Ref("Transition"))},
 			404: {Description: "unknown, not yours, or not a task's execution"}},
 	}})
+	rt.Handle(httpapi.Route{Method: http.MethodGet, Path: "/executions/{execution_id}/transitions/{transition_id}", Handler: s.transition, Op: httpapi.Operation{
+		Summary: "Get one of a task execution's transitions", Description: "The transition of that id (as GET /executions/{execution_id}/transitions lists them): the SDK's executions.transitions.retrieve.",
+		Tags: []string{tag}, Responses: map[int]httpapi.Resp{200: {Description: "the transition", Schema: httpapi.Ref("Transition")},
+			404: {Description: "unknown execution or transition, or not yours"}},
+	}})
+}
+
+func (s *Service) transition(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
+	x, err := s.Store.GetExecution(ctx, r.DeveloperID, r.Param("execution_id"))
+	if err != nil {
+		return nil, err
+	}
+	id := r.Param("transition_id")
+	if x.Workflow == workflow.Task {
+		ts, err := s.Transitions(ctx, x)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			if t.ID == id {
+				return httpapi.OK(t), nil
+			}
+		}
+	}
+	return nil, fault.New(fault.NotFound, "execution %s has no transition %s", x.ExecutionID, id)
 }
 
 func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Response, error) {
@@ -81,7 +106,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (*httpapi.Respon
 		if strings.HasPrefix(name, SubPrefix) {
 			continue // a workflow step's run of another workflow, within an execution listed itself
 		}
-		x := Execution{ID: name, TaskID: t.ID, Status: statusOf(string(e.Status), nil), Workflow: workflow.Task}
+		x := Execution{ID: name, TaskID: t.ID, Status: statusOf(string(e.Status)), Workflow: workflow.Task}
 		if e.StartDate != nil {
 			x.CreatedAt, x.UpdatedAt = *e.StartDate, *e.StartDate
 		}

@@ -31,6 +31,12 @@ type local struct {
 
 func startLocal(t *testing.T, dataDir string, extra ...string) *local {
 	t.Helper()
+	return startLocalModel(t, "model.json", dataDir, extra...)
+}
+
+// startLocalModel is startLocal with the scripted model playing testdata/<model>.
+func startLocalModel(t *testing.T, model, dataDir string, extra ...string) *local {
+	t.Helper()
 	root, _ := filepath.Abs("../../..")
 	tmp := t.TempDir()
 	bin, err := localmode.Build(root, filepath.Join(tmp, "local"))
@@ -44,7 +50,7 @@ func startLocal(t *testing.T, dataDir string, extra ...string) *local {
 		}
 	}
 	l := &local{t: t, bin: bin, svc: startService(t)}
-	environ = append(environ, config.EnvModel+"=scripted:"+filepath.Join(root, "internal/julep/taskexec/testdata/model.json"),
+	environ = append(environ, config.EnvModel+"=scripted:"+filepath.Join(root, "internal/julep/taskexec/testdata", model),
 		config.EnvAPICallAllow+"="+l.svc)
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "data")

@@ -169,13 +169,14 @@ func (s *Service) Get(ctx context.Context, dev string, x *store.Execution) (*Exe
 		return nil, err
 	}
 	d := summarize(events)
-	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(d.status, x), CreatedAt: x.CreatedAt,
+	e := &Execution{ID: x.ExecutionID, TaskID: x.TaskID, Status: statusOf(d.status), CreatedAt: x.CreatedAt,
 		UpdatedAt: x.UpdatedAt, Workflow: workflow.Task, ExecutionID: x.ExecutionID, AgentID: x.AgentID}
 	if d.status == "RUNNING" {
-		for _, c := range x.PendingCalls {
-			if c.Status == store.CallPending {
-				e.PendingCalls = append(e.PendingCalls, c)
-			}
+		if e.PendingCalls, err = s.pendingIn(ctx, dev, x, events); err != nil {
+			return nil, err
+		}
+		if len(e.PendingCalls) > 0 {
+			e.Status = "awaiting_input"
 		}
 	}
 	if d.input != nil {
@@ -228,8 +229,9 @@ func summarize(events []types.HistoryEvent) summary {
 	return d
 }
 
-// statusOf is Julep's status of an execution Step Functions gives as sfnStatus.
-func statusOf(sfnStatus string, x *store.Execution) string {
+// statusOf is Julep's status of an execution Step Functions gives as sfnStatus (running: Get tells
+// awaiting_input from its pending calls).
+func statusOf(sfnStatus string) string {
 	switch sfnStatus {
 	case "SUCCEEDED":
 		return "succeeded"
@@ -237,14 +239,6 @@ func statusOf(sfnStatus string, x *store.Execution) string {
 		return "failed"
 	case "ABORTED":
 		return "cancelled"
-	}
-	if x == nil {
-		return "running"
-	}
-	for _, c := range x.PendingCalls {
-		if c.Status == store.CallPending {
-			return "awaiting_input"
-		}
 	}
 	return "running"
 }

@@ -13,7 +13,7 @@ var startRetry = []any{map[string]any{
 
 // child is a Task that starts an execution of arn with input (a JSONata expression) and waits for
 // it (.sync:2: its output parsed), the step's output made of it by out. The child's name is
-// derived from seed (see seedOf): a Task run again after a crash of the engine (at least once)
+// derived from seed (see compiler.seed): a Task run again after a crash of the engine (at least once)
 // starts the same child, which Step Functions answers with the running one, instead of a second.
 func (c *compiler) child(sc scope, s *Step, arn, prefix, seed, input, out string) {
 	args := map[string]any{"StateMachineArn": arn, "Input": "{% " + input + " %}",
@@ -23,11 +23,16 @@ func (c *compiler) child(sc scope, s *Step, arn, prefix, seed, input, out string
 	c.put(sc, sc.name, finish(sc, st, out))
 }
 
-// seedOf is what names a step's child execution and its call: the execution, the step's state, the
-// Map iteration it runs in and what it is given, so that it is the same whenever the Task runs
-// again for the same work.
-func seedOf(args string) string {
-	return "($states.context.Execution.Name & '|' & $states.context.State.Name & '|' & $string($states.context.Map.Item.Index) & '|' & $string(" + args + "))"
+// seed is what names a step's child execution and its call: the execution, the step's state, the
+// index of each Map iteration it runs in (outermost first) and what it is given, so that it is the
+// same whenever the Task runs again for the same work, and differs between iterations.
+func (c *compiler) seed(sc scope, args string) string {
+	idx := "''"
+	for _, m := range sc.maps {
+		m.used = true
+		idx += " & '/' & $string($" + m.v + ")"
+	}
+	return "($states.context.Execution.Name & '|' & $states.context.State.Name & '|' & " + idx + " & '|' & $string(" + args + "))"
 }
 
 const ids = "'developer_id': $ctx.developer_id, 'agent_id': $ctx.agent_id, 'task_id': $ctx.task_id"
@@ -79,10 +84,11 @@ func (c *compiler) toolCall(sc scope, s *Step) error {
 		in := "{" + ids + ", 'session_id': null, 'tool': " + quote(name) + ", 'arguments': " + args + "}"
 		out := "($r := $states.result.Output; $exists($r.error) and $r.error != null ? $error(" + quote(StepErrorName+": ") +
 			" & $string($r.error.type) & ': ' & $string($r.error.message)) : $r.output)"
-		c.child(sc, s, c.o.ToolCallARN, "tc-", seedOf(args), in, out)
+		c.child(sc, s, c.o.ToolCallARN, "tc-", c.seed(sc, args), in, out)
 		return nil
 	}
-	c.child(sc, s, c.o.ToolCallARN, "tc-", seedOf(args), functionCall(name, args, timeout), "$states.result.Output")
+	seed := c.seed(sc, args)
+	c.child(sc, s, c.o.ToolCallARN, "tc-", seed, functionCall(name, args, seed, timeout), "$states.result.Output")
 	c.mark(sc)
 	return nil
 }
@@ -102,11 +108,11 @@ func (c *compiler) mark(sc scope) {
 
 // functionCall is the tool_call input of a function call made here, recorded on this execution
 // (context.execution_id) so that PUT /executions/{id} answers it: the answer is the step's output.
-func functionCall(name, args string, timeout int64) string {
+func functionCall(name, args, seed string, timeout int64) string {
 	t := strconv.FormatInt(timeout, 10)
 	q := quote(name)
 	return strings.Join([]string{
-		"($a := " + args + "; $id := " + callID(seedOf(args)) + "; {" + ids + ", 'session_id': null, 'tool': " + q + ", 'arguments': $a,",
+		"($a := " + args + "; $id := " + callID(seed) + "; {" + ids + ", 'session_id': null, 'tool': " + q + ", 'arguments': $a,",
 		"'call': {'id': $id, 'type': 'function', 'function': {'name': " + q + ", 'arguments': $a}},",
 		"'definition': {'name': " + q + ", 'type': 'function', 'function': {'timeout_seconds': " + t + "}},",
 		"'context': {" + ids + ", 'session_id': null, 'execution_id': $states.context.Execution.Name, 'depth': 0},",
@@ -143,11 +149,11 @@ func (c *compiler) prompt(sc scope, s *Step) error {
 	default:
 		return errAt(sc.path+".prompt", "prompt is a string or a list of messages {role, content}")
 	}
-	if t, ok := s.Fields["tools"]; ok && t != nil && t != "all" {
-		return errAt(sc.path+".tools", `a prompt step's tools are "all" (the task's tools) for now: a list of tools is not supported yet`)
+	tools, err := c.promptTools(sc.path+".tools", s.Fields["tools"])
+	if err != nil {
+		return err
 	}
 	settings, autoRun, choice := "null", "false", "null"
-	var err error
 	if v, ok := s.Fields["settings"]; ok && v != nil {
 		if settings, err = c.expr(sc.path+".settings", v, n); err != nil {
 			return err
@@ -161,13 +167,13 @@ func (c *compiler) prompt(sc scope, s *Step) error {
 			return err
 		}
 	}
-	in := "{" + ids + ", 'session_id': null, 'messages': " + msgs + ", 'tools': null, 'tool_choice': " + choice +
+	in := "{" + ids + ", 'session_id': null, 'messages': " + msgs + ", " + tools + ", 'tool_choice': " + choice +
 		", 'model': null, 'settings': " + settings + ", 'auto_run_tools': " + autoRun + ", 'max_iterations': null, 'depth': 0, 'turn': null}"
 	out := "($o := $states.result.Output; {'choices': [{'index': 0, 'finish_reason': $o.finish_reason, 'message': $o.last_message}], 'usage': $o.usage})"
 	if u, _ := s.Fields["unwrap"].(bool); u {
 		out = "$states.result.Output.last_message.content"
 	}
-	c.child(sc, s, c.o.AgentLoopARN, "pr-", seedOf(msgs), in, out)
+	c.child(sc, s, c.o.AgentLoopARN, "pr-", c.seed(sc, msgs), in, out)
 	return nil
 }
 
@@ -189,6 +195,6 @@ func (c *compiler) yield(sc scope, s *Step) error {
 		args = e
 	}
 	in := "{" + ids + ", 'workflow': " + quote(wf) + ", 'input': " + args + "}"
-	c.child(sc, s, c.o.SelfARN, "sub-", seedOf(args), in, "$states.result.Output")
+	c.child(sc, s, c.o.SelfARN, "sub-", c.seed(sc, args), in, "$states.result.Output")
 	return nil
 }

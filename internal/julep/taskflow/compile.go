@@ -23,7 +23,13 @@ type Options struct {
 	FunctionTools map[string]int64
 	// Eval evaluates in a Lambda what Expr does not compile; nil refuses it at creation.
 	Eval *Evaluator
+	// Tools are the tools a prompt step's list may reference ({"ref": {"id"}} or {"ref": {"name"}}):
+	// the task's own, then, with inherit_tools, its agent's.
+	Tools []ToolRef
 }
+
+// ToolRef is a tool a prompt step may name: its id and its name.
+type ToolRef struct{ ID, Name string }
 
 // DefaultWorkflow is the workflow an execution runs unless told.
 const DefaultWorkflow = "main"
@@ -112,6 +118,15 @@ type scope struct {
 	path, name, next string
 	record           bool
 	states           map[string]any // nil: the machine's own
+	maps             []*mapLevel    // the Map iterations the step runs in, outermost first
+}
+
+// mapLevel is a Map whose iterations hold their index in the variable v (iterN, N its depth:
+// inner states read outer variables, and a nested scope may not assign an outer one's name), for
+// the names of the children its steps start. used tells that some step reads it.
+type mapLevel struct {
+	v    string
+	used bool
 }
 
 func (c *compiler) put(sc scope, name string, st map[string]any) {

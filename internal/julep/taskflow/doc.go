@@ -42,8 +42,13 @@
 //	wait_for_input                    the same, with a call named wait_for_input whose arguments are
 //	                                  the info: the execution is awaiting_input until resumed
 //	prompt                            an agent_loop execution (.sync:2) over the step's messages and
-//	                                  the task's tools
+//	                                  the task's tools, or those its list names (by id or name) or
+//	                                  defines
 //	workflow                          an execution of this same machine (.sync:2) on the named workflow
+//
+// A child execution's name is a hash of the execution, the step's state, the index of every Map
+// iteration it runs in and its input: the same whenever the engine runs the Task again, different
+// for each iteration.
 //
 // A failing step fails the execution (Julep's "error" transition), with the step's error.
 package taskflow

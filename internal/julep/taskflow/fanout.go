@@ -1,6 +1,9 @@
 package taskflow
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // mapStep compiles foreach (one item at a time, Julep's order) and map/reduce (parallelism items
 // at a time) into a Map whose iteration is the step, with `_` the item.
@@ -33,8 +36,17 @@ func (c *compiler) mapStep(sc scope, s *Step) error {
 	}
 	// State names are unique across the whole machine, nested ones included.
 	item := sc.name + ".item"
-	if err := c.branch(scope{states: inner}, path, item, do, ""); err != nil {
+	lvl := &mapLevel{v: "iter" + strconv.Itoa(len(sc.maps)+1)}
+	if err := c.branch(scope{states: inner, maps: append(slices.Clip(sc.maps), lvl)}, path, item, do, ""); err != nil {
 		return err
+	}
+	start := item
+	if lvl.used {
+		// An iteration that starts children holds its index where they can read it, nested Maps
+		// and Parallels included (the context's Map.Item.Index is the innermost Map's alone).
+		start = sc.name + ".index"
+		inner[start] = map[string]any{"Type": "Pass", "Comment": "the iteration's index, which names the executions it starts",
+			"Assign": map[string]any{lvl.v: "{% $states.context.Map.Item.Index %}"}, "Next": item}
 	}
 	out := "$states.result"
 	if r, ok := s.Fields["reduce"].(string); ok && r != "" {
@@ -53,7 +65,7 @@ func (c *compiler) mapStep(sc scope, s *Step) error {
 		out = "$reduce($states.result, function($results, $x) {" + e + "}, " + initial + ")"
 	}
 	st := map[string]any{"Type": "Map", "Comment": label(s), "Items": "{% " + items + " %}", "MaxConcurrency": concurrency,
-		"ItemProcessor": map[string]any{"ProcessorConfig": map[string]any{"Mode": "INLINE"}, "StartAt": item, "States": inner}}
+		"ItemProcessor": map[string]any{"ProcessorConfig": map[string]any{"Mode": "INLINE"}, "StartAt": start, "States": inner}}
 	c.put(sc, sc.name, finish(sc, st, out))
 	return nil
 }
@@ -68,7 +80,7 @@ func (c *compiler) parallel(sc scope, s *Step) error {
 	for i, raw := range steps {
 		inner := map[string]any{}
 		name := sc.name + ".branch" + strconv.Itoa(i)
-		if err := c.branch(scope{states: inner}, sc.path+".parallel["+strconv.Itoa(i)+"]", name, raw, ""); err != nil {
+		if err := c.branch(scope{states: inner, maps: sc.maps}, sc.path+".parallel["+strconv.Itoa(i)+"]", name, raw, ""); err != nil {
 			return err
 		}
 		branches = append(branches, map[string]any{"StartAt": name, "States": inner})

@@ -141,7 +141,7 @@ func (c *compiler) branch(sc scope, path, name string, v any, next string) error
 	if err != nil {
 		return err
 	}
-	return c.step(scope{path: path, name: name, next: next, states: sc.states}, s)
+	return c.step(scope{path: path, name: name, next: next, states: sc.states, maps: sc.maps}, s)
 }
 
 // join is the Pass a branching step ends with: it records the branch's output as the step's.

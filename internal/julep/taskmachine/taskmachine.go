@@ -8,6 +8,7 @@ package taskmachine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -54,9 +55,10 @@ func (m *Machines) name(taskID string) string {
 	return arn[strings.LastIndex(arn, ":")+1:]
 }
 
-// Compile compiles t's workflows with its own tools: a function tool of the task waits on a call
-// recorded on the task's execution.
-func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
+// Compile compiles t's workflows with its own tools (a function tool of the task waits on a call
+// recorded on the task's execution) and those it inherits from its agent, which a prompt step's
+// list of tools may name.
+func (m *Machines) Compile(t *store.Task, tools, inherited []tool.Tool) ([]byte, error) {
 	self := ""
 	if t.ID != "" {
 		arn, err := m.ARN(t.ID)
@@ -64,6 +66,10 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 			return nil, err
 		}
 		self = arn
+	}
+	refs := make([]taskflow.ToolRef, 0, len(tools)+len(inherited))
+	for _, tl := range append(slices.Clip(tools), inherited...) {
+		refs = append(refs, taskflow.ToolRef{ID: tl.ID, Name: tl.Name})
 	}
 	fns := map[string]int64{}
 	for _, tl := range tools {
@@ -85,7 +91,7 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 		wfs[k] = steps
 	}
 	def, err := taskflow.Compile(wfs, taskflow.Options{ToolCallARN: m.ToolCallARN, AgentLoopARN: m.AgentLoopARN,
-		SelfARN: self, Expr: m.Expr, FunctionTools: fns, Eval: m.Eval})
+		SelfARN: self, Expr: m.Expr, FunctionTools: fns, Tools: refs, Eval: m.Eval})
 	var ce *taskflow.Error
 	if errors.As(err, &ce) {
 		return nil, fault.Invalid(ce.Path, "%s: %s", ce.Path, ce.Msg)
@@ -96,18 +102,29 @@ func (m *Machines) Compile(t *store.Task, tools []tool.Tool) ([]byte, error) {
 	return def, nil
 }
 
-// Save creates the task's machine, or updates its definition in place when it exists.
-func (m *Machines) Save(ctx context.Context, taskID string, def []byte) error {
+// Create creates the task's machine; one of that name already is a Conflict. A task made with an
+// id its caller chose (Julep's create_or_update) is saved so: machines are named by task id across
+// developers, and a taken id must not reach another's machine.
+func (m *Machines) Create(ctx context.Context, taskID string, def []byte) error {
 	if m.RoleARN == "" {
 		return fault.New(fault.Internal, "the role of task state machines (SINEW_TASK_ROLE_ARN) is not configured")
 	}
 	_, err := m.SFN.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: awsv2.String(m.name(taskID)),
 		Definition: awsv2.String(string(def)), RoleArn: &m.RoleARN})
-	if err == nil {
-		return nil
+	if fault.AWSCode(err) == "StateMachineAlreadyExists" {
+		return fault.New(fault.Conflict, "the task id %s is taken: choose another", taskID)
 	}
-	if fault.AWSCode(err) != "StateMachineAlreadyExists" {
+	if err != nil {
 		return machineErr(err, "create the task's state machine")
+	}
+	return nil
+}
+
+// Save creates the task's machine, or updates its definition in place when it exists.
+func (m *Machines) Save(ctx context.Context, taskID string, def []byte) error {
+	err := m.Create(ctx, taskID, def)
+	if !fault.Is(err, fault.Conflict) {
+		return err
 	}
 	arn, _ := m.ARN(taskID)
 	if _, err := m.SFN.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: &arn,

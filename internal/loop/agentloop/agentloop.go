@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,12 +31,15 @@ const FlagAutoRun = "auto_tool_calls_prompt_step"
 
 // Input is the agent_loop execution's input, every key present.
 type Input struct {
-	DeveloperID   string         `json:"developer_id"`
-	AgentID       string         `json:"agent_id"`
-	TaskID        *string        `json:"task_id"`
-	SessionID     *string        `json:"session_id"`
-	Messages      any            `json:"messages"` // a list of messages or a sinew:ref to one
-	Tools         any            `json:"tools"`    // a list of tools, a sinew:ref, or null for the stored ones
+	DeveloperID string  `json:"developer_id"`
+	AgentID     string  `json:"agent_id"`
+	TaskID      *string `json:"task_id"`
+	SessionID   *string `json:"session_id"`
+	Messages    any     `json:"messages"` // a list of messages or a sinew:ref to one
+	Tools       any     `json:"tools"`    // a list of tools, a sinew:ref, or null for the stored ones
+	// ToolNames, when not null, offers the stored tools of these names (a task's prompt step's
+	// references) beside the listed ones.
+	ToolNames     []string       `json:"tool_names,omitempty"`
 	ToolChoice    any            `json:"tool_choice"`
 	Model         *string        `json:"model"`
 	Settings      map[string]any `json:"settings"`
@@ -474,38 +478,50 @@ func (s *Stepper) start(ctx context.Context, ev Event, agent *store.Agent) (save
 	return saved{Loop: loop.NewState(all), AutoRun: *auto, Base: len(all)}, nil
 }
 
-// tools are the input's inline tools, else the task's (with inherit_tools, the agent's too) or the agent's.
+// tools are the input's inline tools, else the task's (with inherit_tools, the agent's too) or the
+// agent's; with tool_names, the inline ones and the stored ones of those names.
 func (s *Stepper) tools(ctx context.Context, in Input) ([]*tool.Tool, error) {
+	var out []*tool.Tool
 	if in.Tools != nil {
-		raw, err := s.d.Store.LoadValue(ctx, in.DeveloperID, in.Tools)
-		if err != nil {
-			return nil, fmt.Errorf("agent_loop: the tools: %w", err)
+		inline, err := s.inlineTools(ctx, in)
+		if err != nil || in.ToolNames == nil {
+			return inline, err
 		}
-		list, ok := raw.([]any)
-		if !ok {
-			return nil, fault.Invalid("tools", "tools must be a list of tools or null")
-		}
-		out := make([]*tool.Tool, 0, len(list))
-		for i, v := range list {
-			b, _ := json.Marshal(v)
-			t, err := tool.Decode(b)
-			if err != nil {
-				return nil, fault.Wrap(fault.InvalidInput, err, "tools[%d]: %v", i, err)
-			}
-			if t.Integration != nil && len(t.Integration.Setup) > 0 {
-				return nil, fault.Invalid(fmt.Sprintf("tools[%d].integration.setup", i), "tools[%d]: an inline tool may not carry setup", i)
-			}
-			out = append(out, t)
-		}
-		return out, nil
+		out = inline
 	}
 	stored, err := s.d.Store.ToolsFor(ctx, in.DeveloperID, in.AgentID, deref(in.TaskID))
 	if err != nil {
 		return nil, fmt.Errorf("agent_loop: the stored tools: %w", err)
 	}
-	out := make([]*tool.Tool, len(stored))
 	for i := range stored {
-		out[i] = &stored[i]
+		if in.ToolNames == nil || slices.Contains(in.ToolNames, stored[i].Name) {
+			out = append(out, &stored[i])
+		}
+	}
+	return out, nil
+}
+
+// inlineTools are the tools the input lists.
+func (s *Stepper) inlineTools(ctx context.Context, in Input) ([]*tool.Tool, error) {
+	raw, err := s.d.Store.LoadValue(ctx, in.DeveloperID, in.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("agent_loop: the tools: %w", err)
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fault.Invalid("tools", "tools must be a list of tools or null")
+	}
+	out := make([]*tool.Tool, 0, len(list))
+	for i, v := range list {
+		b, _ := json.Marshal(v)
+		t, err := tool.Decode(b)
+		if err != nil {
+			return nil, fault.Wrap(fault.InvalidInput, err, "tools[%d]: %v", i, err)
+		}
+		if t.Integration != nil && len(t.Integration.Setup) > 0 {
+			return nil, fault.Invalid(fmt.Sprintf("tools[%d].integration.setup", i), "tools[%d]: an inline tool may not carry setup", i)
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
