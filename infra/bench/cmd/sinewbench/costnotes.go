@@ -27,7 +27,7 @@ func costNotes(r *report, f stackFacts) {
 		"(%d days), and for the idle stack its alarms, dashboards, keys and secrets.\n\n",
 		src, sortedFunctions(f), f.lambdaTraced, f.sfnTraced, f.sfnLevel, map[bool]string{true: "included", false: "left out"}[f.sfnData], f.retentionDays)
 	r.printf("cost", "Assumed, with their sources:\n\n"+
-		"- Step Functions' log: one record per history event at level ALL, in the shape of the examples of "+
+		"- Step Functions' log: none for a call that succeeds at level ERROR or OFF; at level ALL one record per history event, in the shape of the examples of "+
 		"<https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html> (id, type, details, previous_event_id, event_timestamp, "+
 		"execution_arn, redrive_count), rendered from the measured history; without execution data, the details less their input, "+
 		"output and parameters (as GetExecutionHistory leaves them out). Neither local mode nor the engine writes these records; the "+

@@ -42,7 +42,7 @@ type stackFacts struct {
 // assumedFacts is the stack as infra/cdk made it when this model was written, and the functions'
 // memory from internal/deploy (which infra/cdk deploys): what the model uses without a template.
 func assumedFacts(why string) stackFacts {
-	f := stackFacts{source: why, memoryMB: map[string]int{}, lambdaTraced: true, sfnLevel: "ALL", expressLevel: "ERROR", sfnTraced: true,
+	f := stackFacts{source: why, memoryMB: map[string]int{}, lambdaTraced: true, sfnLevel: "ERROR", expressLevel: "ERROR", sfnTraced: true,
 		retentionDays: logRetainDays, accessLog: `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
 			`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey","path":"$context.path",` +
 			`"status":"$context.status","responseLength":"$context.responseLength","latencyMs":$context.responseLatency,` +
