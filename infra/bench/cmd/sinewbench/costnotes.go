@@ -21,7 +21,8 @@ func costNotes(r *report, f stackFacts) {
 		"vCPU; they are not scaled. Cold starts (Lambda bills a custom runtime's init) are left out.\n"+
 		"- What the functions log: every record of their `slog` JSON handler at INFO, as `functions/*/main.go` set it up, the local "+
 		"stand-ins' (the engine's, local AWS services') left out: the api function's line per request, apicall's per call.\n"+
-		"- Custom events put: the function executor's ToolCallPending (one PutEvents entry of a function call).\n\n")
+		"- Custom events put: the function executor's ToolCallPending (one PutEvents entry of a function call; none when the "+
+		"template sets the function's `SINEW_PENDING_EVENTS` off).\n\n")
 	r.printf("cost", "Read from %s: each function's memory (%s), active tracing on the functions (%v) and the state machines (%v), "+
 		"the state machines' log level %s with execution data %s, the HTTP API's access log format, the log groups' retention "+
 		"(%d days), and for the idle stack its alarms, dashboards, keys and secrets.\n\n",

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"sinew/internal/config"
 	"sinew/internal/deploy"
 )
 
@@ -25,6 +26,7 @@ type stackFacts struct {
 	expressLevel  string         // the Express state machine's log level
 	sfnData       bool           // IncludeExecutionData
 	sfnTraced     bool
+	pendingOff    bool   // the function executor's SINEW_PENDING_EVENTS is off: no ToolCallPending
 	accessLog     string // the HTTP API stage's access log format
 	retentionDays int    // the log groups' retention (the longest)
 	alarms        int
@@ -170,6 +172,7 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 		FunctionName  any // a string here; an intrinsic for CDK's own helper functions
 		MemorySize    int
 		TracingConfig struct{ Mode string }
+		Environment   struct{ Variables map[string]any }
 	}
 	if err := json.Unmarshal(props, &p); err != nil {
 		return err
@@ -185,6 +188,9 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 	}
 	f.memoryMB[name] = p.MemorySize
 	f.lambdaTraced = f.lambdaTraced && p.TracingConfig.Mode == "Active"
+	if name == "function" && p.Environment.Variables[config.EnvPendingEvents] == "off" {
+		f.pendingOff = true
+	}
 	return nil
 }
 
