@@ -44,6 +44,9 @@ const (
 	EnvJWTIssuer    = "SINEW_JWT_ISSUER"
 	EnvSecretsKey   = "SINEW_SECRETS_KEY"
 	EnvEventBus     = "SINEW_EVENT_BUS"
+	// EnvPendingEvents turns the function executor's ToolCallPending events on or off: each is an
+	// EventBridge PutEvents, billed per call, and worth it only to a client that subscribes.
+	EnvPendingEvents = "SINEW_PENDING_EVENTS"
 	// The bounds on the tool calls a model may start (package loop).
 	EnvMaxCallsPerReply = "SINEW_MAX_CALLS_PER_REPLY"
 	// EnvToolSearchThreshold is how many tools an agent has before a chat and the MCP server offer
@@ -109,6 +112,8 @@ type Config struct {
 	ChatBudget   time.Duration
 	SecretsKey   string // the KMS key of setup secrets
 	EventBus     string
+	// PendingEvents: the function executor announces each pending call (ToolCallPending).
+	PendingEvents bool
 	// MaxCallsPerReply bounds the tool calls sinew runs from one model reply; MaxCallsPerTurn the
 	// calls of one chat turn with the chats it starts through session.chat.
 	MaxCallsPerReply int
@@ -172,6 +177,7 @@ func Variables() []Var {
 		Var{EnvJWTIssuer, "", "the issuer of the API's bearer tokens, named in /.well-known/oauth-protected-resource"},
 		Var{EnvSecretsKey, "", "the KMS key (id, ARN or alias) that encrypts setup secrets"},
 		Var{EnvEventBus, "default", "the EventBridge bus that receives ToolCallPending events"},
+		Var{EnvPendingEvents, "on", "on: the function executor puts a ToolCallPending event for every pending function call (an EventBridge custom event, $1.00 per million); off: none, clients learn of calls from GET /calls?status=pending"},
 		Var{EnvToolSearchThreshold, "30", "past this many tools, a chat shows the model sinew_search_tools and the tools most relevant to the turn, and the MCP server lists the search tool first, this many tools in all (2 to 128)"},
 		Var{EnvMaxCallsPerReply, "32", "tool calls sinew runs from one model reply; the rest are answered to the model as errors (at most 1000)"},
 		Var{EnvMaxCallsPerTurn, "128", "tool calls one chat turn runs, shared with the chats it starts through session.chat; the rest are answered as errors (at most 1500, which keeps an agent_loop turn under Step Functions' 25,000 history events)"},
@@ -276,6 +282,12 @@ func Load(lookup LookupFunc) (*Config, error) {
 	}
 	if c.FlagDefaults, err = ParseFlagDefaults(get(EnvFlagDefaults)); err != nil {
 		errs = append(errs, err)
+	}
+	switch v := get(EnvPendingEvents); v {
+	case "on", "off":
+		c.PendingEvents = v == "on"
+	default:
+		errs = append(errs, fault.Invalid(EnvPendingEvents, "%s=%q: want on or off", EnvPendingEvents, v))
 	}
 	if c.ChatBudget, err = parseBudget(EnvChatBudget, get(EnvChatBudget)); err != nil {
 		errs = append(errs, err)

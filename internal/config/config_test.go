@@ -18,8 +18,8 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load with no environment: %v", err)
 	}
-	if c.Table != "sinew" || c.JWTClaim != "sub" || c.EventBus != "default" {
-		t.Errorf("defaults: table=%q claim=%q bus=%q", c.Table, c.JWTClaim, c.EventBus)
+	if c.Table != "sinew" || c.JWTClaim != "sub" || c.EventBus != "default" || !c.PendingEvents {
+		t.Errorf("defaults: table=%q claim=%q bus=%q pending events %v", c.Table, c.JWTClaim, c.EventBus, c.PendingEvents)
 	}
 	if c.ChatBudget != 25*time.Second || c.MCPWait != 25*time.Second {
 		t.Errorf("chat budget = %s, MCP wait = %s, want 25s", c.ChatBudget, c.MCPWait)
@@ -58,6 +58,7 @@ func TestLoadValues(t *testing.T) {
 		EnvChatBudget:           "12.5",
 		EnvMaxCallsPerReply:     "8",
 		EnvMaxCallsPerTurn:      "40",
+		EnvPendingEvents:        "off",
 		ProviderEnv("weather"):  "http://127.0.0.1:9999",
 		ProviderEnv("mailgun"):  "",
 		"SINEW_UNRELATED_THING": "x",
@@ -93,6 +94,9 @@ func TestLoadValues(t *testing.T) {
 	if !c.FlagDefaults[FlagAutoRunToolsChat] || c.FlagDefaults[FlagAutoToolCallsPromptStep] {
 		t.Errorf("flags = %v", c.FlagDefaults)
 	}
+	if c.PendingEvents {
+		t.Error("SINEW_PENDING_EVENTS=off: pending events still on")
+	}
 	if c.MaxCallsPerReply != 8 || c.MaxCallsPerTurn != 40 {
 		t.Errorf("call bounds %d, %d; want 8 and 40", c.MaxCallsPerReply, c.MaxCallsPerTurn)
 	}
@@ -127,6 +131,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"budget NaN", EnvChatBudget, "NaN", "number of seconds"},
 		{"mcp wait at limit", EnvMCPWait, "30", "SINEW_MCP_WAIT_S=\"30\": want more than 0 and less than 30"},
 		{"mcp wait not a number", EnvMCPWait, "1m", "number of seconds"},
+		{"pending events neither on nor off", EnvPendingEvents, "yes", "want on or off"},
 		{"model no provider", EnvModel, "claude", "bedrock:<model id>"},
 		{"model unknown provider", EnvModel, "vertex:gemini", "bedrock:<model id>"},
 		{"model empty name", EnvModel, "openai:", "bedrock:<model id>"},

@@ -254,7 +254,7 @@ func Functions() []Function {
 			Purpose:  "a client-side call: records the pending call and its task token, publishes ToolCallPending",
 			MemoryMB: 256,
 			Timeout:  30 * time.Second,
-			Env:      env(config.EnvEventBus),
+			Env:      env(config.EnvEventBus, config.EnvPendingEvents),
 			Permissions: []Permission{
 				{Action: TableRead, Items: []ItemKind{ItemExecutions, ItemPendingCalls}},
 				{Action: TableWrite, Items: []ItemKind{ItemExecutions, ItemPendingCalls}},

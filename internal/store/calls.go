@@ -57,10 +57,16 @@ func decodeCall(it map[string]types.AttributeValue) (*PendingCall, error) {
 }
 
 // PutPendingCall records a function call waiting for the client and marks its execution
-// awaiting_input, in one transaction. A call already recorded and still pending is overwritten:
-// a retry of the function Task issues a new token. A call already answered, failed or expired is a
-// Conflict, and so is an execution that has ended. A missing execution is NotFound, unless x
-// gives its record, which is then made: a route records its execution only after starting it.
+// awaiting_input. A call already recorded and still pending is overwritten: a retry of the function
+// Task issues a new token. A call already answered, failed or expired is a Conflict, and so is an
+// execution that has ended. A missing execution is NotFound, unless x gives its record, which is
+// then made: a route records its execution only after starting it.
+//
+// Two plain writes, the execution's first, rather than one transaction, which DynamoDB bills
+// twice: a crash between them leaves an execution awaiting_input with no call, which its Task's
+// retry or its end (settle, the sweep) brings on; a call recorded just after the execution ended
+// (a stop racing the wait) is expired by the end's status change, as Finish expires every call
+// still pending.
 func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x ...Execution) (*PendingCall, error) {
 	if err := checkCallIDs(dev, c.ExecutionID, c.CallID); err != nil {
 		return nil, err
@@ -82,59 +88,63 @@ func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x
 		c.Arguments = map[string]any{}
 	}
 	c.CreatedAt, c.Status = now, CallPending
-	doc, err := encodeDoc(c)
+	item, err := pendingItem(dev, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitInput(ctx, dev, c.ExecutionID, x...); err != nil {
+		return nil, err
+	}
+	_, err = s.db.PutItem(ctx, putInput(s, item, "attribute_not_exists(#pk) OR #st = :pending",
+		map[string]string{"#pk": AttrPK, "#st": attrStatus}, map[string]types.AttributeValue{":pending": str(string(CallPending))}))
+	if _, ok := isCondFailed(err); ok {
+		return nil, fault.New(fault.Conflict, "call %s is already settled", c.CallID)
+	}
+	if err != nil {
+		return nil, dbErr(err, "record pending call")
+	}
+	return &c, nil
+}
+
+// pendingItem is c's item. Its doc leaves out the task token and the status, which are attributes
+// of their own (the token, up to 1 KB, would otherwise be stored, and projected into GSI1, twice).
+func pendingItem(dev string, c PendingCall) (map[string]types.AttributeValue, error) {
+	stored := c
+	stored.TaskToken, stored.Status = "", ""
+	doc, err := encodeDoc(stored)
 	if err != nil {
 		return nil, err
 	}
 	item := callKey(dev, c.ExecutionID, c.CallID).av()
 	item[attrDoc], item[attrKind], item[attrStatus], item[attrToken] = doc, str("call"), str(string(CallPending)), str(c.TaskToken)
 	item[attrExp], item[AttrTTL] = num(c.ExpiresAt.Unix()), ttlOf(c.ExpiresAt.Add(CallRetention))
-	item[AttrGSI1PK], item[AttrGSI1SK] = str(callsGSI(dev, CallPending)), str(sortTime(now)+"#"+esc(c.ExecutionID)+"#"+esc(c.CallID))
+	item[AttrGSI1PK], item[AttrGSI1SK] = str(callsGSI(dev, CallPending)), str(sortTime(c.CreatedAt)+"#"+esc(c.ExecutionID)+"#"+esc(c.CallID))
+	return item, nil
+}
 
-	// With x, the execution's record is made here if its route has not recorded it yet (the route
-	// records after the start, and this may run first); without, it must exist.
-	seedX := Execution{ExecutionID: c.ExecutionID, Workflow: "tool_call"}
+// awaitInput marks execID awaiting_input unless it has ended. With x, the record is made if its
+// route has not recorded it yet (the route records after the start, and this may run first);
+// without, it must exist.
+func (s *Store) awaitInput(ctx context.Context, dev, execID string, x ...Execution) error {
+	seedX := Execution{ExecutionID: execID, Workflow: "tool_call"}
 	if len(x) > 0 {
 		seedX = x[0]
-		seedX.ExecutionID = c.ExecutionID
+		seedX.ExecutionID = execID
 	}
 	seedX.Status = ExecAwaitingInput
-	sd, err := s.execSeed(dev, seedX)
-	if err != nil {
-		return nil, err
-	}
 	cond := "attribute_not_exists(#pk) OR #st IN (:run, :await)"
 	if len(x) == 0 {
 		cond = "attribute_exists(#pk) AND #st IN (:run, :await)"
 	}
-	sd.names["#pk"], sd.values[":run"], sd.values[":await"] = AttrPK, str(string(ExecRunning)), str(string(ExecAwaitingInput))
-	execOp := txOp{types.TransactWriteItem{Update: &types.Update{
-		TableName:                           &s.table,
-		Key:                                 execKey(dev, c.ExecutionID).av(),
-		UpdateExpression:                    awsv2.String(sd.update("")),
-		ConditionExpression:                 &cond,
-		ExpressionAttributeNames:            sd.names,
-		ExpressionAttributeValues:           sd.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, nil}
-	callOp := txOp{putTx(s, item, "attribute_not_exists(#pk) OR #st = :pending",
-		map[string]string{"#pk": AttrPK, "#st": attrStatus}, map[string]types.AttributeValue{":pending": str(string(CallPending))}),
-		fault.New(fault.Conflict, "call %s is already settled", c.CallID)}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{execOp.item, callOp.item}})
-	if err != nil {
-		var tce *types.TransactionCanceledException
-		if failed, ok := txFailed(err); ok && errorsAs(err, &tce) {
-			if failed[0] {
-				if tce.CancellationReasons[0].Item == nil {
-					return nil, notFound("execution", c.ExecutionID)
-				}
-				return nil, fault.New(fault.Conflict, "execution %s has ended", c.ExecutionID)
-			}
-			return nil, callOp.fail
+	_, err := s.updateSeeded(ctx, dev, seedX, "", cond, map[string]string{"#pk": AttrPK},
+		map[string]types.AttributeValue{":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))}, types.ReturnValueNone)
+	if ccf, ok := isCondFailed(err); ok {
+		if ccf.Item == nil {
+			return notFound("execution", execID)
 		}
-		return nil, dbErr(err, "record pending call")
+		return fault.New(fault.Conflict, "execution %s has ended", execID)
 	}
-	return &c, nil
+	return wrapDB(err, "mark execution awaiting input")
 }
 
 // GetCall reads one call of an execution.

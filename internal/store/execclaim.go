@@ -5,7 +5,6 @@ import (
 	"maps"
 	"time"
 
-	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -236,45 +235,18 @@ func wrapDB(err error, what string) error {
 }
 
 // SucceedWithCall gives a tool_call execution that ended SUCCEEDED after its function call was
-// answered its final status and output, and marks the call answered, in one transaction. It
-// answers false when the execution was final already (its route or settle step recorded it: the
-// call is left as they left it).
+// answered its final status and output, and marks the call answered: two plain updates, the call's
+// first, so that a crash between them leaves the execution open (in the open index, for this
+// event's retry or the sweep) rather than a call shown pending under an ended execution. It
+// answers false when the execution was final already (its route or settle step recorded it).
 func (s *Store) SucceedWithCall(ctx context.Context, dev, execID, callID string, output any) (bool, error) {
 	if err := checkCallIDs(dev, execID, callID); err != nil {
 		return false, err
 	}
-	b, err := jsonv.Encode(output)
-	if err != nil {
-		return false, fault.Wrap(fault.Internal, err, "the output cannot be written as JSON")
+	// NotFound: the call was never recorded; Conflict: it settled otherwise (a stop expired it).
+	if _, err := s.SettleCall(ctx, dev, execID, callID, CallAnswered); err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Conflict) {
+		return false, err
 	}
-	now := str(s.clock().Format(time.RFC3339Nano))
-	execOp := types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: execKey(dev, execID).av(),
-		UpdateExpression:         awsv2.String("SET #st = :done, #up = :up, #out = :out" + openRemove),
-		ConditionExpression:      awsv2.String("#st IN (:run, :await)"),
-		ExpressionAttributeNames: openNames(map[string]string{"#st": attrStatus, "#up": attrUpdated, "#out": attrOutput}),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":done": str(string(ExecSucceeded)), ":up": now,
-			":out": str(string(b)), ":run": str(string(ExecRunning)), ":await": str(string(ExecAwaitingInput))},
-	}}
-	callOp := types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: callKey(dev, execID, callID).av(),
-		UpdateExpression:         awsv2.String("SET #st = :ans, #g = :g"),
-		ConditionExpression:      awsv2.String("#st = :pending"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#g": AttrGSI1PK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":ans": str(string(CallAnswered)), ":pending": str(string(CallPending)),
-			":g": str(callsGSI(dev, CallAnswered))},
-	}}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{execOp, callOp}})
-	failed, ok := txFailed(err)
-	switch {
-	case err == nil:
-		return true, nil
-	case !ok:
-		return false, dbErr(err, "record the answered call")
-	case failed[0]:
-		return false, nil
-	}
-	// No pending call (it never was recorded, or it settled otherwise): the execution alone.
 	_, changed, err := s.SetExecutionStatus(ctx, dev, execID, ExecSucceeded, output, nil)
 	if fault.Is(err, fault.NotFound) {
 		return false, nil

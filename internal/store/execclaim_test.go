@@ -64,8 +64,9 @@ func TestExecutionClaim(t *testing.T) {
 	}
 }
 
-// TestSucceedWithCall: the status-change event's record of an answered function call: the
-// execution and its call in one transaction; nothing changes once the execution has ended.
+// TestSucceedWithCall: the status-change event's record of an answered function call: its call
+// and the execution in two plain updates; nothing changes once the execution has ended, and a run
+// that stopped after the call's update is finished by the next (the event's retry, the sweep).
 func TestSucceedWithCall(t *testing.T) {
 	e := newEnv(t)
 	x := store.Execution{ExecutionID: "exec-f", Workflow: "tool_call"}
@@ -75,8 +76,8 @@ func TestSucceedWithCall(t *testing.T) {
 	if changed, err := e.s.SucceedWithCall(ctx(), "d", "exec-f", "call_1", map[string]any{"output": 1}); err != nil || !changed {
 		t.Fatalf("SucceedWithCall = %v, %v", changed, err)
 	}
-	if ops := e.n.Ops(); e.n.Total() != 1 || ops["TransactWriteItems"] != 1 {
-		t.Errorf("requests %v, want one transaction", ops)
+	if ops := e.n.Ops(); e.n.Total() != 2 || ops["UpdateItem"] != 2 {
+		t.Errorf("requests %v, want two updates", ops)
 	}
 	if c := must[*store.PendingCall](t)(e.s.GetCall(ctx(), "d", "exec-f", "call_1")); c.Status != store.CallAnswered {
 		t.Errorf("call = %s, want answered", c.Status)
@@ -86,6 +87,18 @@ func TestSucceedWithCall(t *testing.T) {
 	}
 	if rec := must[*store.Execution](t)(e.s.GetExecution(ctx(), "d", "exec-f")); rec.Status != store.ExecSucceeded {
 		t.Errorf("record = %+v", rec)
+	}
+
+	// A crash after the call's update: the call is answered, the execution still open. The
+	// retry records the execution.
+	must[*store.PendingCall](t)(e.s.PutPendingCall(ctx(), "d", store.PendingCall{CallID: "call_2", ExecutionID: "exec-g", Tool: "ask",
+		TaskToken: "tok", ExpiresAt: e.clock.t.Add(time.Hour)}, store.Execution{ExecutionID: "exec-g", Workflow: "tool_call"}))
+	must[*store.PendingCall](t)(e.s.SettleCall(ctx(), "d", "exec-g", "call_2", store.CallAnswered))
+	if changed, err := e.s.SucceedWithCall(ctx(), "d", "exec-g", "call_2", map[string]any{"output": 3}); err != nil || !changed {
+		t.Fatalf("retry = %v, %v; want the execution recorded", changed, err)
+	}
+	if rec := must[*store.Execution](t)(e.s.GetExecution(ctx(), "d", "exec-g")); rec.Status != store.ExecSucceeded || len(rec.PendingCalls) != 0 {
+		t.Errorf("record after the retry = %+v", rec)
 	}
 }
 

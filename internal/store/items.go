@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -387,8 +386,6 @@ func ttlOf(t time.Time) types.AttributeValue { return num(t.Unix()) }
 
 // normAny normalises a free-form value decoded with UseNumber.
 func normAny(v any) any { return jsonv.Normalize(v) }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // listPage is one page of a Query, each item decoded by decode.
 func listPage[T any](ctx context.Context, s *Store, q pageQuery, p Page, what string, decode func(map[string]types.AttributeValue) (*T, error)) (*List[T], error) {

@@ -60,7 +60,7 @@
 // that wraps them). Dispatch has no Output, since JSONata holds numbers as doubles (2^53+1 would
 // not survive): the execution ends with the client's answer as it came, and the SUCCEEDED event's
 // SettleEvent puts it in the result object (the input's result less its output) and records it with
-// the call in one transaction. On the bare path Function's JSONPath places the answer in the result
+// the call (two updates, the call's first). On the bare path Function's JSONPath places the answer in the result
 // object itself. A failure (a tool's permanent error, retries exhausted, a client's error, the
 // wait's end) goes to Settle, which records it and ends SUCCEEDED with the error result; a bare
 // start's failure in its first Dispatch carries no call, so Settle builds it again from the request
@@ -98,17 +98,25 @@
 //	                                                            merge), UpdateItem 2 (the route's record with the
 //	                                                            claim; the executor's outcome)
 //	system                     1             1                the same, + the operation's own
-//	function (answered         1: Dispatch   1: function      5: BatchGetItem 1, UpdateItem 1 (the route's record),
-//	over HTTP)                                                   TransactWriteItems 1 (pending call + awaiting_input),
-//	                                                            GetItem 1 (the answer reads the call's token),
-//	                                                            TransactWriteItems 1 (the event: outcome + call)
+//	function (answered         1: Dispatch   1: function      7: BatchGetItem 1, UpdateItem 1 (the route's record),
+//	over HTTP)                                                   UpdateItem 1 + PutItem 1 (awaiting_input, then the
+//	                                                            pending call), GetItem 1 (the answer reads the
+//	                                                            call's token), UpdateItem 2 (the event: the call,
+//	                                                            then the outcome)
+//
+// A function call's writes are plain ones, not transactions: DynamoDB bills a transaction's every
+// item (and, as DynamoDB Local counts it, index entry) twice, so the two items in two requests cost
+// 13 write units where two transactions cost 21. Their order keeps a crash between them safe: the
+// execution is marked before its call is recorded (a call never waits under an ended execution
+// unnoticed: the end's status change expires it), and the call is answered before the execution is
+// (an execution left open is in the open index for the event's retry and the sweep).
 //
 // A bare StartExecution naming a server-side tool runs Dispatch, Prepare, Prepared and Dispatch (4
 // transitions, 3 Lambdas one after another: prepare routing, prepare, the executor) and makes 5
 // requests (Prepare's find and record; the executor's claim, merge and outcome; 4 for system, which
 // merges nothing); naming a function tool it runs Dispatch, Prepare, Prepared and Function (4
-// transitions, 3 Lambdas, 4 requests: the find, the record, the pending call and the event's
-// outcome). The SUCCEEDED event of a server-side
+// transitions, 3 Lambdas, 6 requests: the find, the record, the pending call's two and the event's
+// two). The SUCCEEDED event of a server-side
 // call makes no request. A repeat of an Idempotency-Key costs the tool's BatchGetItem and, for an
 // ended execution, the record's Query. Each Retry attempt is one more transition (Step Functions
 // bills it) and, for executors, one more claim.

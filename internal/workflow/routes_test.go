@@ -148,29 +148,31 @@ func TestRequestBudget(t *testing.T) {
 		transitions int   // at most
 		inside      int   // Lambda invocations inside the state machine, exactly
 		maxRequests int64 // DynamoDB, at most
+		maxWrites   int64 // DynamoDB write request units, at most (0: not held); what on-demand bills
 	}{
 		// Dispatch alone, invoking the executor, which merges from what the route's find read.
-		{"echo", "post", 1, 1, 3},
-		{"get_item", "post", 1, 1, 3},
-		{"list_agents", "post", 1, 1, 3},
-		// Dispatch alone, invoking the function Lambda; the answer's read of the call and the
-		// event's record of the outcome.
-		{"ask_user", "post", 1, 1, 5},
+		{"echo", "post", 1, 1, 3, 0},
+		{"get_item", "post", 1, 1, 3, 0},
+		{"list_agents", "post", 1, 1, 3, 0},
+		// Dispatch alone, invoking the function Lambda (the execution's status, then the call: two
+		// plain writes, which DynamoDB bills half what one transaction of both costs); the answer's
+		// read of the call and the event's record of the outcome (the call's, then the execution's).
+		{"ask_user", "post", 1, 1, 7, 13},
 		// Dispatch (prepare answers its token with Sinew.Prepare, reading nothing), Prepare (the
 		// find and the record), Prepared, Dispatch again, invoking the executor (its claim, the
 		// outcome; the merge from what the find read). No function invokes another.
-		{"echo", "start", 4, 3, 4},
-		{"get_item", "start", 4, 3, 4},
-		{"list_agents", "start", 4, 3, 4},
+		{"echo", "start", 4, 3, 4, 0},
+		{"get_item", "start", 4, 3, 4, 0},
+		{"list_agents", "start", 4, 3, 4, 0},
 		// Dispatch, Prepare, Prepared, then Function with the tool's timeout.
-		{"ask_user", "start", 4, 3, 4},
+		{"ask_user", "start", 4, 3, 6, 13},
 		// tool_call_express, answered in the request: Prepared, Dispatch invoking the executor
 		// (transitions are not billed on Express); the route's find, whose read the executor's
 		// merge takes, its outcome, the one write that makes the record, and the route's read of
 		// the ended record.
-		{"echo", "express", 2, 1, 3},
-		{"get_item", "express", 2, 1, 3},
-		{"list_agents", "express", 2, 1, 3},
+		{"echo", "express", 2, 1, 3, 0},
+		{"get_item", "express", 2, 1, 3, 0},
+		{"list_agents", "express", 2, 1, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.entry, func(t *testing.T) {
@@ -204,6 +206,13 @@ func TestRequestBudget(t *testing.T) {
 			t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests, request units %v)",
 				name, n, inside, httpReqs+settles, httpReqs, ops, total, units)
 			rec.write(t, name, x)
+			var writes int64
+			for _, op := range []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"} {
+				writes += units[op]
+			}
+			if tt.maxWrites > 0 && writes > tt.maxWrites {
+				t.Errorf("%s: %d write units (%v), want at most %d", name, writes, units, tt.maxWrites)
+			}
 			if n > tt.transitions || inside != tt.inside || total > tt.maxRequests {
 				t.Errorf("%s: %d transitions, %d Lambda invocations, %d requests (%v); want at most %d, %d, at most %d",
 					name, n, inside, total, ops, tt.transitions, tt.inside, tt.maxRequests)

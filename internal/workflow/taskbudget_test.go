@@ -52,7 +52,7 @@ func TestTaskRequestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	machines := &taskmachine.Machines{ToolCallARN: toolCallARN, Expr: pyexpr.Compile}
-	def, err := machines.Compile(task, []tool.Tool{*echo})
+	def, err := machines.Compile(task, []tool.Tool{*echo}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ var tableAccessOf = map[string]tableAccess{
 	// invocations of the executors, for earlier definitions' executions, are granted on the
 	// functions, its answer to Dispatch's token on tool_call).
 	"prepare": {actions: []string{"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}},
-	// One transaction: puts the pending call and updates its execution.
+	// Marks the execution awaiting_input and puts the pending call (two plain writes).
 	"function": {actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}},
 	// The executors: the merge's BatchGetItem (unless the call's context carries what its
 	// preparation read), the call's claim (on its execution's record, or an idempotency record for
@@ -45,7 +45,7 @@ var tableAccessOf = map[string]tableAccess{
 	// claims the step, stores payloads and records the execution's status. It deletes nothing.
 	"model": {actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
 		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}},
-	// Settles calls and executions (a success with its call in one transaction of updates), lists
+	// Settles calls and executions (a success with its call in two updates), lists
 	// an execution's calls, stores its output as a payload, and finds the tool again (one
 	// BatchGetItem) to build the call of a failed request that named only the tool; on a schedule,
 	// sweeps the open records through GSI2.

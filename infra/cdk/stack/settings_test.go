@@ -195,7 +195,7 @@ func unjoin(err error) []error {
 
 func TestOperatorVariables(t *testing.T) {
 	vars := OperatorVariables()
-	for _, v := range []string{config.EnvModel, config.EnvAPICallAllow, config.EnvFlagDefaults, config.EnvJWTClaim, config.EnvChatBudget, config.ProviderEnv("brave")} {
+	for _, v := range []string{config.EnvModel, config.EnvAPICallAllow, config.EnvFlagDefaults, config.EnvJWTClaim, config.EnvChatBudget, config.EnvPendingEvents, config.ProviderEnv("brave")} {
 		if !slices.Contains(vars, v) {
 			t.Errorf("%s is not an operator setting: %v", v, vars)
 		}

@@ -236,9 +236,9 @@ func TestStateMachines(t *testing.T) {
 		if tc, _ := p["TracingConfiguration"].(map[string]any); tc["Enabled"] != true {
 			t.Errorf("%s: tracing %v", m.Name, p["TracingConfiguration"])
 		}
-		// Standard logs every event; Express only errors (it keeps no history, and every event of
-		// every call would cost more than the call).
-		level := map[string]string{"STANDARD": "ALL", "EXPRESS": "ERROR"}[m.Type]
+		// Both log errors only: a Standard execution's history already keeps every event, and
+		// every event of every Express call would cost more than the call.
+		level := "ERROR"
 		if lc, _ := p["LoggingConfiguration"].(map[string]any); lc["Level"] != level {
 			t.Errorf("%s: logging %v, want level %s", m.Name, p["LoggingConfiguration"], level)
 		}

@@ -18,7 +18,7 @@ import (
 )
 
 // stateMachine makes one state machine from its definition, inline in the template (so cfn-lint
-// and the tests see it), with the description's substitutions, logging of all events and tracing.
+// and the tests see it), with the description's substitutions, logging of failures and tracing.
 func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 	id := logicalID(m.Name)
 	subs := map[string]*string{}
@@ -34,11 +34,13 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 	// from the stack instead (the definition becomes a join with AWS::Partition), so the same
 	// definition runs in aws-cn and aws-us-gov.
 	def = strings.ReplaceAll(def, `"arn:aws:`, `"arn:`+*awscdk.Aws_PARTITION()+`:`)
-	typ, level := awsstepfunctions.StateMachineType_STANDARD, awsstepfunctions.LogLevel_ALL
+	// Only failures are logged. A Standard execution keeps its whole history for 90 days
+	// (GetExecutionHistory, the console), so level ALL would only copy it into CloudWatch Logs, at
+	// more than a function call's own DynamoDB writes; an Express execution keeps no history, and
+	// every event of every call would cost more than the call itself.
+	typ, level := awsstepfunctions.StateMachineType_STANDARD, awsstepfunctions.LogLevel_ERROR
 	if m.Type == "EXPRESS" {
-		// An Express execution keeps no history: its log is where a failure is seen. Only
-		// failures are logged: every event of every call would cost more than the call itself.
-		typ, level = awsstepfunctions.StateMachineType_EXPRESS, awsstepfunctions.LogLevel_ERROR
+		typ = awsstepfunctions.StateMachineType_EXPRESS
 	}
 	sm := awsstepfunctions.NewStateMachine(s.Stack, jsii.String(id), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(s.physical(m.Name)),
@@ -63,11 +65,15 @@ func (s *Sinew) stateMachine(m deploy.StateMachine, def string) {
 		}))
 	}
 	s.StateMachines[m.Name] = sm
+	why := "A Standard workflow logs errors only: its execution history keeps every event for 90 days (GetExecutionHistory), " +
+		"so level ALL would copy it into CloudWatch Logs at more than a function call's own DynamoDB writes; a failed " +
+		"execution's events are logged, and every outcome is on sinew's own execution record."
 	if m.Type == "EXPRESS" {
-		nag(sm, "AwsSolutions-SF1", "An Express workflow logs errors only: at level ALL every event of every tool call is ingested "+
-			"into CloudWatch Logs, which would cost more than the call itself; a failed call's events are logged, and its outcome "+
-			"is on sinew's own execution record.")
+		why = "An Express workflow logs errors only: at level ALL every event of every tool call is ingested " +
+			"into CloudWatch Logs, which would cost more than the call itself; a failed call's events are logged, and its outcome " +
+			"is on sinew's own execution record."
 	}
+	nag(sm, "AwsSolutions-SF1", why)
 	nagOn(sm, "AwsSolutions-IAM5",
 		"CloudWatch Logs' log delivery actions (logs:CreateLogDelivery, ...) and X-Ray's PutTraceSegments/PutTelemetryRecords/GetSamplingRules/GetSamplingTargets accept only Resource '*'; the CDK adds them for the state machine's logging and tracing.",
 		"Resource::*")

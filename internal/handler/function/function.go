@@ -15,13 +15,17 @@ import (
 )
 
 // New builds the function Lambda from env: the store (the function executor never opens setup) and
-// the bus of SINEW_EVENT_BUS (AWS_ENDPOINT_URL_EVENTBRIDGE finds local mode's).
+// the bus of SINEW_EVENT_BUS (AWS_ENDPOINT_URL_EVENTBRIDGE finds local mode's), unless
+// SINEW_PENDING_EVENTS is off.
 func New(ctx context.Context, env handler.Env) (lambda.Handler, error) {
 	l, err := env.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := &executor.Function{Store: l.Store(handler.NoKey{}), Events: eventbus.New(l.AWS), EventBus: l.Config.EventBus, Log: env.Log}
+	f := &executor.Function{Store: l.Store(handler.NoKey{}), EventBus: l.Config.EventBus, Log: env.Log}
+	if l.Config.PendingEvents {
+		f.Events = eventbus.New(l.AWS)
+	}
 	return lambdaboundary.Handler(Handler(f)), nil
 }
 

@@ -104,7 +104,7 @@ func costInputs(r *report, calls []callInputs, f stackFacts) {
 			units += " (other runs: " + strings.Join(c.otherUnits, "; ") + ")"
 		}
 		r.printf("cost", "| %s | %s | %d | %d | %s | %d | %d | %s | %s | %.0f | %s | %.0f |\n", typ, entry, c.transitions, c.historyEvents,
-			c.runsText(f), c.https, c.ddbRequests, c.ops, units, c.customEvents, logs, c.traces(f))
+			c.runsText(f), c.https, c.ddbRequests, c.ops, units, c.events(f), logs, c.traces(f))
 	}
 	r.printf("cost", "\n")
 }

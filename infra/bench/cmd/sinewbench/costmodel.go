@@ -155,6 +155,15 @@ func historyMs(history []json.RawMessage) float64 {
 	return float64(last.Sub(first).Microseconds()) / 1000
 }
 
+// events is the custom events a call puts in the stack: none when the template turns the function
+// executor's ToolCallPending off (the run measured them with local mode's default, on).
+func (c callInputs) events(f stackFacts) float64 {
+	if f.pendingOff {
+		return 0
+	}
+	return c.customEvents
+}
+
 // express reports whether the call ran on tool_call_express.
 func (c callInputs) express() bool { return strings.HasSuffix(c.name, "/express") }
 
@@ -198,7 +207,7 @@ func (b breakdown) total() float64 {
 func (c callInputs) cost(f stackFacts) breakdown {
 	const m = 1e6
 	b := breakdown{sfn: c.sfnCost() * m, ddb: (c.reads*ddbPerRead + c.writes*ddbPerWrite) * m,
-		apigw: float64(c.https) * apigwPerRequest * m, events: c.customEvents * eventsPerCustom * m,
+		apigw: float64(c.https) * apigwPerRequest * m, events: c.events(f) * eventsPerCustom * m,
 		xray: c.traces(f) * xraySampled * xrayPerTrace * m, kms: c.kmsDecrypts * kmsPerRequest * m}
 	if c.samples == 0 {
 		b.lambda = float64(c.inside+c.outside) * lambdaPerRequest * m

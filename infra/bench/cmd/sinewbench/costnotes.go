@@ -26,13 +26,14 @@ func costNotes(r *report, f stackFacts) {
 		"vCPU; they are not scaled. Cold starts (Lambda bills a custom runtime's init) are left out.\n"+
 		"- What the functions log: every record of their `slog` JSON handler at INFO, as `functions/*/main.go` set it up, the local "+
 		"stand-ins' (the engine's, local AWS services') left out: the api function's line per request, apicall's per call.\n"+
-		"- Custom events put: the function executor's ToolCallPending (one PutEvents entry of a function call).\n\n")
+		"- Custom events put: the function executor's ToolCallPending (one PutEvents entry of a function call; none when the "+
+		"template sets the function's `SINEW_PENDING_EVENTS` off).\n\n")
 	r.printf("cost", "Read from %s: each function's memory (%s), active tracing on the functions (%v) and the state machines (%v), "+
 		"the functions' system log level (%s), the state machines' log level %s with execution data %s, the HTTP API's access "+
 		"log format, the log groups' retention (%d days), and for the idle stack its alarms, dashboards, keys and secrets.\n\n",
 		src, sortedFunctions(f), f.lambdaTraced, f.sfnTraced, systemLevels(f), f.sfnLevel, map[bool]string{true: "included", false: "left out"}[f.sfnData], f.retentionDays)
 	r.printf("cost", "Assumed, with their sources:\n\n"+
-		"- Step Functions' log: one record per history event at level ALL, in the shape of the examples of "+
+		"- Step Functions' log: none for a call that succeeds at level ERROR or OFF; at level ALL one record per history event, in the shape of the examples of "+
 		"<https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html> (id, type, details, previous_event_id, event_timestamp, "+
 		"execution_arn, redrive_count), rendered from the measured history; without execution data, the details less their input, "+
 		"output and parameters (as GetExecutionHistory leaves them out). Neither local mode nor the engine writes these records; the "+

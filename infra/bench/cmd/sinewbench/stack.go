@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"sinew/internal/config"
 	"sinew/internal/deploy"
 )
 
@@ -27,6 +28,7 @@ type stackFacts struct {
 	expressLevel  string            // the Express state machine's log level
 	sfnData       bool              // IncludeExecutionData
 	sfnTraced     bool
+	pendingOff    bool   // the function executor's SINEW_PENDING_EVENTS is off: no ToolCallPending
 	accessLog     string // the HTTP API stage's access log format
 	retentionDays int    // the log groups' retention (the longest)
 	alarms        int
@@ -44,7 +46,7 @@ type stackFacts struct {
 // assumedFacts is the stack as infra/cdk made it when this model was written, and the functions'
 // memory from internal/deploy (which infra/cdk deploys): what the model uses without a template.
 func assumedFacts(why string) stackFacts {
-	f := stackFacts{source: why, memoryMB: map[string]int{}, systemLevel: map[string]string{}, lambdaTraced: true, sfnLevel: "ALL", expressLevel: "ERROR", sfnTraced: true,
+	f := stackFacts{source: why, memoryMB: map[string]int{}, systemLevel: map[string]string{}, lambdaTraced: true, sfnLevel: "ERROR", expressLevel: "ERROR", sfnTraced: true,
 		retentionDays: logRetainDays, accessLog: `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
 			`"method":"$context.httpMethod","routeKey":"$context.routeKey","path":"$context.path",` +
 			`"status":"$context.status","responseLength":"$context.responseLength","latencyMs":$context.responseLatency,` +
@@ -173,6 +175,7 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 		MemorySize    int
 		TracingConfig struct{ Mode string }
 		LoggingConfig struct{ SystemLogLevel string }
+		Environment   struct{ Variables map[string]any }
 	}
 	if err := json.Unmarshal(props, &p); err != nil {
 		return err
@@ -190,6 +193,9 @@ func (f *stackFacts) addFunction(props json.RawMessage) error {
 	// Lambda's default system log level is INFO (<https://docs.aws.amazon.com/lambda/latest/api/API_LoggingConfig.html>).
 	f.systemLevel[name] = cmp.Or(p.LoggingConfig.SystemLogLevel, "INFO")
 	f.lambdaTraced = f.lambdaTraced && p.TracingConfig.Mode == "Active"
+	if name == "function" && p.Environment.Variables[config.EnvPendingEvents] == "off" {
+		f.pendingOff = true
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"sinew/internal/config"
 	"sinew/internal/deploy"
 )
 
@@ -118,6 +119,18 @@ func TestReadStack(t *testing.T) {
 	}
 	if got := systemLevels(f); !strings.HasPrefix(got, "INFO on settle; WARN on api, ") {
 		t.Errorf("system levels = %q, want settle's INFO apart", got)
+	}
+	// ToolCallPending is on unless the function executor's setting turns it off; off, a function
+	// call puts no custom event, whatever the run measured.
+	c := callInputs{name: "ask_user", customEvents: 1}
+	if f.pendingOff || c.cost(f).events == 0 {
+		t.Errorf("by default: pending events off %v, $%.2f of events", f.pendingOff, c.cost(f).events)
+	}
+	off, err := readStack(writeTemplate(t, map[string]any{"Fnfunction": map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{
+		"FunctionName": "sinew-function", "MemorySize": 256, "TracingConfig": map[string]any{"Mode": "Active"},
+		"Environment": map[string]any{"Variables": map[string]any{config.EnvPendingEvents: "off"}}}}}))
+	if err != nil || !off.pendingOff || c.cost(off).events != 0 || c.events(off) != 0 {
+		t.Errorf("SINEW_PENDING_EVENTS=off: pending events off %v, $%.2f of events (%v)", off.pendingOff, c.cost(off).events, err)
 	}
 	// A template without one of the described functions is not the stack.
 	if _, err := readStack(writeTemplate(t, map[string]any{"Fnapi": map[string]any{"Type": "AWS::SNS::Topic"}})); err == nil {
