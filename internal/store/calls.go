@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
@@ -62,11 +63,13 @@ func decodeCall(it map[string]types.AttributeValue) (*PendingCall, error) {
 // execution that has ended. A missing execution is NotFound, unless x gives its record, which is
 // then made: a route records its execution only after starting it.
 //
-// Two plain writes, the execution's first, rather than one transaction, which DynamoDB bills
-// twice: a crash between them leaves an execution awaiting_input with no call, which its Task's
-// retry or its end (settle, the sweep) brings on; a call recorded just after the execution ended
-// (a stop racing the wait) is expired by the end's status change, as Finish expires every call
-// still pending.
+// Two plain writes rather than one transaction, which DynamoDB bills twice. With x (a function
+// Task's, which may run before its route records the execution), the call's first, so that an
+// execution that says awaiting_input always has its call to answer: a crash between them leaves
+// a pending call on a running execution, answerable as any other; a call put for an execution
+// that has ended (a stop racing the wait) is expired here, and one whose execution ends just after
+// by the end's status change, as Finish expires every call still pending. Without x, the
+// execution's first: it must exist before a call is put under it.
 func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x ...Execution) (*PendingCall, error) {
 	if err := checkCallIDs(dev, c.ExecutionID, c.CallID); err != nil {
 		return nil, err
@@ -92,18 +95,42 @@ func (s *Store) PutPendingCall(ctx context.Context, dev string, c PendingCall, x
 	if err != nil {
 		return nil, err
 	}
-	if err := s.awaitInput(ctx, dev, c.ExecutionID, x...); err != nil {
+	if len(x) == 0 {
+		if err := s.awaitInput(ctx, dev, c.ExecutionID); err != nil {
+			return nil, err
+		}
+		if err := s.putCall(ctx, c.CallID, item); err != nil {
+			return nil, err
+		}
+		return &c, nil
+	}
+	if err := s.putCall(ctx, c.CallID, item); err != nil {
 		return nil, err
 	}
-	_, err = s.db.PutItem(ctx, putInput(s, item, "attribute_not_exists(#pk) OR #st = :pending",
-		map[string]string{"#pk": AttrPK, "#st": attrStatus}, map[string]types.AttributeValue{":pending": str(string(CallPending))}))
-	if _, ok := isCondFailed(err); ok {
-		return nil, fault.New(fault.Conflict, "call %s is already settled", c.CallID)
-	}
-	if err != nil {
-		return nil, dbErr(err, "record pending call")
+	if err := s.awaitInput(ctx, dev, c.ExecutionID, x...); err != nil {
+		if fault.Is(err, fault.Conflict) {
+			// Its execution has ended: no one will answer it.
+			if _, serr := s.SettleCall(ctx, dev, c.ExecutionID, c.CallID, CallExpired); serr != nil && !fault.Is(serr, fault.Conflict) {
+				return nil, fmt.Errorf("%w (and expiring its call: %v)", err, serr)
+			}
+		}
+		return nil, err
 	}
 	return &c, nil
+}
+
+// putCall puts a pending call's item, over one still pending (a retry's new token) but never
+// over one settled (a Conflict).
+func (s *Store) putCall(ctx context.Context, callID string, item map[string]types.AttributeValue) error {
+	_, err := s.db.PutItem(ctx, putInput(s, item, "attribute_not_exists(#pk) OR #st = :pending",
+		map[string]string{"#pk": AttrPK, "#st": attrStatus}, map[string]types.AttributeValue{":pending": str(string(CallPending))}))
+	if _, ok := isCondFailed(err); ok {
+		return fault.New(fault.Conflict, "call %s is already settled", callID)
+	}
+	if err != nil {
+		return dbErr(err, "record pending call")
+	}
+	return nil
 }
 
 // pendingItem is c's item. Its doc leaves out the task token and the status, which are attributes

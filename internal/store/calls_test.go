@@ -113,6 +113,14 @@ func TestExecutionAndCallLifecycle(t *testing.T) {
 	wantKind(t, err, fault.Conflict)
 	_, err = e.s.PutPendingCall(ctx(), "d", store.PendingCall{CallID: "call_c", ExecutionID: "nope", Tool: "ask", TaskToken: "t", ExpiresAt: e.clock.t.Add(time.Hour)})
 	wantKind(t, err, fault.NotFound)
+	// A function Task's put (with its execution's record), which writes the call first, expires
+	// the call it put when the execution has ended.
+	_, err = e.s.PutPendingCall(ctx(), "d", store.PendingCall{CallID: "call_d", ExecutionID: "exec-1", Tool: "ask", TaskToken: "t", ExpiresAt: e.clock.t.Add(time.Hour)},
+		store.Execution{Workflow: "tool_call"})
+	wantKind(t, err, fault.Conflict)
+	if c, err := e.s.GetCall(ctx(), "d", "exec-1", "call_d"); err != nil || c.Status != store.CallExpired {
+		t.Errorf("the call put for an ended execution: %+v, %v; want expired", c, err)
+	}
 }
 
 func TestListCallsAndExecutions(t *testing.T) {
