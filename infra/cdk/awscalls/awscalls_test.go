@@ -44,8 +44,9 @@ func TestFunctionExecutor(t *testing.T) {
 	}
 	// The chain names the code that makes the call, from main down.
 	via := c.Via["dynamodb/PutItem"]
-	if len(via) < 2 || via[0] != "sinew/functions/function.main" || via[len(via)-1] != "(*sinew/internal/store.Store).PutPendingCall" {
-		t.Errorf("PutItem reached by %v, want main first and store.PutPendingCall last", via)
+	if len(via) < 3 || via[0] != "sinew/functions/function.main" || via[len(via)-2] != "(*sinew/internal/store.Store).PutPendingCall" ||
+		via[len(via)-1] != "(*sinew/internal/store.Store).putCall" {
+		t.Errorf("PutItem reached by %v, want main first and store.PutPendingCall's putCall last", via)
 	}
 }
 

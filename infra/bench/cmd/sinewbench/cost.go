@@ -142,6 +142,7 @@ type callGoals struct {
 	postTransitions, postLambdas, postDDB int // server-side calls through POST /tool-calls
 	fnTransitions, fnDDB, bareTransitions int
 	maxCost, expressMax, fnCost           float64
+	fn                                    callInputs // the function call through POST /tool-calls
 }
 
 func (g *callGoals) add(c callInputs, total float64) {
@@ -155,6 +156,7 @@ func (g *callGoals) add(c callInputs, total float64) {
 	case base == "ask_user":
 		g.fnTransitions, g.fnDDB = max(g.fnTransitions, c.transitions), max(g.fnDDB, c.ddbRequests)
 		g.maxCost, g.fnCost = max(g.maxCost, total), max(g.fnCost, total)
+		g.fn = c
 	default:
 		g.postTransitions, g.postLambdas, g.postDDB = max(g.postTransitions, c.transitions), max(g.postLambdas, c.inside), max(g.postDDB, c.ddbRequests)
 		g.maxCost = max(g.maxCost, total)
@@ -176,4 +178,21 @@ func (g *callGoals) report(r *report) {
 		r.goal("cost per million server-side calls answered in the request (Express), the dearest type, every service counted", "≤ $5.00", g.expressMax <= 5, "$%.2f", g.expressMax)
 	}
 	r.goal("cost per million function calls (Standard, the answer over the HTTP route), every service counted", "≤ $30", g.fnCost <= 30, "$%.2f", g.fnCost)
+	if g.fn.name != "" {
+		g.reportFloor(r)
+	}
+}
+
+// reportFloor gives what a function call costs by the request alone, whatever sinew stores, logs
+// or traces: the part of its figure no change of sinew's writes can take away.
+func (g *callGoals) reportFloor(r *report) {
+	c, m := g.fn, 1e6
+	sfn, apigw := c.sfnCost()*m, float64(c.https)*apigwPerRequest*m
+	lambda := float64(c.inside+c.outside) * lambdaPerRequest * m
+	least := 2 * ddbPerWrite * m // the call put and answered, one write unit each
+	r.printf("cost", "\nA function call's floor at these prices, by its requests alone: Step Functions $%.2f (%d transitions), "+
+		"API Gateway $%.2f (%d requests: the start and the answer), Lambda $%.2f (%d invocations' request charge): $%.2f; "+
+		"with the least DynamoDB a waiting call needs (its item put and answered, a write unit each) $%.2f. "+
+		"The rest of its $%.2f is what sinew writes, logs, traces and announces.\n",
+		sfn, c.transitions, apigw, c.https, lambda, c.inside+c.outside, sfn+apigw+lambda, sfn+apigw+lambda+least, g.fnCost)
 }
