@@ -40,7 +40,8 @@ func Derive(op string, input any, lk Lookup) []Request {
 		rs = deriveKMS(op, in, lk)
 	case *sfn.StartExecutionInput, *sfn.StartSyncExecutionInput, *sfn.DescribeExecutionInput, *sfn.StopExecutionInput,
 		*sfn.GetExecutionHistoryInput, *sfn.ListExecutionsInput, *sfn.DescribeStateMachineInput, *sfn.DescribeStateMachineForExecutionInput,
-		*sfn.ListStateMachinesInput, *sfn.CreateStateMachineInput, *sfn.SendTaskSuccessInput,
+		*sfn.ListStateMachinesInput, *sfn.CreateStateMachineInput, *sfn.UpdateStateMachineInput, *sfn.DeleteStateMachineInput,
+		*sfn.SendTaskSuccessInput,
 		*sfn.SendTaskFailureInput, *sfn.SendTaskHeartbeatInput:
 		rs = deriveStates(op, in, lk)
 	case *lambda.InvokeInput:

@@ -100,6 +100,10 @@ func deriveStates(op string, input any, lk Lookup) []Request {
 		r.Resource = "*"
 	case *sfn.CreateStateMachineInput:
 		r.Resource = localnames.StateMachineARN(deref(in.Name))
+	case *sfn.UpdateStateMachineInput:
+		r.Resource = deref(in.StateMachineArn)
+	case *sfn.DeleteStateMachineInput:
+		r.Resource = deref(in.StateMachineArn)
 	case *sfn.SendTaskSuccessInput:
 		r.Resource = taskMachine(deref(in.TaskToken), lk)
 	case *sfn.SendTaskFailureInput:

@@ -85,6 +85,8 @@ func TestDerive(t *testing.T) {
 		{"Decrypt of an unknown key", "Decrypt", &kms.DecryptInput{KeyId: aws.String("alias/other"), CiphertextBlob: []byte("x")},
 			[]Request{{Action: "kms:Decrypt", Context: map[string]any{"kms:RequestAlias": "alias/other"}}}},
 		{"StartExecution", "StartExecution", &sfn.StartExecutionInput{StateMachineArn: aws.String(machine)}, []Request{req("states:StartExecution", machine)}},
+		{"UpdateStateMachine on the machine", "UpdateStateMachine", &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(machine)}, []Request{req("states:UpdateStateMachine", machine)}},
+		{"DeleteStateMachine on the machine", "DeleteStateMachine", &sfn.DeleteStateMachineInput{StateMachineArn: aws.String(machine)}, []Request{req("states:DeleteStateMachine", machine)}},
 		{"DescribeExecution on the execution", "DescribeExecution", &sfn.DescribeExecutionInput{ExecutionArn: aws.String("arn:aws:states:us-east-1:000000000000:execution:tool_call:x")},
 			[]Request{req("states:DescribeExecution", "arn:aws:states:us-east-1:000000000000:execution:tool_call:x")}},
 		{"SendTaskSuccess on the token's machine", "SendTaskSuccess", &sfn.SendTaskSuccessInput{TaskToken: aws.String("AQtoken")},
