@@ -30,6 +30,7 @@ import (
 	"sinew/internal/handler"
 	"sinew/internal/jsonv"
 	"sinew/internal/julep/pyexpr"
+	_ "sinew/internal/julep/pyexpr/markup" // markdown_to_html and html_to_markdown for the evaluate action
 	"sinew/internal/lambdaboundary"
 	"sinew/internal/tool"
 	"sinew/internal/workflow"

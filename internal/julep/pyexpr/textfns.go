@@ -1,67 +1,65 @@
 package pyexpr
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
 
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/renderer/html"
 	"go.starlark.net/starlark"
 )
 
-// Julep's text helpers (agents_api/common/utils/evaluator.py at 5371a620): markdown_to_html
-// (markdown2), html_to_markdown (markdownify) and chunk_doc (spaCy's sentences in windows of
-// spacy-chunks), done with Go libraries. The text is the same in kind, not byte for byte: the
-// README lists the differences.
+// Julep's text helpers (agents_api/common/utils/evaluator.py at 5371a620): chunk_doc (spaCy's
+// sentences in windows of spacy-chunks) here; markdown_to_html (markdown2) and html_to_markdown
+// (markdownify), which need libraries only the evaluating Lambda links, from package markup
+// through SetTextFunction. The text is the same in kind, not byte for byte: the README lists the
+// differences.
 func init() {
-	for name, f := range map[string]func(string) (starlark.Value, error){
-		"markdown_to_html": markdownToHTML, "html_to_markdown": htmlToMarkdown, "chunk_doc": chunkDoc,
-	} {
-		builtins[name] = fn(name, charged(func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-			var s string
-			if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 1, &s); err != nil {
-				return nil, err
-			}
-			if len(s) > maxTextLen {
-				return nil, fmt.Errorf("ValueError: String exceeds maximum length of %d", maxTextLen)
-			}
-			return f(s)
-		}))
-		evalFunctions[name] = true
+	builtins["chunk_doc"] = textBuiltin("chunk_doc", chunkDoc)
+	evalFunctions["chunk_doc"] = true
+	for name := range libraryText {
+		builtins[name] = textBuiltin(name, func(string) (starlark.Value, error) {
+			return nil, fmt.Errorf("%s is not linked into this program (package sinew/internal/julep/pyexpr/markup provides it)", name)
+		})
 	}
+}
+
+// libraryText are the text helpers SetTextFunction may provide. Eval knows their names whether
+// or not they are provided (Classify tells they need the evaluator); one not provided is an error
+// when an expression calls it.
+var libraryText = map[string]bool{"markdown_to_html": true, "html_to_markdown": true}
+
+// SetTextFunction provides name, one of Julep's text helpers that need a library of their own
+// (markdown_to_html, html_to_markdown), to Eval. It is for package initialization (package
+// markup's init): it panics on another name.
+func SetTextFunction(name string, f func(string) (string, error)) {
+	if !libraryText[name] {
+		panic("pyexpr: " + name + " is not a text helper SetTextFunction provides")
+	}
+	builtins[name] = textBuiltin(name, func(s string) (starlark.Value, error) {
+		out, err := f(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		return starlark.String(out), nil
+	})
+}
+
+// textBuiltin is f as a builtin of one string argument, bounded by Julep's limit.
+func textBuiltin(name string, f func(string) (starlark.Value, error)) *starlark.Builtin {
+	return fn(name, charged(func(_ *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		var s string
+		if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 1, &s); err != nil {
+			return nil, err
+		}
+		if len(s) > maxTextLen {
+			return nil, fmt.Errorf("ValueError: String exceeds maximum length of %d", maxTextLen)
+		}
+		return f(s)
+	}))
 }
 
 // maxTextLen is Julep's MAX_STRING_LENGTH.
 const maxTextLen = 1_000_000
-
-// markdown is markdown2's default: raw HTML in the text is kept.
-var markdown = goldmark.New(goldmark.WithRendererOptions(html.WithUnsafe()))
-
-func markdownToHTML(s string) (starlark.Value, error) {
-	var b bytes.Buffer
-	if err := markdown.Convert([]byte(s), &b); err != nil {
-		return nil, fmt.Errorf("markdown_to_html: %v", err)
-	}
-	return starlark.String(b.String()), nil
-}
-
-// toMarkdown writes markdownify's defaults: setext headings for h1 and h2, * bullets, ** and *.
-var toMarkdown = htmltomarkdown.NewConverter(htmltomarkdown.WithPlugins(base.NewBasePlugin(),
-	commonmark.NewCommonmarkPlugin(commonmark.WithHeadingStyle(commonmark.HeadingStyleSetext),
-		commonmark.WithBulletListMarker("*"), commonmark.WithStrongDelimiter("**"), commonmark.WithEmDelimiter("*"))))
-
-func htmlToMarkdown(s string) (starlark.Value, error) {
-	md, err := toMarkdown.ConvertString(s)
-	if err != nil {
-		return nil, fmt.Errorf("html_to_markdown: %v", err)
-	}
-	return starlark.String(md), nil
-}
 
 // Julep's spacy_chunks settings: windows of 15 sentences, each starting 12 after the last, the
 // last window kept however short (truncate False).
