@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"sinew/internal/asl"
-	"sinew/internal/localaws/awsjson"
 	"sinew/internal/localaws/durable"
 )
 
@@ -29,17 +28,10 @@ func (s *Service) startRecord(m *machine, arn, name, input string) durable.Execu
 
 // https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeStateMachineForExecution.html
 func (s *Service) describeStateMachineForExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		Arn string `json:"executionArn"`
-	}
-	if err := awsjson.Unmarshal(body, &in); err != nil {
-		return nil, err
-	}
-	e, err := s.lookupExecution(in.Arn)
+	rec, err := s.namedRecord(body)
 	if err != nil {
 		return nil, err
 	}
-	rec, _ := e.snapshot()
 	def, rev, updated := rec.Definition, rec.Revision, rec.Updated
 	if def == "" && rec.DefinitionRef != "" {
 		if def, err = s.opts.Store.Definition(rec.DefinitionRef); err != nil {

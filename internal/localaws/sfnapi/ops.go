@@ -227,18 +227,27 @@ func describeOut(rec durable.Execution) map[string]any {
 }
 
 func (s *Service) describeExecution(ctx context.Context, body []byte) (any, error) {
+	rec, err := s.namedRecord(body)
+	if err != nil {
+		return nil, err
+	}
+	return describeOut(rec), nil
+}
+
+// namedRecord is the record of the execution a request's executionArn names.
+func (s *Service) namedRecord(body []byte) (durable.Execution, error) {
 	var in struct {
 		Arn string `json:"executionArn"`
 	}
 	if err := awsjson.Unmarshal(body, &in); err != nil {
-		return nil, err
+		return durable.Execution{}, err
 	}
 	e, err := s.lookupExecution(in.Arn)
 	if err != nil {
-		return nil, err
+		return durable.Execution{}, err
 	}
 	rec, _ := e.snapshot()
-	return describeOut(rec), nil
+	return rec, nil
 }
 
 func (s *Service) listExecutions(ctx context.Context, body []byte) (any, error) {
