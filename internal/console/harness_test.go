@@ -306,19 +306,39 @@ func (b *tab) fail(what string, err error) {
 // until waits until a JavaScript expression is true on the page.
 func (b *tab) until(what, expr string) {
 	b.t.Helper()
-	b.run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(90*time.Second)))
+	_, err := reevaluated(b, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(90*time.Second)))
+	})
+	if err != nil {
+		b.fail(what, err)
+	}
 }
 
 // eval evaluates a JavaScript expression on the page.
 func eval[T any](b *tab, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := reevaluated(b, func(ctx context.Context) (T, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	})
 	if err != nil {
 		b.fail("evaluate "+expr, err)
 	}
 	return v
+}
+
+// reevaluated runs f, which only reads the page, again when the page's document was replaced
+// under it (a navigation that had not settled: Chromium's "Cannot find context with specified
+// id"), a few times at most.
+func reevaluated[T any](b *tab, f func(context.Context) (T, error)) (T, error) {
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+		v, err := f(ctx)
+		cancel()
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+			return v, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // text is the text of the first element a CSS selector matches.
