@@ -23,7 +23,7 @@ var evalFunctions = map[string]bool{
 	"float": true, "int": true, "len": true, "list": true, "map": true, "max": true, "min": true,
 	"round": true, "set": true, "str": true, "sum": true, "tuple": true, "zip": true, "reduce": true,
 	"range": true, "load_json": true, "dump_json": true, "extract_json": true, "load_yaml": true,
-	"search_regex": true, "match_regex": true, "markdown_to_html": true, "html_to_markdown": true,
+	"search_regex": true, "match_regex": true,
 }
 
 // toStarlark writes the parsed field as Starlark source.

@@ -17,6 +17,7 @@ func init() {
 	builtins["chunk_doc"] = textBuiltin("chunk_doc", chunkDoc)
 	evalFunctions["chunk_doc"] = true
 	for name := range libraryText {
+		evalFunctions[name] = true
 		builtins[name] = textBuiltin(name, func(string) (starlark.Value, error) {
 			return nil, fmt.Errorf("%s is not linked into this program (package sinew/internal/julep/pyexpr/markup provides it)", name)
 		})
