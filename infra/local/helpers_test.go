@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/testenv/awscli"
 	"sinew/internal/testenv/localmode"
 )
 
@@ -82,15 +83,13 @@ func (p *proc) sfn() *sfn.Client {
 		Credentials: p.Credentials()}, sfnapi.NoHostPrefix)
 }
 
-// awsCLI runs the AWS CLI against endpoint, signed with p's credentials, and gives stdout, stderr
-// and the error.
+// awsCLI runs the AWS CLI on PATH against endpoint, signed with p's credentials, and gives stdout,
+// stderr and the error. Either major version reads and prints as v1 does (awscli.V1ShapesEnv).
 func awsCLI(t testing.TB, p *proc, endpoint string, args ...string) (string, string, error) {
 	t.Helper()
-	if _, err := exec.LookPath("aws"); err != nil {
-		t.Fatal("the AWS CLI (aws) is not on PATH; the CLI-driven tests need it")
-	}
-	cmd := exec.Command("aws", append(args, "--endpoint-url", endpoint, "--output", "json")...)
-	cmd.Env = append(os.Environ(), p.AWSEnv()...)
+	cli := awscli.Find(t)
+	cmd := exec.Command(cli.Path, append(args, "--endpoint-url", endpoint, "--output", "json")...)
+	cmd.Env = append(append(os.Environ(), p.AWSEnv()...), cli.V1ShapesEnv(t))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

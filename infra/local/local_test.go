@@ -87,7 +87,7 @@ func TestCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(d["output"].(string)), &out); err != nil || out["go"] != true || out["cb"].(map[string]any)["ok"] != float64(1) || out["p"] == nil {
 		t.Errorf("output = %v (%v)", d["output"], err)
 	}
-	// The CLI v1 prints timestamps as they travel: epoch seconds.
+	// Timestamps travel as epoch seconds (awsCLI has the CLI print them as they travel).
 	if sd, ok := d["startDate"].(float64); !ok || sd < 1.7e9 {
 		t.Errorf("startDate = %v, want epoch seconds", d["startDate"])
 	}
@@ -152,7 +152,7 @@ func TestCLI(t *testing.T) {
 	}
 
 	// KMS (the key file under the local directory) and PutEvents, through the same CLI.
-	// The CLI v1 sends a blob argument's text as the bytes; fileb:// sends a file's bytes.
+	// A blob argument's text goes as the bytes (awsCLI has v2 do as v1); fileb:// sends a file's bytes.
 	enc := awsJSON(t, p, p.Endpoints["kms"], "kms", "encrypt", "--key-id", "alias/sinew-secrets", "--plaintext", "hello")
 	blob, err := base64.StdEncoding.DecodeString(enc["CiphertextBlob"].(string))
 	if err != nil {

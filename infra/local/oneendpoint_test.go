@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"sinew/internal/localaws/sfnapi"
+	"sinew/internal/testenv/awscli"
 	"sinew/internal/testenv/localmode"
 )
 
@@ -103,13 +104,14 @@ func TestOneEndpointServesTheCLIAndJS(t *testing.T) {
 	dir := t.TempDir()
 	p := startLocal(t, dir)
 	base := localEnvExports(t, p)
-	version, err := exec.Command("aws", "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("aws --version: %v (install the AWS CLI: infra/scripts/deps.sh)", err)
-	}
-	invoke := []string{"lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hi":1}`, filepath.Join(dir, "out.json")}
-	if bytes.HasPrefix(version, []byte("aws-cli/2")) { // v2 reads blobs as base64 unless told otherwise
-		invoke = append(invoke, "--cli-binary-format", "raw-in-base64-out")
+	cli := awscli.Find(t)
+	invoke := append([]string{"lambda", "invoke", "--function-name", "sinew-test-echo", "--payload", `{"hi":1}`, filepath.Join(dir, "out.json")},
+		cli.RawBlobArgs()...)
+	var endpointArgs []string
+	if !cli.HonoursEndpointURL() {
+		// As local mode's own lines tell the user of such a CLI: the one endpoint, given on each command.
+		t.Logf("AWS CLI %s ignores AWS_ENDPOINT_URL: each command gets --endpoint-url", cli.Version)
+		endpointArgs = []string{"--endpoint-url", p.Endpoints["aws"]}
 	}
 	for _, args := range [][]string{
 		{"stepfunctions", "list-state-machines"},
@@ -118,7 +120,7 @@ func TestOneEndpointServesTheCLIAndJS(t *testing.T) {
 		{"events", "put-events", "--entries", `[{"Source":"cli","DetailType":"t","Detail":"{}"}]`},
 		{"dynamodb", "list-tables"},
 	} {
-		cmd := exec.Command("aws", append(args, "--output", "json")...)
+		cmd := exec.Command(cli.Path, append(append(args, endpointArgs...), "--output", "json")...)
 		cmd.Env = base
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("aws %s: %v\n%s", strings.Join(args[:2], " "), err, out)
@@ -207,23 +209,24 @@ func exportedEnv(t *testing.T, stdout string) map[string]string {
 	return env
 }
 
-// What local mode prints holds for the AWS CLI installed here: it honours AWS_ENDPOINT_URL (the
-// test above), so nothing printed may tell the reader that a current CLI ignores it or that every
-// command needs --endpoint-url.
+// What local mode prints holds for every AWS CLI: a current one honours AWS_ENDPOINT_URL (the test
+// above), so nothing printed may say that a current CLI ignores it or that every command needs
+// --endpoint-url; an older one (Debian 12's 2.9) is told to pass --endpoint-url, naming the
+// versions.
 func TestPrintedAdviceMatchesTheCLI(t *testing.T) {
-	out, err := exec.Command("aws", "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("aws --version: %v (install the AWS CLI: infra/scripts/deps.sh)", err)
-	}
+	cli := awscli.Find(t)
 	p := startLocal(t, t.TempDir())
 	printed := p.Stdout.String()
 	for _, wrong := range []string{"always pass --endpoint-url", "ignore AWS_ENDPOINT_URL_", "v1 ignores"} {
 		if strings.Contains(printed, wrong) {
-			t.Errorf("local mode says %q, though the CLI here (%s) honours AWS_ENDPOINT_URL:\n%s", wrong, strings.TrimSpace(string(out)), printed)
+			t.Errorf("local mode says %q, though a current CLI honours AWS_ENDPOINT_URL (the one here is %s):\n%s", wrong, cli.Version, printed)
 		}
 	}
 	if !strings.Contains(printed, "export AWS_ENDPOINT_URL="+p.Endpoints["aws"]+"\n") {
 		t.Errorf("no AWS_ENDPOINT_URL to export:\n%s", printed)
+	}
+	if old := "older than 1.29 or 2.13 ignores AWS_ENDPOINT_URL: pass --endpoint-url " + p.Endpoints["aws"]; !strings.Contains(printed, old) {
+		t.Errorf("local mode does not tell the user of an older CLI what to pass (%q):\n%s", old, printed)
 	}
 }
 

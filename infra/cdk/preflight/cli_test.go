@@ -61,7 +61,7 @@ func lambdaStandIn(t *testing.T, limit, unreserved int, reserved map[string]int)
 func cliEnv(t *testing.T, config string) []string {
 	t.Helper()
 	if _, err := exec.LookPath("aws"); err != nil {
-		t.Skipf("the AWS CLI is not installed, so its path cannot be tested: %v", err)
+		t.Fatalf("the AWS CLI is not on PATH, so the preflight's path through it cannot be tested: make deps installs it (apt-get install awscli): %v", err)
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "config"), []byte(config), 0o600); err != nil {

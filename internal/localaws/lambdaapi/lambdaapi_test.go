@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"sinew/internal/localaws/awsjson"
+	"sinew/internal/testenv/awscli"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -312,17 +313,14 @@ func TestRegisterRejectsBadNames(t *testing.T) {
 
 // TestCLI invokes through the AWS CLI, as a user of local mode would.
 func TestCLI(t *testing.T) {
-	awsCLI, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatal("the `aws` command is not on PATH: install the AWS CLI (make deps, or apt-get install awscli)")
-	}
+	cli := awscli.Find(t)
 	failing := InvokerFunc(func(ctx context.Context, payload []byte) ([]byte, *FunctionError, error) {
 		return nil, &FunctionError{Type: "Sinew.NotFound", Message: "no tool named x"}, nil
 	})
 	_, _, url := start(t, map[string]Invoker{"echo": echo, "fail": failing})
 	dir := t.TempDir()
 	run := func(args ...string) ([]byte, []byte, error) {
-		cmd := exec.Command(awsCLI, append(args, "--endpoint-url", url, "--output", "json")...)
+		cmd := exec.Command(cli.Path, append(args, "--endpoint-url", url, "--output", "json")...)
 		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_DEFAULT_REGION=us-east-1",
 			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
 		var stderr bytes.Buffer
@@ -331,7 +329,7 @@ func TestCLI(t *testing.T) {
 		return out, stderr.Bytes(), err
 	}
 	outFile := filepath.Join(dir, "out.json")
-	stdout, stderr, err := run("lambda", "invoke", "--function-name", "echo", "--payload", `{"hello":"world"}`, outFile)
+	stdout, stderr, err := run(append([]string{"lambda", "invoke", "--function-name", "echo", "--payload", `{"hello":"world"}`, outFile}, cli.RawBlobArgs()...)...)
 	if err != nil {
 		t.Fatalf("invoke: %v: %s", err, stderr)
 	}
@@ -365,7 +363,7 @@ func TestCLI(t *testing.T) {
 	if err == nil || !strings.Contains(string(stderr), "ResourceNotFoundException") {
 		t.Errorf("invoke missing: err %v, stderr %s", err, stderr)
 	}
-	_, stderr, err = run("lambda", "invoke", "--function-name", "echo", "--invocation-type", "Event", "--payload", `{"a":1}`, outFile)
+	_, stderr, err = run(append([]string{"lambda", "invoke", "--function-name", "echo", "--invocation-type", "Event", "--payload", `{"a":1}`, outFile}, cli.RawBlobArgs()...)...)
 	if err != nil {
 		t.Errorf("invoke Event: %v: %s", err, stderr)
 	}
