@@ -188,12 +188,7 @@ func TestRequestBudget(t *testing.T) {
 				ops["Query"]-- // the system call's own operation
 				units["Query"]--
 			}
-			maps.DeleteFunc(ops, func(_ string, v int64) bool { return v == 0 })
-			maps.DeleteFunc(units, func(_ string, v int64) bool { return v == 0 })
-			var total int64
-			for _, v := range ops {
-				total += v
-			}
+			total := requestsIn(ops, units)
 			inside := h.iv.total() - before
 			name, settles := tt.tool, 1 // the status change's invocation of settle
 			switch tt.entry {
@@ -219,6 +214,18 @@ func TestRequestBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestsIn drops from DynamoDB's counts by operation, and their units, the operations that made no
+// request (a test may have taken its own out), and answers the requests in all.
+func requestsIn(ops, units map[string]int64) int64 {
+	maps.DeleteFunc(ops, func(_ string, v int64) bool { return v == 0 })
+	maps.DeleteFunc(units, func(_ string, v int64) bool { return v == 0 })
+	var total int64
+	for _, v := range ops {
+		total += v
+	}
+	return total
 }
 
 // budgetCall makes one call of tool through entry ("post": POST /tool-calls, a function call

@@ -3,7 +3,6 @@ package workflow_test
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -78,12 +77,7 @@ func TestTaskRequestBudget(t *testing.T) {
 	n := len(entered)
 	t.Logf("states entered: %s", strings.Join(entered, ", "))
 	ops, units := h.ddb.Ops(), h.ddb.Units()
-	maps.DeleteFunc(ops, func(_ string, v int64) bool { return v == 0 })
-	maps.DeleteFunc(units, func(_ string, v int64) bool { return v == 0 })
-	var total int64
-	for _, v := range ops {
-		total += v
-	}
+	total := requestsIn(ops, units)
 	inside := h.iv.total() - before
 	const name, https, settles = "task/evaluate+tool_call+return", 1, 2 // the task's and its child's status changes
 	t.Logf("%s: %d state transitions, %d Lambda invocations inside the state machine, %d outside it, %d HTTP requests, DynamoDB %v (%d requests, request units %v)",

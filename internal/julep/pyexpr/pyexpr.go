@@ -1,10 +1,10 @@
 package pyexpr
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strings"
+
+	"sinew/internal/jsonv"
 )
 
 // Form is what a Julep field value is, as Julep v1 reads it.
@@ -147,10 +147,4 @@ func Compile(src string, names map[string]string) (string, error) {
 }
 
 // jsonString writes s as a JSONata string literal (JSON's syntax, which JSONata reads).
-func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func jsonString(s string) string { return jsonv.EncodeString(s) }

@@ -2,9 +2,10 @@ package pyexpr
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
+
+	"sinew/internal/jsonv"
 )
 
 // TestTextHelpers: Julep's chunk_doc through Eval (package markup tests markdown_to_html and
@@ -24,11 +25,7 @@ func TestTextHelpers(t *testing.T) {
 			t.Errorf("%s: %v", tc.src, err)
 			continue
 		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v)
-		if got := strings.TrimSpace(b.String()); got != tc.want {
+		if got := jsonv.EncodeString(v); got != tc.want {
 			t.Errorf("%s = %s; want %s", tc.src, got, tc.want)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"sinew/internal/jsonv"
 )
 
 // TestEvaluatorInLocalMode: a task whose expressions do not all compile to JSONata (csv.reader, a
@@ -54,10 +56,4 @@ func TestEvaluatorInLocalMode(t *testing.T) {
 	}
 }
 
-func compact(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSpace(b.String())
-}
+func compact(v any) string { return jsonv.EncodeString(v) }

@@ -1,7 +1,8 @@
 package taskflow
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -68,25 +69,15 @@ func (c *compiler) deferToEvaluator(src string) (string, error) {
 // same `_`; an expression that raised fails the step there, Julep.StepError with the evaluator's
 // message (the expression and Python's exception).
 func (c *compiler) evalStates(s *Step, b *evalBatch, name, next string) map[string]map[string]any {
-	keys := make([]string, 0, len(b.exprs))
-	for k := range b.exprs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	exprs := make([]string, 0, len(keys))
-	for _, k := range keys {
+	exprs := make([]string, 0, len(b.exprs))
+	for _, k := range slices.Sorted(maps.Keys(b.exprs)) {
 		exprs = append(exprs, quote(k)+": "+quote(b.exprs[k]))
 	}
 	n := names("$states.input")
-	used := make([]string, 0, len(b.names))
-	for name := range b.names {
-		used = append(used, name)
-	}
-	sort.Strings(used)
-	env := make([]string, 0, len(used))
-	for _, name := range used {
-		if js, ok := n[name]; ok {
-			env = append(env, quote(name)+": "+js)
+	env := make([]string, 0, len(b.names))
+	for _, used := range slices.Sorted(maps.Keys(b.names)) {
+		if js, ok := n[used]; ok {
+			env = append(env, quote(used)+": "+js)
 		}
 	}
 	payload := "{'evaluate': {'expressions': {" + strings.Join(exprs, ", ") + "}, 'env': {" + strings.Join(env, ", ") + "}}}"

@@ -1,23 +1,16 @@
 package sfnapi
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"sinew/internal/localaws/durable"
 )
 
 // A .sync:2 child is an execution of its own (listed, described), and after a restart the parent
 // finds the child it started, whose pre-restart token still works: the parent completes with the
 // child's output, and no second child is started.
 func TestChildSurvivesRestart(t *testing.T) {
-	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	f1 := serve(t, st)
 	child := f1.machine(t, "child", waitDef, "STANDARD")
 	parentDef := `{"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2",

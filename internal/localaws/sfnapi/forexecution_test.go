@@ -3,25 +3,18 @@ package sfnapi
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
-
-	"sinew/internal/localaws/durable"
 )
 
 // DescribeStateMachineForExecution through the SDK answers the definition each execution started
 // with, whatever the machine became later, before and after a restart, running or ended; an
 // unknown or Express execution is refused as AWS refuses it.
 func TestDescribeStateMachineForExecution(t *testing.T) {
-	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	f := serve(t, st)
 	c, ctx := f.sdk(), context.Background()
 	const myRole = "arn:aws:iam::000000000000:role/first"

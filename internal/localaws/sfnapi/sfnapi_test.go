@@ -36,12 +36,18 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
+	return serve(t, openStore(t))
+}
+
+// openStore opens a durable store of the test's own, closed when the test ends.
+func openStore(t *testing.T) *durable.Store {
+	t.Helper()
 	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return serve(t, st)
+	return st
 }
 
 // serve runs a service over st: calling it again on the same store is a restart.
@@ -303,11 +309,7 @@ func TestSyncExpressAndValidate(t *testing.T) {
 // After a restart, a running execution goes on with the definition it started with, even when
 // its state machine was updated meanwhile, and its pre-restart token still works.
 func TestRestartKeepsDefinitionAndToken(t *testing.T) {
-	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	f1 := serve(t, st)
 	sm := f1.machine(t, "upd", waitDef, "STANDARD")
 	arn := f1.ok(t, "StartExecution", map[string]any{"stateMachineArn": sm, "name": "r1", "input": `{"in":1}`})["executionArn"].(string)

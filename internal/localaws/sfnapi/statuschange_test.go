@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,11 +59,7 @@ func TestStatusChangeBeforeEnd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t)
 			pub := &orderCheck{st: st, fail: tc.fail, storeAt: map[string]string{}}
 			inv := echo{tokens: make(chan string, 1)}
 			rec := durable.NewRecorder(st, inv, nil, nil)
@@ -94,11 +89,7 @@ func TestStatusChangeBeforeEnd(t *testing.T) {
 // TestHeartbeatDurableBeforeAnswer: a heartbeat SendTaskHeartbeat answered is in the journal when
 // the answer arrives, so a crash right after cannot time the task out at the deadline before it.
 func TestHeartbeatDurableBeforeAnswer(t *testing.T) {
-	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	f := serve(t, st)
 	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",` +
 		`"HeartbeatSeconds":100,"TimeoutSeconds":1000,"End":true,"Parameters":{"FunctionName":"f","Payload":{"token.$":"$$.Task.Token"}}}}}`
@@ -128,11 +119,7 @@ func TestHeartbeatDurableBeforeAnswer(t *testing.T) {
 // TestStopDurableBeforeAnswer: an execution StopExecution answered is recorded ABORTED when the
 // answer arrives, so a crash right after cannot run it on.
 func TestStopDurableBeforeAnswer(t *testing.T) {
-	st, err := durable.Open(filepath.Join(t.TempDir(), "sfn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	f := serve(t, st)
 	sm := f.machine(t, "stop", waitDef, "STANDARD")
 	for i := range 5 {

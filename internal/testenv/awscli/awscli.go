@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -25,6 +26,9 @@ type CLI struct {
 
 var versionRE = regexp.MustCompile(`^aws-cli/(\d+)\.(\d+)\.(\d+)`)
 
+// found keeps each path's CLI: `aws --version` starts Python, and a test may run the CLI many times.
+var found sync.Map // path → CLI
+
 // Find is the `aws` first on PATH; a missing or unreadable CLI fails the test, saying how to
 // install one.
 func Find(t testing.TB) CLI {
@@ -32,6 +36,9 @@ func Find(t testing.TB) CLI {
 	path, err := exec.LookPath("aws")
 	if err != nil {
 		t.Fatal("the AWS CLI (aws) is not on PATH: make deps installs it (apt-get install awscli)")
+	}
+	if c, ok := found.Load(path); ok {
+		return c.(CLI)
 	}
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil {
@@ -41,6 +48,7 @@ func Find(t testing.TB) CLI {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found.Store(path, c)
 	return c
 }
 

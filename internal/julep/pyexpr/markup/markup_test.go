@@ -2,11 +2,11 @@ package markup_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"sinew/internal/jsonv"
 	"sinew/internal/julep/pyexpr"
 	"sinew/internal/julep/pyexpr/markup"
 )
@@ -30,11 +30,7 @@ func TestThroughEval(t *testing.T) {
 			t.Errorf("%s: %v", tc.src, err)
 			continue
 		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v)
-		if got := strings.TrimSpace(b.String()); got != tc.want {
+		if got := jsonv.EncodeString(v); got != tc.want {
 			t.Errorf("%s = %s; want %s", tc.src, got, tc.want)
 		}
 	}
