@@ -3,7 +3,8 @@ package pyexpr
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Request is what a task's state sends the evaluator (package taskflow's evaluator Task): the
@@ -30,13 +31,8 @@ func Evaluate(ctx context.Context, r Request) (Response, error) {
 	if len(r.Expressions) > MaxExpressions {
 		return failed(fmt.Sprintf("a step's evaluator request holds at most %d expressions, not %d", MaxExpressions, len(r.Expressions))), nil
 	}
-	keys := make([]string, 0, len(r.Expressions))
-	for k := range r.Expressions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make(map[string]any, len(keys))
-	for _, k := range keys {
+	out := make(map[string]any, len(r.Expressions))
+	for _, k := range slices.Sorted(maps.Keys(r.Expressions)) {
 		v, err := Eval(ctx, r.Expressions[k], r.Env)
 		if err != nil {
 			if ctx.Err() != nil {
